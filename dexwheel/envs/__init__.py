@@ -1,0 +1,25 @@
+"""Gymnasium environments of dexwheel and their registration."""
+
+from __future__ import annotations
+
+from gymnasium.envs.registration import register, registry
+
+
+def register_envs() -> None:
+    """Register the dexwheel ids (idempotent): single envs and native vector envs."""
+    specs = {
+        "G20Hand-v0": ("dexwheel.envs.g20_hand:G20HandEnv", "dexwheel.envs.g20_vector:G20HandVectorEnv", {}),
+        "Solenopsis-v0": (
+            "dexwheel.envs.wheel_leg:WheelLegEnv",
+            "dexwheel.envs.wheel_leg_vector:WheelLegVectorEnv",
+            {"robot": "solenopsis"},
+        ),
+        "M20Legacy-v0": (
+            "dexwheel.envs.wheel_leg:WheelLegEnv",
+            "dexwheel.envs.wheel_leg_vector:WheelLegVectorEnv",
+            {"robot": "m20_legacy"},
+        ),
+    }
+    for env_id, (entry, vector_entry, kwargs) in specs.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry, vector_entry_point=vector_entry, kwargs=kwargs)

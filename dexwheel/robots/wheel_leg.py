@@ -1,0 +1,218 @@
+"""Solenopsis wheel-leg platform and the legacy simplified M20 it replaces (``shared/spec/solenopsis.md``).
+
+Both are one floating base with four swing arms (``*_knee``) each ending in a wheel (``*_wheel``).
+Every number the seed leaves open is an ``ASSUMPTION_*`` constant below, so it changes in one place
+when CAD numbers arrive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dexwheel.robots.description import Actuator, Body, ContactSettings, Geom, Inertial, Joint, RobotDescription
+from dexwheel.robots.shapes import quat_z_to
+
+LEGS = ("fl", "fr", "hl", "hr")  # front/hind, left/right; left is +y
+KNEE_JOINTS = tuple(f"{leg}_knee_joint" for leg in LEGS)
+WHEEL_JOINTS = tuple(f"{leg}_wheel_joint" for leg in LEGS)
+# ASSUMPTION (spec): robot order per leg; policy order knees then wheels.
+ROBOT_JOINT_ORDER = tuple(j for leg in LEGS for j in (f"{leg}_knee_joint", f"{leg}_wheel_joint"))
+POLICY_JOINT_ORDER = (*KNEE_JOINTS, *WHEEL_JOINTS)
+JOINT_AXIS = (0.0, -1.0, 0.0)  # all eight; a positive wheel velocity rolls the robot backward
+
+# ASSUMPTION: effort/velocity limits of the vendor's M20 URDF, unchanged in Solenopsis.
+KNEE_EFFORT, KNEE_VELOCITY = 76.4, 22.4
+WHEEL_EFFORT, WHEEL_VELOCITY = 21.6, 79.3
+ASSUMPTION_KNEE_RANGE = (-2.6, 2.6)
+
+# Reference drive of the vendor's related M20 task: legs kp 80 kd 2, wheels kp 0 kd 0.6.
+KNEE_KP, KNEE_KD = 80.0, 2.0
+WHEEL_KD = 0.6
+WHEEL_ARMATURE = 0.00243
+JOINT_ARMATURE = 0.01
+TIMESTEP = 0.005
+CONTACT = ContactSettings(margin=0.0, friction=(1.0, 0.005, 0.0001), solref=(0.02, 1.0), solimp=(0.9, 0.95, 0.001))
+
+_Y_AXIS_QUAT = quat_z_to(np.array([0.0, 1.0, 0.0]))  # cylinders along the wheel axle
+
+
+@dataclass(frozen=True)
+class WheelLegParams:
+    """What distinguishes one wheel-leg platform from another."""
+
+    name: str
+    base: Inertial
+    base_box_size: tuple[float, float, float]  # full sizes x, y, z
+    base_box_center: tuple[float, float, float]
+    hip_xyz: tuple[float, float, float]  # |x|, |y|, z of the knee joint centres
+    knee_to_axle: tuple[float, float, float]  # left side; the right mirrors y
+    knee_left: Inertial
+    knee_right: Inertial
+    knee_box_size: tuple[float, float, float]
+    knee_drive_cylinder: tuple[float, float] | None  # radius, length; coaxial with the knee at its origin
+    wheel_left: Inertial
+    wheel_right: Inertial
+    wheel_radius: float
+    wheel_width: float
+    wheel_center_left: tuple[float, float, float]
+
+    @property
+    def stance_height_q0(self) -> float:
+        """Base origin height with every arm at q = 0 (arms straight down) on flat ground."""
+        return -(self.hip_xyz[2] + self.knee_to_axle[2]) + self.wheel_radius
+
+    @property
+    def link_length(self) -> float:
+        return float(np.linalg.norm(self.knee_to_axle))
+
+
+# -- Solenopsis (seed 001) ---------------------------------------------------------------------
+ASSUMPTION_SOLENOPSIS_BASE_BOX_CENTER = (0.0, 0.0, 0.0769)  # box centred at the body CoM height
+ASSUMPTION_SOLENOPSIS_KNEE_BOX_CENTER_Z = -0.150
+ASSUMPTION_SOLENOPSIS_DRIVE_CYLINDER = (0.0325, 0.031)  # P65 drive end: radius, length
+ASSUMPTION_SOLENOPSIS_WHEEL_CENTER_Y = 0.059326  # on the wheel CoM's axial offset
+
+SOLENOPSIS = WheelLegParams(
+    name="solenopsis",
+    base=Inertial(17.401, (-0.000072, 0.000171, 0.076892),
+                  (0.133964838, 0.363696493, 0.450717599, -0.000732466, 0.000157104, 0.000165399)),
+    base_box_size=(0.706, 0.310, 0.1714),
+    base_box_center=ASSUMPTION_SOLENOPSIS_BASE_BOX_CENTER,
+    hip_xyz=(0.117577164466, 0.167, 0.070),
+    knee_to_axle=(0.0, 0.0, -0.300),
+    knee_left=Inertial(0.955, (-0.000040, -0.001088, -0.158988),
+                       (0.014124479, 0.014470094, 0.000478899, 0.000002919, 0.000004851, -0.000261898)),
+    knee_right=Inertial(0.955, (0.000040, 0.001088, -0.158988),
+                        (0.014124479, 0.014470094, 0.000478899, 0.000002919, -0.000004851, 0.000261898)),
+    knee_box_size=(0.088, 0.031, 0.3765),
+    knee_drive_cylinder=ASSUMPTION_SOLENOPSIS_DRIVE_CYLINDER,
+    wheel_left=Inertial(1.340, (-0.000002, 0.059326, -0.000009),
+                        (0.003296552, 0.005826562, 0.003296995, 0.000000144, -0.000000077, 0.000000424)),
+    wheel_right=Inertial(1.340, (0.000002, -0.059326, -0.000009),
+                         (0.003296552, 0.005826562, 0.003296995, 0.000000144, 0.000000077, -0.000000424)),
+    wheel_radius=0.098804,
+    wheel_width=0.082959,
+    wheel_center_left=(0.0, ASSUMPTION_SOLENOPSIS_WHEEL_CENTER_Y, 0.0),
+)  # fmt: skip
+SOLENOPSIS_TOTAL_MASS = 26.581
+
+# -- legacy simplified M20 -----------------------------------------------------------------------
+# ASSUMPTION: knee products of inertia take the listed + signs on the left and - on the right.
+ASSUMPTION_M20_KNEE_PRODUCTS_LEFT = (0.00002448, 0.0000918, 0.0006732)  # ixy, ixz, iyz
+ASSUMPTION_M20_WHEEL_RADIUS = 0.096  # the uniform cylinder that reproduces the listed inertia
+ASSUMPTION_M20_WHEEL_WIDTH = 0.083
+# ASSUMPTION: the same kind of primitives as Solenopsis: its base box centred on the base origin,
+# a knee box along the knee-to-axle vector, no drive-end cylinder.
+ASSUMPTION_M20_BASE_BOX = ((0.706, 0.310, 0.1714), (0.0, 0.0, 0.0))
+ASSUMPTION_M20_KNEE_BOX_SIZE = (0.088, 0.031, 0.237065)
+
+_M20_KNEE_TO_AXLE = (0.0, 0.110, -0.210)
+_m20_ixy, _m20_ixz, _m20_iyz = ASSUMPTION_M20_KNEE_PRODUCTS_LEFT
+M20_LEGACY = WheelLegParams(
+    name="m20_legacy",
+    base=Inertial(15.882, (0.003551059, 0.001650758, -0.003464621),
+                  (0.0880787, 0.533816, 0.563915, 0.001396, 0.000111, 0.000519)),
+    base_box_size=ASSUMPTION_M20_BASE_BOX[0],
+    base_box_center=ASSUMPTION_M20_BASE_BOX[1],
+    hip_xyz=(0.300, 0.140, 0.0),
+    knee_to_axle=_M20_KNEE_TO_AXLE,
+    # ASSUMPTION (spec): knee CoM at the middle of the knee-to-axle vector.
+    knee_left=Inertial(0.612, (0.0, 0.055, -0.105), (0.005202, 0.005202, 0.0007344, _m20_ixy, _m20_ixz, _m20_iyz)),
+    knee_right=Inertial(0.612, (0.0, -0.055, -0.105), (0.005202, 0.005202, 0.0007344, -_m20_ixy, -_m20_ixz, -_m20_iyz)),
+    knee_box_size=ASSUMPTION_M20_KNEE_BOX_SIZE,
+    knee_drive_cylinder=None,
+    wheel_left=Inertial(1.340, (0.0, 0.0, 0.0), (0.003856632, 0.00617472, 0.003856632, 0.0, 0.0, 0.0)),
+    wheel_right=Inertial(1.340, (0.0, 0.0, 0.0), (0.003856632, 0.00617472, 0.003856632, 0.0, 0.0, 0.0)),
+    wheel_radius=ASSUMPTION_M20_WHEEL_RADIUS,
+    wheel_width=ASSUMPTION_M20_WHEEL_WIDTH,
+    wheel_center_left=(0.0, 0.0, 0.0),
+)  # fmt: skip
+M20_LEGACY_TOTAL_MASS = 23.690
+
+_COLOURS = {"base": (0.25, 0.25, 0.3, 1.0), "knee": (0.9, 0.5, 0.1, 1.0), "wheel": (0.1, 0.1, 0.1, 1.0)}
+
+
+def _with_visual(geoms: tuple[Geom, ...], colour: str) -> tuple[Geom, ...]:
+    return tuple(Geom(g.name.replace("_col", "_vis"), g.type, g.size, g.pos, g.quat, _COLOURS[colour]) for g in geoms)
+
+
+def _leg_bodies(p: WheelLegParams, leg: str) -> list[Body]:
+    front, left = leg[0] == "f", leg[1] == "l"
+    sx, sy = (1.0 if front else -1.0), (1.0 if left else -1.0)
+    hx, hy, hz = p.hip_xyz
+    ax, ay, az = p.knee_to_axle
+    axle = (ax, sy * ay, az)
+    knee_geoms: list[Geom] = []
+    if p.knee_to_axle[1] == 0.0:
+        knee_geoms.append(Geom(f"{leg}_knee_col", "box", tuple(s / 2 for s in p.knee_box_size),
+                               (0.0, 0.0, ASSUMPTION_SOLENOPSIS_KNEE_BOX_CENTER_Z)))  # fmt: skip
+    else:
+        mid = tuple(v / 2 for v in axle)
+        knee_geoms.append(
+            Geom(f"{leg}_knee_col", "box", tuple(s / 2 for s in p.knee_box_size), mid, quat_z_to(np.array(axle)))
+        )  # type: ignore[arg-type]
+    if p.knee_drive_cylinder is not None:
+        r, length = p.knee_drive_cylinder
+        knee_geoms.append(Geom(f"{leg}_knee_drive_col", "cylinder", (r, length / 2), (0.0, 0.0, 0.0), _Y_AXIS_QUAT))
+    wx, wy, wz = p.wheel_center_left
+    wheel_geom = Geom(
+        f"{leg}_wheel_col", "cylinder", (p.wheel_radius, p.wheel_width / 2), (wx, sy * wy, wz), _Y_AXIS_QUAT
+    )
+    knee = Joint(f"{leg}_knee_joint", JOINT_AXIS, ASSUMPTION_KNEE_RANGE, KNEE_EFFORT, KNEE_VELOCITY)
+    wheel = Joint(f"{leg}_wheel_joint", JOINT_AXIS, None, WHEEL_EFFORT, WHEEL_VELOCITY, armature=WHEEL_ARMATURE)
+    return [
+        Body(f"{leg}_knee", "base_link", (sx * hx, sy * hy, hz), (0.0, 0.0, 0.0), p.knee_left if left else p.knee_right,
+             knee, tuple(knee_geoms), _with_visual(tuple(knee_geoms), "knee")),
+        Body(f"{leg}_wheel", f"{leg}_knee", axle, (0.0, 0.0, 0.0), p.wheel_left if left else p.wheel_right,
+             wheel, (wheel_geom,), _with_visual((wheel_geom,), "wheel")),
+    ]  # fmt: skip
+
+
+def build_wheel_leg(p: WheelLegParams) -> RobotDescription:
+    base_geom = Geom("base_link_col", "box", tuple(s / 2 for s in p.base_box_size), p.base_box_center)  # type: ignore[arg-type]
+    bodies = [
+        Body(
+            "base_link",
+            None,
+            (0.0, 0.0, 0.0),
+            (0.0, 0.0, 0.0),
+            p.base,
+            None,
+            (base_geom,),
+            _with_visual((base_geom,), "base"),
+        )
+    ]
+    for leg in LEGS:
+        bodies += _leg_bodies(p, leg)
+    actuators = []
+    for leg in LEGS:
+        actuators.append(Actuator(f"{leg}_knee_joint_pos", f"{leg}_knee_joint", "position", KNEE_KP, KNEE_KD,
+                                  (-KNEE_EFFORT, KNEE_EFFORT), None))  # fmt: skip
+        actuators.append(Actuator(f"{leg}_wheel_joint_vel", f"{leg}_wheel_joint", "velocity", 0.0, WHEEL_KD,
+                                  (-WHEEL_EFFORT, WHEEL_EFFORT), None))  # fmt: skip
+    return RobotDescription(
+        name=p.name,
+        bodies=tuple(bodies),
+        actuators=tuple(actuators),
+        floating_base=True,
+        timestep=TIMESTEP,
+        integrator="implicitfast",
+        joint_damping=0.0,
+        joint_armature=JOINT_ARMATURE,
+        contact=CONTACT,
+        base_height=p.stance_height_q0,
+        extras={"params": p},
+    )
+
+
+def solenopsis():
+    return build_wheel_leg(SOLENOPSIS)
+
+
+def m20_legacy():
+    return build_wheel_leg(M20_LEGACY)
+
+
+__all__ = ["KNEE_JOINTS", "LEGS", "M20_LEGACY", "SOLENOPSIS", "WHEEL_JOINTS", "m20_legacy", "solenopsis"]

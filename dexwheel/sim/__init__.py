@@ -1,0 +1,1 @@
+"""MuJoCo mechanics shared by the environments: model checks, drives, slew, collision projection."""

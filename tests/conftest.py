@@ -1,0 +1,7 @@
+import os
+import sys
+from pathlib import Path
+
+# Offscreen rendering on CPU-only machines; a user's own setting wins.
+os.environ.setdefault("MUJOCO_GL", "egl")
+sys.path.insert(0, str(Path(__file__).parent))
