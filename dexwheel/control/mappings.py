@@ -1,0 +1,396 @@
+"""Action mappings: turn an action (policy output, teleoperation message) into joint goals.
+
+Each mapping is a small object built once, with ``__call__(action, out=None)`` writing the goal for
+every joint of its output ``layout`` into a preallocated float64 buffer (or into ``out``, e.g. a
+float32 ``JointTargetBuffer.position``) and returning it. The returned buffer is reused by the
+next call; copy it to keep it.
+
+Out-of-range input is a configuration choice, ``out_of_range``:
+
+* ``"raise"`` (default): an entry outside its range, NaN or +-inf raises :class:`ActionError`
+  naming the field (``action[3]``, ``SDK channel 15``), the joint and the allowed range; the mapping's
+  state is unchanged.
+* ``"clip"``: out-of-range and infinite entries are clipped to the range; a NaN entry holds its
+  joint's previous goal. Each clipped or held entry adds one to ``clip_count`` (cumulative;
+  ``last_clip_count`` is the last call's), and a call that clipped anything emits one
+  :class:`ActionClipWarning` with the count.
+
+Goals are also always clipped to the joint limits (a delta action walking past a limit, the G20 SDK
+tables overshooting): that is the mapping's definition, not an input error, so it is not counted.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dexwheel.control.errors import ActionClipWarning, ActionError, UnknownJointError
+from dexwheel.control.layout import JointLayout
+
+OutOfRange = Literal["raise", "clip"]
+Limits = Mapping[str, tuple[float, float]] | ArrayLike
+
+
+def _limits(limits: Limits, names: Sequence[str] | JointLayout | None) -> tuple[JointLayout, np.ndarray, np.ndarray]:
+    """``(layout, lower, upper)`` from a name -> (lo, hi) mapping or an ``(n, 2)`` array plus names."""
+    if isinstance(limits, Mapping):
+        layout = names if isinstance(names, JointLayout) else JointLayout(names if names is not None else limits)
+        missing = [n for n in layout.names if n not in limits]
+        if missing:
+            raise ValueError(f"no limits for joints {missing}")
+        arr = np.array([limits[n] for n in layout.names], dtype=np.float64).reshape(-1, 2)
+    else:
+        arr = np.array(limits, dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise ValueError(f"limits must be a mapping or an (n, 2) array, got shape {arr.shape}")
+        if names is None:
+            names = [f"joint{i}" for i in range(arr.shape[0])]
+        layout = names if isinstance(names, JointLayout) else JointLayout(names)
+        if layout.dof != arr.shape[0]:
+            raise ValueError(f"{layout.dof} names for {arr.shape[0]} limit rows")
+    bad = [
+        n
+        for n, (lo, hi) in zip(layout.names, arr, strict=True)
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi)
+    ]
+    if bad:
+        raise ValueError(f"limits of joints {bad} must be finite with lower <= upper")
+    return layout, arr[:, 0].copy(), arr[:, 1].copy()
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+class BoundedMapping:
+    """Shared input checking: shape, finiteness, range, and the raise/clip policy."""
+
+    def __init__(self, out_of_range: OutOfRange = "raise") -> None:
+        if out_of_range not in ("raise", "clip"):
+            raise ValueError(f"out_of_range must be 'raise' or 'clip', got {out_of_range!r}")
+        self.out_of_range: OutOfRange = out_of_range
+        self.clip_count = 0
+        self.last_clip_count = 0
+
+    def _vector(self, action: ArrayLike, n: int, what: str = "action") -> np.ndarray:
+        try:
+            arr = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ActionError(f"{what} must be numeric with shape ({n},): {exc}") from None
+        if arr.shape != (n,):
+            raise ActionError(f"{what} must have shape ({n},), got {arr.shape}")
+        return arr
+
+    def _sanitize(
+        self,
+        values: np.ndarray,
+        lo: np.ndarray | float,
+        hi: np.ndarray | float,
+        hold: np.ndarray,
+        label: Callable[[int], str],
+    ) -> np.ndarray:
+        """Check ``values`` against ``[lo, hi]``; raise, or clip in place (NaN -> ``hold``)."""
+        bad = ~((values >= lo) & (values <= hi))  # NaN compares False: caught here too
+        if not bad.any():
+            self.last_clip_count = 0
+            return values
+        idx = np.flatnonzero(bad)
+        i = int(idx[0])
+        lo_i = float(lo[i] if np.ndim(lo) else lo)
+        hi_i = float(hi[i] if np.ndim(hi) else hi)
+        value = float(values[i])
+        detail = "is not finite; allowed range" if not np.isfinite(value) else "is outside the allowed range"
+        first = f"{label(i)} = {value!r} {detail} [{_fmt(lo_i)}, {_fmt(hi_i)}]"
+        more = f" (and {idx.size - 1} more)" if idx.size > 1 else ""
+        if self.out_of_range == "raise":
+            raise ActionError(f"{type(self).__name__}: {first}{more}; set out_of_range='clip' to clip instead")
+        values = values.copy()  # never modify the caller's array
+        nan = np.isnan(values)
+        values[nan] = hold[nan]
+        np.clip(values, lo, hi, out=values)
+        self.last_clip_count = int(idx.size)
+        self.clip_count += int(idx.size)
+        warnings.warn(
+            f"{type(self).__name__}: clipped {idx.size} out-of-range/non-finite entries "
+            f"(total {self.clip_count}); first: {first}",
+            ActionClipWarning,
+            stacklevel=3,
+        )
+        return values
+
+
+class MimicCompletion:
+    """Active joints -> all joints: clip the active joints to their limits, then set each mimic joint
+    to ``ratio * source`` (clipped to its own limits), so hard-write and PD drives agree.
+
+    The order matters: completing from an unclipped source could put a mimic joint where its source
+    can never be, and the two drives would disagree.
+    """
+
+    def __init__(
+        self,
+        active: Sequence[str],
+        all_joints: Sequence[str],
+        ratios: Mapping[str, tuple[str, float]],
+        limits: Mapping[str, tuple[float, float]],
+    ) -> None:
+        self.active_layout = JointLayout(active, "active")
+        self.layout = JointLayout(all_joints, "all")
+        self.mimic_joints = tuple(n for n in self.layout.names if n in ratios)
+        unmapped = [n for n in self.layout.names if n not in self.active_layout and n not in ratios]
+        if unmapped:
+            raise ValueError(f"joints {unmapped} are neither active nor mimic")
+        self._active_pos = self.layout.indices(self.active_layout.names)
+        self._mimic_pos = self.layout.indices(self.mimic_joints)
+        self._mimic_src = self.active_layout.indices([ratios[m][0] for m in self.mimic_joints])
+        self._ratio = np.array([ratios[m][1] for m in self.mimic_joints], dtype=np.float64)
+        _, self.active_lower, self.active_upper = _limits(limits, self.active_layout)
+        _, self._mimic_lower, self._mimic_upper = _limits(limits, JointLayout(self.mimic_joints, "mimic"))
+        self._scratch = np.empty(self.active_layout.dof, dtype=np.float64)
+
+    def complete(self, q_active: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        """All joints from the active ones, mimic joints = ratio * source; no clipping."""
+        q = np.asarray(q_active, dtype=np.float64)
+        if q.shape != (self.active_layout.dof,):
+            raise ActionError(f"active joint positions must have shape ({self.active_layout.dof},), got {q.shape}")
+        if out is None:
+            out = np.empty(self.layout.dof, dtype=np.float64)
+        out[self._active_pos] = q
+        out[self._mimic_pos] = q[self._mimic_src] * self._ratio
+        return out
+
+    def clip_and_complete(self, q_active: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        """Clip the active joints to their limits, then complete the mimic joints from the clipped values."""
+        q = np.asarray(q_active, dtype=np.float64)
+        if q.shape != (self.active_layout.dof,):
+            raise ActionError(f"active joint positions must have shape ({self.active_layout.dof},), got {q.shape}")
+        np.clip(q, self.active_lower, self.active_upper, out=self._scratch)
+        if out is None:
+            out = np.empty(self.layout.dof, dtype=np.float64)
+        out[self._active_pos] = self._scratch
+        out[self._mimic_pos] = np.clip(
+            self._scratch[self._mimic_src] * self._ratio, self._mimic_lower, self._mimic_upper
+        )
+        return out
+
+    __call__ = clip_and_complete
+
+
+class _GoalMapping(BoundedMapping):
+    """A mapping whose goal lives on ``layout`` (optionally completed to a larger layout)."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        names: Sequence[str] | JointLayout | None,
+        completion: MimicCompletion | None,
+        out_of_range: OutOfRange,
+    ) -> None:
+        super().__init__(out_of_range)
+        self.action_layout, self.lower, self.upper = _limits(limits, names)
+        if completion is not None and completion.active_layout != self.action_layout:
+            raise ValueError(
+                f"completion's active joints {completion.active_layout.names} differ from the mapping's "
+                f"{self.action_layout.names}"
+            )
+        self.completion = completion
+        #: The joints the returned goal covers (all joints when there is a completion).
+        self.layout = completion.layout if completion is not None else self.action_layout
+        self._goal = np.zeros(self.action_layout.dof, dtype=np.float64)
+        self._out = np.zeros(self.layout.dof, dtype=np.float64)
+
+    @property
+    def action_dim(self) -> int:
+        return self.action_layout.dof
+
+    @property
+    def goal(self) -> np.ndarray:
+        """A copy of the current goal of the action joints."""
+        return self._goal.copy()
+
+    def _label(self, i: int) -> str:
+        return f"action[{i}] ({self.action_layout.names[i]})"
+
+    def _emit(self, out: np.ndarray | None) -> np.ndarray:
+        target = self._out if out is None else out
+        if target.shape != (self.layout.dof,):
+            raise ActionError(f"out must have shape ({self.layout.dof},), got {target.shape}")
+        if self.completion is not None:
+            if target is self._out:
+                self.completion.clip_and_complete(self._goal, out=target)
+            else:
+                target[...] = self.completion.clip_and_complete(self._goal, out=self._out)
+        else:
+            target[...] = self._goal
+        return target
+
+
+class NormalizedMapping(_GoalMapping):
+    """``[-1, 1]`` per action joint -> its range, linearly (-1 -> lower, +1 -> upper).
+
+    ``limits``: ``{joint: (lower, upper)}`` (order = action order) or an ``(n, 2)`` array with
+    ``names``. With ``completion`` the goal is completed to all joints (G20: 16 -> 21).
+    """
+
+    def __init__(
+        self,
+        limits: Limits,
+        *,
+        names: Sequence[str] | JointLayout | None = None,
+        completion: MimicCompletion | None = None,
+        out_of_range: OutOfRange = "raise",
+    ) -> None:
+        super().__init__(limits, names, completion, out_of_range)
+        self._last = np.zeros(self.action_dim, dtype=np.float64)
+        self._half_span = 0.5 * (self.upper - self.lower)
+        self._goal[:] = self.lower + self._half_span
+
+    def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._last, self._label)
+        self._last[:] = a
+        np.clip(self.lower + (a + 1.0) * self._half_span, self.lower, self.upper, out=self._goal)
+        return self._emit(out)
+
+
+class DeltaMapping(_GoalMapping):
+    """Relative action: ``goal += scale * action`` (action in ``[-1, 1]``), clipped to the limits.
+
+    ``scale`` (scalar or per joint) is the largest step per call, in radians. ``initial`` is the
+    starting goal (default: 0 clipped into the limits); :meth:`reset` sets it again.
+    """
+
+    def __init__(
+        self,
+        limits: Limits,
+        scale: float | ArrayLike,
+        *,
+        names: Sequence[str] | JointLayout | None = None,
+        initial: ArrayLike | None = None,
+        completion: MimicCompletion | None = None,
+        out_of_range: OutOfRange = "raise",
+    ) -> None:
+        super().__init__(limits, names, completion, out_of_range)
+        scale_arr = np.broadcast_to(np.asarray(scale, dtype=np.float64), (self.action_dim,)).copy()
+        if not (np.all(np.isfinite(scale_arr)) and np.all(scale_arr > 0)):
+            raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+        self.scale = scale_arr
+        self._zero = np.zeros(self.action_dim, dtype=np.float64)
+        self._initial = (
+            np.zeros(self.action_dim) if initial is None else self._vector(initial, self.action_dim, "initial")
+        )
+        self.reset()
+
+    def reset(self, goal: ArrayLike | None = None) -> None:
+        g = self._initial if goal is None else self._vector(goal, self.action_dim, "goal")
+        if not np.all(np.isfinite(g)):
+            raise ActionError(f"DeltaMapping: goal must be finite, got {g}")
+        np.clip(g, self.lower, self.upper, out=self._goal)
+
+    def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._zero, self._label)
+        self._goal += self.scale * a
+        np.clip(self._goal, self.lower, self.upper, out=self._goal)
+        return self._emit(out)
+
+
+class NominalMapping(_GoalMapping):
+    """Radians by joint name: any subset per call; joints not named keep their previous goal.
+
+    An unknown name is an :class:`UnknownJointError` naming it and listing the valid names. With a
+    ``completion``, names of its mimic joints are accepted and ignored: a mimic joint is coupled to
+    its source and follows it, it is not a separate command.
+    """
+
+    def __init__(
+        self,
+        layout: JointLayout | Sequence[str],
+        limits: Limits,
+        initial: Mapping[str, float] | ArrayLike | None = None,
+        *,
+        completion: MimicCompletion | None = None,
+        out_of_range: OutOfRange = "raise",
+    ) -> None:
+        if not isinstance(layout, JointLayout):
+            layout = JointLayout(layout)
+        super().__init__(limits, layout, completion, out_of_range)
+        self._ignored = frozenset(completion.mimic_joints) if completion is not None else frozenset()
+        self._initial = np.clip(np.zeros(self.action_dim), self.lower, self.upper)
+        if isinstance(initial, Mapping):
+            for name, value in initial.items():
+                self._initial[self.action_layout.index(name)] = value
+        elif initial is not None:
+            self._initial = self._vector(initial, self.action_dim, "initial").copy()
+        self.reset()
+
+    def reset(self, goal: Mapping[str, float] | ArrayLike | None = None) -> None:
+        if not np.all(np.isfinite(self._initial)):
+            raise ActionError(f"NominalMapping: initial goal must be finite, got {self._initial}")
+        np.clip(self._initial, self.lower, self.upper, out=self._goal)
+        if goal is not None:
+            if isinstance(goal, Mapping):
+                self(goal)
+            else:
+                np.clip(self._vector(goal, self.action_dim, "goal"), self.lower, self.upper, out=self._goal)
+
+    def __call__(self, targets: Mapping[str, float], out: np.ndarray | None = None) -> np.ndarray:
+        if not isinstance(targets, Mapping):
+            raise ActionError(f"NominalMapping expects {{joint name: radians}}, got {type(targets).__name__}")
+        valid = self.action_layout
+        unknown = [n for n in targets if n not in valid and n not in self._ignored]
+        if unknown:
+            raise UnknownJointError(f"unknown joint names {unknown}; valid names: {list(valid.names)}")
+        names = [n for n in targets if n in valid]
+        idx = valid.indices(names)
+        try:
+            values = np.array([targets[n] for n in names], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ActionError(f"NominalMapping: joint values must be numbers: {exc}") from None
+        values = self._sanitize(
+            values, self.lower[idx], self.upper[idx], self._goal[idx], lambda i: f"target[{names[i]!r}]"
+        )
+        self._goal[idx] = values
+        return self._emit(out)
+
+
+class WheelVelocityMapping(BoundedMapping):
+    """``[-1, 1]`` per wheel -> velocity target ``scale * action`` in rad/s (for ``vel``, not ``qpos``)."""
+
+    def __init__(
+        self,
+        scale: float | ArrayLike,
+        names: Sequence[str] | JointLayout,
+        *,
+        out_of_range: OutOfRange = "raise",
+    ) -> None:
+        super().__init__(out_of_range)
+        self.layout = names if isinstance(names, JointLayout) else JointLayout(names, "wheels")
+        self.action_layout = self.layout
+        scale_arr = np.broadcast_to(np.asarray(scale, dtype=np.float64), (self.layout.dof,)).copy()
+        if not (np.all(np.isfinite(scale_arr)) and np.all(scale_arr > 0)):
+            raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+        self.scale = scale_arr
+        self._last = np.zeros(self.layout.dof, dtype=np.float64)
+        self._out = np.zeros(self.layout.dof, dtype=np.float64)
+
+    @property
+    def action_dim(self) -> int:
+        return self.layout.dof
+
+    def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        a = self._sanitize(
+            self._vector(action, self.layout.dof),
+            -1.0,
+            1.0,
+            self._last,
+            lambda i: f"action[{i}] ({self.layout.names[i]})",
+        )
+        self._last[:] = a
+        target = self._out if out is None else out
+        np.multiply(self.scale, a, out=self._out)
+        if target is not self._out:
+            target[...] = self._out
+        return target
