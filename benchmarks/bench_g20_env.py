@@ -1,0 +1,193 @@
+"""Benchmark G20Hand-v0: env.step cost over the raw physics it performs, and the native vector env.
+
+Run: ``python benchmarks/bench_g20_env.py [--quick]``. Everything is measured in the same run and
+printed as ratios (no absolute targets are asserted anywhere):
+
+1. ``env.step`` over raw physics: hard-write against one ``mj_forward`` per step, PD against
+   ``mj_step`` x steps per control period, replaying exactly the poses/targets the env produced.
+   Cases: hard-write without and with collision projection, moving in free space; hard-write with
+   projection moving into and out of a pose with active contacts (thumb pressed into the palm);
+   PD in free space and in contact. With projection, a second ratio counts each projection trial
+   (``mj_kinematics`` + ``mj_collision``) as physics too. Env and raw timings alternate in rounds
+   (shared machines are noisy) and the best round of each is used, for the bare env and for the
+   ``gymnasium.make`` stack.
+2. Native vector env (``vectorization_mode="vector_entry_point"``) against a Python loop over N
+   single envs, at N = 1, 8, 64, both drives, random actions: env-steps per second and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import gymnasium as gym  # noqa: E402
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+
+from dexwheel.envs import register_envs  # noqa: E402
+from dexwheel.robots.g20 import ACTIVE_JOINTS  # noqa: E402
+
+register_envs()
+
+
+def _clock(fn: Callable[[], None], n: int) -> float:
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t) / n
+
+
+def _command_cycle(env: gym.Env, names: tuple[str, ...], hold: int) -> list[np.ndarray]:
+    """Normalized actions that command each preset in turn for ``hold`` steps."""
+    task = env.unwrapped.task
+    acts = []
+    for name in names:
+        q = task.presets[name]
+        a = np.clip((q - task.actions.lower) / task.actions.half_span - 1.0, -1, 1).astype(np.float32)
+        acts += [a] * hold
+    return acts
+
+
+def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...], steps: int, rounds: int) -> None:
+    kwargs = {"drive": drive, "collision_projection": projection, "goal_mode": "presets", "reset_noise_scale": 0.0}
+    wrapped = gym.make("G20Hand-v0", **kwargs)
+    env = wrapped.unwrapped
+    acts = _command_cycle(env, names, hold=12)
+    nacts = len(acts)
+    model, task = env.model, env.task
+    raw_data = mujoco.MjData(model)
+
+    # One pass records what the physics did, to replay it raw.
+    wrapped.reset(seed=0)
+    poses, ctrls, checks = [], [], []
+    for k in range(steps):
+        _, _, _, _, info = wrapped.step(acts[k % nacts])
+        poses.append(env.data.qpos.copy())
+        ctrls.append(env.data.ctrl.copy())
+        checks.append(info["projection_checks"])
+    nsub = task.nsub
+
+    def raw_pass() -> None:
+        d = raw_data
+        if drive == "hard_write":
+            for p in poses:
+                d.qpos[:] = p
+                mujoco.mj_forward(model, d)
+        else:
+            for c in ctrls:
+                d.ctrl[:] = c
+                for _ in range(nsub):
+                    mujoco.mj_step(model, d)
+
+    def check_pass() -> None:  # what one projection trial costs in MuJoCo: kinematics + collision
+        d = raw_data
+        for p in poses:
+            d.qpos[:] = p
+            mujoco.mj_kinematics(model, d)
+            mujoco.mj_collision(model, d)
+
+    def env_pass(e: gym.Env) -> Callable[[], None]:
+        def run() -> None:
+            e.reset(seed=0)
+            for k in range(steps):
+                e.step(acts[k % nacts])
+
+        return run
+
+    raw, bare, made, check = [], [], [], []
+    for _ in range(rounds):  # interleaved; the best round of each is the least disturbed by other load
+        mujoco.mj_resetData(model, raw_data)
+        raw.append(_clock(raw_pass, 1) / steps)
+        bare.append(_clock(env_pass(env), 1) / steps)
+        made.append(_clock(env_pass(wrapped), 1) / steps)
+        check.append(_clock(check_pass, 1) / steps)
+    r, b, m = min(raw), min(bare), min(made)
+    raw_what = "1 mj_forward" if drive == "hard_write" else f"{nsub} mj_step"
+    line = (
+        f"{case:<34} raw ({raw_what:>12}) {r * 1e6:6.1f} us | env.step {b * 1e6:6.1f} us ratio {b / r:5.2f} "
+        f"| via make {m * 1e6:6.1f} us ratio {m / r:5.2f}"
+    )
+    if projection:
+        with_checks = r + np.mean(checks) * min(check)
+        line += f" | {np.mean(checks):4.2f} checks/step, ratio over raw incl. checks {b / with_checks:5.2f}"
+    print(line)
+    wrapped.close()
+
+
+def bench_vector(drive: str, n: int, steps: int, rounds: int) -> None:
+    """Steps only (resets are outside the timed region): env-steps per second, native vs loop."""
+    kwargs = {"drive": drive}
+    vec = gym.make_vec("G20Hand-v0", num_envs=n, vectorization_mode="vector_entry_point", **kwargs)
+    singles = [gym.make("G20Hand-v0", **kwargs) for _ in range(n)]
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-1, 1, (rounds * steps, n, len(ACTIVE_JOINTS))).astype(np.float32)
+    vec.reset(seed=0)
+    for i, e in enumerate(singles):
+        e.reset(seed=i)
+
+    def vec_pass(r: int) -> Callable[[], None]:
+        def run() -> None:
+            for k in range(r * steps, (r + 1) * steps):
+                vec.step(actions[k])
+
+        return run
+
+    def loop_pass(r: int) -> Callable[[], None]:
+        def run() -> None:
+            for k in range(r * steps, (r + 1) * steps):
+                a = actions[k]
+                for i, e in enumerate(singles):
+                    e.step(a[i])
+
+        return run
+
+    t_vec, t_loop = [], []
+    for r in range(rounds):  # both see the same actions and states, round after round
+        t_vec.append(_clock(vec_pass(r), 1))
+        t_loop.append(_clock(loop_pass(r), 1))
+    ratio = [tl / tv for tv, tl in zip(t_vec, t_loop, strict=True)]
+    sps_vec = n * steps / min(t_vec)
+    sps_loop = n * steps / min(t_loop)
+    print(
+        f"vector {drive:<10} N={n:<3} native {sps_vec:9.0f} env-steps/s | loop of singles {sps_loop:9.0f} "
+        f"env-steps/s | speed-up {sps_vec / sps_loop:5.2f}x (per-round median {statistics.median(ratio):5.2f}x)"
+    )
+    vec.close()
+    for e in singles:
+        e.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (smoke run)")
+    parser.add_argument("--only", choices=("single", "vector"), help="run one part only")
+    args = parser.parse_args()
+    steps, rounds = (60, 3) if args.quick else (240, 7)
+    print(f"G20Hand-v0 benchmark: {os.cpu_count()} CPUs, mujoco {mujoco.__version__}, gymnasium {gym.__version__}")
+    if args.only != "vector":
+        print("-- env.step over raw physics (best of interleaved rounds) --")
+        free = ("open", "half_fist")
+        contact = ("half_fist", "full_fist")
+        bench_single("hard_write, projection off", "hard_write", False, free, steps, rounds)
+        bench_single("hard_write, projection on", "hard_write", True, free, steps, rounds)
+        bench_single("hard_write, projection on, contact", "hard_write", True, contact, steps, rounds)
+        bench_single("pd", "pd", False, free, steps, rounds)
+        bench_single("pd, contact", "pd", False, contact, steps, rounds)
+    if args.only == "single":
+        return
+    print("-- native vector env vs a loop of N single envs (random actions) --")
+    vsteps = 64 if args.quick else 256  # env-steps per env and round, divided by N/8 for large N
+    for drive in ("hard_write", "pd"):
+        for n in (1, 8, 64):
+            bench_vector(drive, n, max(8, vsteps * 8 // max(n, 8)), rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,769 @@
+"""G20Hand-v0: track a goal pose with the LinkerHand G20, driven like the seed's MuJoCo bridge.
+
+One control step (``dt = 1 / control_hz``, default 50 Hz, the rate the bridge publishes state at):
+
+1. the action is checked and mapped to commanded positions of the 16 active joints (the arithmetic of
+   :mod:`dexwheel.control`'s G20 mappings, vectorised); a rejected action raises before anything changes;
+2. the drive moves the hand toward the command (:mod:`dexwheel.sim.hand_drive`):
+
+   * ``drive="hard_write"`` (default): slew, collision projection, write qpos (mimic joints completed)
+     and the matching ctrl, ``qvel = 0``, one ``mj_forward``; no ``mj_step``. A hard-write control step
+     is one physics step of length ``dt``: the bridge's 2 ms iterations between two 50 Hz state
+     messages collapse into one (the same pose in free space; contacts are resolved once per control
+     step, on a move of at most ``slew_rad_s * dt``). ``control_hz=500`` is exactly the bridge's loop.
+   * ``drive="pd"``: the slewed targets (mimic joints coupled: ``ratio * source``) go into the 21
+     position actuators and ``mj_step`` runs ``round(1 / (control_hz * timestep))`` times (one
+     ``mujoco.rollout`` call, bit-identical to plain ``mj_step`` calls); the slew ramps the targets
+     per physics step. Collision projection does not apply: PD has real contacts.
+
+   Slew: no joint, mimic joints included, moves (hard-write) or has its target moved (PD) more than
+   ``slew_rad_s * dt`` per physics step; a source whose mimic moves faster (thumb_ip = 1.02 thumb_mcp)
+   slews correspondingly slower, so the coupling holds exactly. ``slew_rad_s=0`` jumps;
+3. reward terms (``info["reward_<term>"]``, reward == their sum), observation, truncation.
+
+The task logic is written once over a leading batch of envs (:class:`G20HandTask`); the single env is
+its ``N = 1`` case and :class:`dexwheel.envs.g20_vector.G20HandVectorEnv` its ``N``-env case, so both
+produce bit-identical trajectories for the same seeds and actions.
+
+Observation (float32, see ``obs_slices``): ``qpos`` (21, ALL_JOINTS order), ``qvel`` (21; for hard-write
+the joint motion of the last step divided by ``dt``, since the written ``qvel`` is 0), ``goal`` (16,
+ACTIVE_JOINTS order), ``last_action`` (the previous action scaled to [-1, 1]: 16 values, 20 for ``sdk255``).
+
+Reward terms (mjlab names): ``joint_pos_tracking = tracking_weight * exp(-mean((q - goal)^2) /
+tracking_std^2)`` over the active joints; ``penetration = -penetration_weight * max_penetration`` (m;
+PD: the deepest contact of the last physics step); ``action_rate_l2 = -action_rate_weight *
+sum((a - a_prev)^2)`` on the [-1, 1]-scaled actions (a fresh episode's previous action is the one that
+holds the start pose).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+from gymnasium import spaces
+
+from dexwheel.control import (
+    ActionClipWarning,
+    ActionError,
+    G20SdkMapping,
+    UnknownJointError,
+    g20_delta_mapping,
+    g20_nominal_mapping,
+    g20_normalized_mapping,
+)
+from dexwheel.robots import get_robot
+from dexwheel.robots.g20 import (
+    ACTIVE_JOINTS,
+    ALL_JOINTS,
+    G20_FULL_FIST_CMD,
+    G20_HALF_FIST_CMD,
+    G20_L_DIR,
+    G20_L_MAX,
+    G20_L_MIN,
+    G20_OPEN_CMD,
+    G20_R_DIR,
+    G20_R_MAX,
+    G20_R_MIN,
+    JOINT_LIMITS,
+    MIMIC_JOINTS,
+    MIMIC_RATIOS,
+    SDK_ARC_CHANNELS,
+    SDK_CHANNEL_JOINTS,
+    SDK_CHANNELS,
+    SDK_MAX_VALUE,
+)
+from dexwheel.robots.mjcf import compile_model
+from dexwheel.sim.hand_coupling import JointCoupling
+from dexwheel.sim.hand_drive import ChunkPool, HardWriteDrive, PDDrive, default_threads
+from dexwheel.sim.model_checks import check_robot_model, require_actuators, require_joints
+from dexwheel.sim.projection import CollisionProjector
+
+DRIVES = ("hard_write", "pd")
+ACTIONS = ("normalized", "sdk255", "nominal", "delta")
+GOAL_MODES = ("mixed", "presets", "random")
+HANDS = ("left", "right")
+OUT_OF_RANGE = ("raise", "clip")
+RENDER_MODES = ("human", "rgb_array")
+#: Goal presets (seed): SDK commands, mapped through the hand's SDK table.
+GOAL_PRESETS: dict[str, tuple[int, ...]] = {
+    "open": G20_OPEN_CMD,
+    "half_fist": G20_HALF_FIST_CMD,
+    "full_fist": G20_FULL_FIST_CMD,
+}
+#: Reward terms, in the order they are summed (mjlab names).
+REWARD_TERMS = ("joint_pos_tracking", "penetration", "action_rate_l2")
+ACTUATORS = tuple(f"{j}_pos" for j in ALL_JOINTS)
+
+
+def _choice(name: str, value: Any, allowed: Sequence[Any]) -> None:
+    if value not in allowed:
+        raise ValueError(f"G20Hand: {name}={value!r} is not allowed; choose one of {list(allowed)}")
+
+
+@dataclass(frozen=True)
+class G20HandConfig:
+    """Every tunable of G20Hand-v0; the env's keyword arguments are exactly these fields.
+
+    Plain Python types only, so a config layer (Hydra) can pass each one through.
+    """
+
+    hand: str = "left"
+    drive: str = "hard_write"
+    action: str = "normalized"
+    #: ``"raise"``: out-of-range/NaN/inf actions raise ActionError; ``"clip"``: clipped (NaN holds).
+    out_of_range: str = "raise"
+    #: ``action="delta"``: radians per step at action 1.
+    delta_scale: float = 0.05
+    slew_rad_s: float = 5.0
+    #: Hard-write only (PD has real contacts); ignored with ``drive="pd"``.
+    collision_projection: bool = True
+    penetration_tol: float = 5e-4
+    projection_iters: int = 12
+    #: Try the joints that move no body of a too-deep contact together first (one check); False: strictly per joint.
+    projection_group_free: bool = True
+    #: The seed's ``--track-test``: projection off and slew 0 (overrides both).
+    track_test: bool = False
+    control_hz: float = 50.0
+    #: Truncate after this many steps (None: never). ``gymnasium.make(..., max_episode_steps=k)``
+    #: applies a TimeLimit wrapper instead; ``make_vec`` passes it here.
+    max_episode_steps: int | None = None
+    #: Where goals come from: ``"mixed"`` (presets with ``preset_goal_prob``, else random), ``"presets"``, ``"random"``.
+    goal_mode: str = "mixed"
+    goal_presets: tuple[str, ...] = ("open", "half_fist", "full_fist")
+    preset_goal_prob: float = 0.25
+    #: Draw a new goal every this many steps within an episode (0: one goal per episode).
+    goal_switch_steps: int = 0
+    #: Random goals: tries to find a collision-free pose before falling back to the open hand.
+    random_goal_tries: int = 64
+    #: Uniform noise (rad) on the open-hand start pose of each episode.
+    reset_noise_scale: float = 0.05
+    tracking_weight: float = 1.0
+    tracking_std: float = 0.3
+    penetration_weight: float = 100.0
+    action_rate_weight: float = 0.01
+    render_mode: str | None = None
+    width: int = 480
+    height: int = 480
+    #: Free-camera settings (lookat, distance, azimuth, elevation); default: the seed's compare view.
+    default_camera_config: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    #: Worker threads of the vector env (None: one per core); single envs always use one.
+    num_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        _choice("hand", self.hand, HANDS)
+        _choice("drive", self.drive, DRIVES)
+        _choice("action", self.action, ACTIONS)
+        _choice("out_of_range", self.out_of_range, OUT_OF_RANGE)
+        _choice("goal_mode", self.goal_mode, GOAL_MODES)
+        if self.render_mode is not None:
+            _choice("render_mode", self.render_mode, RENDER_MODES)
+        object.__setattr__(self, "goal_presets", tuple(self.goal_presets))
+        if not self.goal_presets and self.goal_mode != "random":
+            raise ValueError(f"G20Hand: goal_mode={self.goal_mode!r} needs at least one goal preset")
+        for name in self.goal_presets:
+            _choice("goal_presets entry", name, tuple(GOAL_PRESETS))
+        positive = {"control_hz": self.control_hz, "delta_scale": self.delta_scale, "tracking_std": self.tracking_std}
+        for name, value in positive.items():
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"G20Hand: {name} must be finite and > 0, got {value!r}")
+        non_negative = {
+            "slew_rad_s": self.slew_rad_s,
+            "penetration_tol": self.penetration_tol,
+            "reset_noise_scale": self.reset_noise_scale,
+            "tracking_weight": self.tracking_weight,
+            "penetration_weight": self.penetration_weight,
+            "action_rate_weight": self.action_rate_weight,
+        }
+        for name, value in non_negative.items():
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"G20Hand: {name} must be finite and >= 0, got {value!r}")
+        if not 0.0 <= self.preset_goal_prob <= 1.0:
+            raise ValueError(f"G20Hand: preset_goal_prob must be in [0, 1], got {self.preset_goal_prob!r}")
+        for name in ("projection_iters", "random_goal_tries"):
+            if int(getattr(self, name)) != getattr(self, name) or getattr(self, name) < 1:
+                raise ValueError(f"G20Hand: {name} must be an integer >= 1, got {getattr(self, name)!r}")
+        if int(self.goal_switch_steps) != self.goal_switch_steps or self.goal_switch_steps < 0:
+            raise ValueError(f"G20Hand: goal_switch_steps must be an integer >= 0, got {self.goal_switch_steps!r}")
+        if self.max_episode_steps is not None and (
+            int(self.max_episode_steps) != self.max_episode_steps or self.max_episode_steps < 1
+        ):
+            raise ValueError(
+                f"G20Hand: max_episode_steps must be None or an integer >= 1, got {self.max_episode_steps!r}"
+            )
+        if self.num_threads is not None and (int(self.num_threads) != self.num_threads or self.num_threads < 1):
+            raise ValueError(f"G20Hand: num_threads must be None or an integer >= 1, got {self.num_threads!r}")
+        if int(self.width) < 1 or int(self.height) < 1:
+            raise ValueError(f"G20Hand: width and height must be >= 1, got {self.width}x{self.height}")
+
+    @property
+    def slew(self) -> float:
+        """The slew actually used (0 under ``track_test``)."""
+        return 0.0 if self.track_test else float(self.slew_rad_s)
+
+    @property
+    def projection(self) -> bool:
+        """Whether collision projection runs: hard-write only, never under ``track_test``."""
+        return bool(self.collision_projection) and self.drive == "hard_write" and not self.track_test
+
+    def substeps(self, timestep: float) -> int:
+        """Physics steps per control step; ``control_hz`` must divide ``1 / timestep``."""
+        n = round(1.0 / (self.control_hz * timestep))
+        if n < 1 or abs(n * timestep * self.control_hz - 1.0) > 1e-6:
+            raise ValueError(
+                f"G20Hand: control_hz={self.control_hz!r} must be (1 / timestep) / k for an integer k >= 1; "
+                f"the timestep is {timestep} s, so e.g. {1 / timestep:g}, {1 / (2 * timestep):g}, {1 / (10 * timestep):g}"
+            )
+        return n
+
+
+def _sdk_tables(hand: str) -> tuple[tuple[float, ...], tuple[float, ...], tuple[int, ...]]:
+    return (G20_L_MIN, G20_L_MAX, G20_L_DIR) if hand == "left" else (G20_R_MIN, G20_R_MAX, G20_R_DIR)
+
+
+class G20ActionMap:
+    """Batched actions -> commanded active-joint positions, ``(N, A) -> (N, 16)``.
+
+    Numerically the G20 mappings of :mod:`dexwheel.control` (same formulas, same operation order; the
+    tests check bit equality), vectorised over envs. Those mappings are single-env objects that
+    keep their own state; here the state (previous command, previous action) lives in the task's
+    arrays, so that a rejected action changes nothing. Error messages come from the control
+    mappings themselves: an invalid row is handed to a reference mapping, which raises.
+    """
+
+    def __init__(self, cfg: G20HandConfig, coupling: JointCoupling, num_envs: int) -> None:
+        self.kind = cfg.action
+        self.num_envs = num_envs
+        self.clip = cfg.out_of_range == "clip"
+        self.lower = coupling.active_lower.copy()
+        self.upper = coupling.active_upper.copy()
+        self.half_span = 0.5 * (self.upper - self.lower)
+        self.delta_scale = np.full(len(ACTIVE_JOINTS), float(cfg.delta_scale))
+        self._sdk = G20SdkMapping(cfg.hand)
+        if self.kind == "sdk255":
+            self.dim = SDK_CHANNELS
+            self.space = spaces.Box(0.0, float(SDK_MAX_VALUE), (SDK_CHANNELS,), np.float32)
+            self.low = np.zeros(SDK_CHANNELS)
+            self.high = np.full(SDK_CHANNELS, float(SDK_MAX_VALUE))
+            lo_t, hi_t, dir_t = _sdk_tables(cfg.hand)
+            ratio_of = {src: ratio for src, ratio in MIMIC_RATIOS.values()}
+            self.channels = np.array([c for c, j in enumerate(SDK_CHANNEL_JOINTS) if j is not None], dtype=np.intp)
+            joints = [SDK_CHANNEL_JOINTS[c] for c in self.channels]
+            self.active_pos = np.array([ACTIVE_JOINTS.index(j) for j in joints], dtype=np.intp)  # type: ignore[arg-type]
+            self.ch_min = np.array([lo_t[c] for c in self.channels], dtype=np.float64)
+            self.ch_max = np.array([hi_t[c] for c in self.channels], dtype=np.float64)
+            self.ch_dir = np.array([dir_t[c] for c in self.channels], dtype=np.float64)
+            self.ch_span = self.ch_max - self.ch_min
+            self.ch_div = np.array(
+                [ratio_of[SDK_CHANNEL_JOINTS[c]] if c in SDK_ARC_CHANNELS else 1.0 for c in self.channels],
+                dtype=np.float64,
+            )
+            if sorted(self.active_pos.tolist()) != list(range(len(ACTIVE_JOINTS))):
+                raise ValueError("G20 SDK table must cover every active joint exactly once")
+            self.reference: Any = G20SdkMapping(cfg.hand)
+        elif self.kind == "nominal":
+            self.dim = len(ACTIVE_JOINTS)
+            # float32 bounds rounded inward, so every sample of the space is within the joint limits
+            low = self.lower.astype(np.float32)
+            high = self.upper.astype(np.float32)
+            low = np.where(low.astype(np.float64) < self.lower, np.nextafter(low, np.float32(np.inf)), low)
+            high = np.where(high.astype(np.float64) > self.upper, np.nextafter(high, np.float32(-np.inf)), high)
+            self.space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+            self.low, self.high = self.lower, self.upper
+            self.reference = g20_nominal_mapping()
+        else:
+            self.dim = len(ACTIVE_JOINTS)
+            self.space = spaces.Box(-1.0, 1.0, (self.dim,), np.float32)
+            self.low = np.full(self.dim, -1.0)
+            self.high = np.full(self.dim, 1.0)
+            self.reference = (
+                g20_normalized_mapping() if self.kind == "normalized" else g20_delta_mapping(self.delta_scale)
+            )
+        self._mimic_names = frozenset(MIMIC_JOINTS)
+        self._uniform = bool(np.all(self.low == self.low[0]) and np.all(self.high == self.high[0]))
+        self._lo, self._hi = float(self.low[0]), float(self.high[0])
+        self._symmetric = self._uniform and self._lo == -self._hi
+
+    # -- representation helpers ------------------------------------------------------------------
+    def normalize(self, raw: np.ndarray) -> np.ndarray:
+        """Actions in their own units -> [-1, 1] (for the observation and the action-rate term)."""
+        if self.kind == "sdk255":
+            return raw / (0.5 * SDK_MAX_VALUE) - 1.0
+        if self.kind == "nominal":
+            return (raw - self.lower) / self.half_span - 1.0
+        return raw
+
+    def hold_action(self, q_active: np.ndarray) -> np.ndarray:
+        """The action that commands (about) ``q_active``: the 'previous action' of a fresh episode."""
+        if self.kind == "normalized":
+            return np.clip((q_active - self.lower) / self.half_span - 1.0, -1.0, 1.0)
+        if self.kind == "nominal":
+            return np.clip(q_active, self.lower, self.upper)
+        if self.kind == "sdk255":
+            return self._sdk.to_sdk(q_active).astype(np.float64)
+        return np.zeros(self.dim)
+
+    def preset(self, name: str) -> np.ndarray:
+        """Active joint positions of a goal preset (its SDK command through the hand's table)."""
+        return self._sdk(GOAL_PRESETS[name])[list(ALL_JOINTS.index(j) for j in ACTIVE_JOINTS)].copy()
+
+    # -- mapping ---------------------------------------------------------------------------------
+    def nominal_dict(self, targets: Mapping[str, float], previous: np.ndarray) -> np.ndarray:
+        """A ``{joint: radians}`` action -> a full nominal action row; joints not named keep ``previous``."""
+        unknown = [n for n in targets if n not in ACTIVE_JOINTS and n not in self._mimic_names]
+        if unknown:
+            raise UnknownJointError(f"unknown joint names {unknown}; valid names: {list(ACTIVE_JOINTS)}")
+        row = np.array(previous, dtype=np.float64)
+        for name, value in targets.items():
+            if name in self._mimic_names:
+                continue  # a mimic joint follows its source; it is not a separate command
+            try:
+                row[ACTIVE_JOINTS.index(name)] = float(value)
+            except (TypeError, ValueError) as exc:
+                raise ActionError(f"NominalMapping: joint values must be numbers: {exc}") from None
+        return row
+
+    def _as_batch(self, actions: Any) -> np.ndarray:
+        n, a = self.num_envs, self.dim
+        try:
+            arr = np.asarray(actions, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ActionError(f"action ({self.kind}) must be numeric with shape {self._shape_text()}: {exc}") from None
+        if arr.shape != (n, a):
+            raise ActionError(
+                f"action ({self.kind}) must have shape {self._shape_text()}, got "
+                f"{arr.shape[1:] if self.num_envs == 1 and arr.ndim >= 1 else arr.shape}"
+            )
+        return arr
+
+    def _shape_text(self) -> str:
+        return f"({self.dim},)" if self.num_envs == 1 else f"({self.num_envs}, {self.dim})"
+
+    def _raise_for_row(self, i: int, row: np.ndarray) -> None:
+        """Let the control mapping produce its message for an invalid row (it raises before any change)."""
+        try:
+            if self.kind == "nominal":
+                self.reference({n: float(v) for n, v in zip(ACTIVE_JOINTS, row, strict=True)})
+            else:
+                self.reference(row)
+        except ActionError as exc:
+            if self.num_envs > 1:
+                raise type(exc)(f"env {i}: {exc}") from None
+            raise
+        bad = np.flatnonzero(~((row >= self.low) & (row <= self.high)))
+        raise ActionError(
+            f"env {i}: action[{int(bad[0])}] = {row[bad[0]]!r} is outside [{self.low[bad[0]]}, {self.high[bad[0]]}]"
+        )
+
+    def map(self, actions: Any, command: np.ndarray, previous: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(new command (N, 16), accepted raw action (N, A), clipped entries per env)``; no input is modified."""
+        a = self._as_batch(actions)
+        if self._symmetric:
+            ok = np.abs(a).max() <= self._hi  # NaN fails the comparison
+        elif self._uniform:
+            ok = self._lo <= a.min() and a.max() <= self._hi  # NaN fails both comparisons
+        else:
+            ok = bool((a >= self.low).all() and (a <= self.high).all())
+        clipped = np.zeros(self.num_envs, dtype=np.int64)
+        if not ok:
+            bad = ~((a >= self.low) & (a <= self.high))
+            if not self.clip:
+                i = int(np.flatnonzero(bad.any(axis=1))[0])
+                self._raise_for_row(i, a[i])
+            a = a.copy()
+            nan = np.isnan(a)
+            hold = np.zeros_like(a) if self.kind == "delta" else previous
+            a[nan] = hold[nan]
+            np.clip(a, self.low, self.high, out=a)
+            clipped = bad.sum(axis=1)
+            warnings.warn(
+                f"G20Hand ({self.kind} action): clipped {int(clipped.sum())} out-of-range/non-finite entries",
+                ActionClipWarning,
+                stacklevel=4,
+            )
+        # np.minimum(np.maximum(x, lo), hi) is np.clip(x, lo, hi) for the finite x left here, minus its overhead.
+        lower, upper = self.lower, self.upper
+        if self.kind == "normalized":
+            new = np.minimum(np.maximum(lower + (a + 1.0) * self.half_span, lower), upper)
+        elif self.kind == "delta":
+            new = np.minimum(np.maximum(command + self.delta_scale * a, lower), upper)
+        elif self.kind == "nominal":
+            new = np.minimum(np.maximum(a, lower), upper)
+        else:
+            t = a[:, self.channels] / SDK_MAX_VALUE
+            value = np.where(self.ch_dir > 0, self.ch_min + t * self.ch_span, self.ch_max - t * self.ch_span)
+            q = np.empty((self.num_envs, len(ACTIVE_JOINTS)))
+            q[:, self.active_pos] = value / self.ch_div
+            new = np.minimum(np.maximum(q, lower), upper)
+        return new, a, clipped
+
+
+class G20HandTask:
+    """The whole task over a batch of ``num_envs`` envs: model, drive, goals, rewards, observations.
+
+    Each env has its own MjData and its own random generator (``rngs[i]``, set at reset), and every
+    array has the env as its leading axis. Nothing here loops over envs in Python except the drives'
+    MuJoCo calls (PD: one rollout per env, chunked over worker threads; hard-write: ``mj_forward`` and
+    projection trials) and goal sampling at resets and goal switches.
+    """
+
+    def __init__(self, cfg: G20HandConfig, num_envs: int = 1) -> None:
+        self.cfg = cfg
+        self.num_envs = n = int(num_envs)
+        desc = get_robot(f"g20_{cfg.hand}")
+        self.description = desc
+        self.model = model = compile_model(desc)
+        check_robot_model(model, ALL_JOINTS, ACTUATORS, source=f"{desc.name} MJCF")
+        jid = require_joints(model, ALL_JOINTS, desc.name)
+        self.qpos_adr = model.jnt_qposadr[jid].astype(np.intp)
+        self.dof_adr = model.jnt_dofadr[jid].astype(np.intp)
+        self.ctrl_idx = require_actuators(model, ACTUATORS, desc.name).astype(np.intp)
+        self.timestep = float(model.opt.timestep)
+        self.nsub = cfg.substeps(self.timestep)
+        self.dt = self.nsub * self.timestep
+        self.coupling = JointCoupling(ALL_JOINTS, ACTIVE_JOINTS, MIMIC_RATIOS, JOINT_LIMITS)
+        self.datas = [mujoco.MjData(model) for _ in range(n)]
+        self._scratch = mujoco.MjData(model)
+        self.projector = CollisionProjector(
+            model, self.coupling, self.qpos_adr, cfg.penetration_tol, cfg.projection_iters, cfg.projection_group_free
+        )
+        self.pool = ChunkPool(1 if n == 1 else (cfg.num_threads or default_threads(n)))
+        args = (model, self.datas, self.coupling, self.qpos_adr, self.ctrl_idx, self.pool)
+        self._hard_write = cfg.drive == "hard_write"
+        if self._hard_write:
+            self.drive: HardWriteDrive | PDDrive = HardWriteDrive(
+                *args, slew_rad_s=cfg.slew, projector=self.projector if cfg.projection else None
+            )
+        else:
+            self.drive = PDDrive(*args, slew_rad_s=cfg.slew, timestep=self.timestep, nsub=self.nsub)
+        # Where qpos/qvel sit in the full physics state (time, qpos, qvel, ...): PD reads them batched.
+        nj = len(ALL_JOINTS)
+        whole_q = model.nq == nj and bool(np.array_equal(self.qpos_adr, np.arange(nj)))
+        whole_v = model.nv == nj and bool(np.array_equal(self.dof_adr, np.arange(nj)))
+        self._state_qpos = slice(1, 1 + nj) if whole_q else 1 + self.qpos_adr
+        self._state_qvel = slice(1 + model.nq, 1 + model.nq + nj) if whole_v else 1 + model.nq + self.dof_adr
+        self.actions = G20ActionMap(cfg, self.coupling, n)
+        self.presets = {name: self.actions.preset(name) for name in GOAL_PRESETS}
+        self.open_pose = self.presets["open"]
+        na = len(ACTIVE_JOINTS)
+        nf = len(ALL_JOINTS)
+        #: hard-write: the applied pose; PD: the actuator targets (both: active joints, the slew state).
+        self.q = np.zeros((n, na))
+        # [goal, command] per env in one block, so both tracking errors come from one subtraction
+        self._targets = np.zeros((n, 2, na))
+        self.goal = self._targets[:, 0]
+        self.command = self._targets[:, 1]
+        self.raw_action = np.zeros((n, self.actions.dim))
+        self.qpos = np.zeros((n, nf))
+        self.qvel = np.zeros((n, nf))
+        self.elapsed = np.zeros(n, dtype=np.int64)
+        self.rngs: list[np.random.Generator | None] = [None] * n
+        a = self.actions.dim
+        self.obs_slices = {
+            "qpos": slice(0, nf),
+            "qvel": slice(nf, 2 * nf),
+            "goal": slice(2 * nf, 2 * nf + na),
+            "last_action": slice(2 * nf + na, 2 * nf + na + a),
+        }
+        self.obs_dim = 2 * nf + na + a
+        self.observation_space = spaces.Box(-np.inf, np.inf, (self.obs_dim,), np.float32)
+        self.max_episode_steps = cfg.max_episode_steps
+        self.last_norm = np.zeros((n, a))
+        self._active_idx = self.coupling.active_idx
+        self._inv_dt = 1.0 / self.dt
+        # joint_pos_tracking = w * exp(-mean(err^2) / std^2)
+        self._track_scale = -1.0 / (na * cfg.tracking_std**2)
+
+    # -- goals -----------------------------------------------------------------------------------
+    def pose_depth(self, q_active: np.ndarray) -> float:
+        """Deepest penetration (m) of an active-joint pose (on a scratch MjData)."""
+        return self.projector.depth(self._scratch, self.coupling.complete(q_active))
+
+    def sample_goal(self, rng: np.random.Generator) -> np.ndarray:
+        """A goal from the presets or a random collision-free pose (bounded, deterministic retries)."""
+        cfg = self.cfg
+        use_preset = cfg.goal_mode == "presets" or (cfg.goal_mode == "mixed" and rng.random() < cfg.preset_goal_prob)
+        if use_preset:
+            return self.presets[cfg.goal_presets[int(rng.integers(len(cfg.goal_presets)))]].copy()
+        lo, hi = self.coupling.active_lower, self.coupling.active_upper
+        for _ in range(cfg.random_goal_tries):
+            q = rng.uniform(lo, hi)
+            if self.pose_depth(q) <= cfg.penetration_tol:
+                return q
+        return self.open_pose.copy()
+
+    def _goal_from_option(self, goal: Any) -> np.ndarray:
+        if isinstance(goal, str):
+            _choice("goal preset", goal, tuple(GOAL_PRESETS))
+            return self.presets[goal].copy()
+        if isinstance(goal, Mapping):
+            return self.actions.nominal_dict(goal, self.open_pose)
+        arr = np.asarray(goal, dtype=np.float64)
+        if arr.shape != (len(ACTIVE_JOINTS),) or not np.all(np.isfinite(arr)):
+            raise ValueError(f"goal must be a preset name, a {{joint: rad}} dict or 16 finite radians, got {goal!r}")
+        return np.clip(arr, self.coupling.active_lower, self.coupling.active_upper)
+
+    def set_goal(self, i: int, goal: Any) -> None:
+        """Replace env ``i``'s goal (a preset name, ``{joint: rad}`` or 16 radians in ACTIVE_JOINTS order)."""
+        self.goal[i] = self._goal_from_option(goal)
+
+    # -- reset -------------------------------------------------------------------------------------
+    def reset_env(self, i: int, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> None:
+        """Start a new episode in env ``i`` with generator ``rng`` (kept for the episode's draws)."""
+        options = dict(options or {})
+        unknown = sorted(set(options) - {"goal", "init_qpos"})
+        if unknown:
+            raise ValueError(f"G20Hand.reset: unknown options {unknown}; valid: ['goal', 'init_qpos']")
+        self.rngs[i] = rng
+        cfg = self.cfg
+        lo, hi = self.coupling.active_lower, self.coupling.active_upper
+        if "init_qpos" in options:
+            q0 = self._goal_from_option(options["init_qpos"])
+        else:
+            q0 = self.open_pose.copy()
+            if cfg.reset_noise_scale > 0:
+                noisy = np.clip(q0 + rng.uniform(-cfg.reset_noise_scale, cfg.reset_noise_scale, q0.shape), lo, hi)
+                if self.pose_depth(noisy) <= cfg.penetration_tol:
+                    q0 = noisy
+        self.goal[i] = self._goal_from_option(options["goal"]) if "goal" in options else self.sample_goal(rng)
+        d = self.datas[i]
+        mujoco.mj_resetData(self.model, d)
+        full = self.coupling.complete(q0)
+        if isinstance(self.drive, HardWriteDrive):
+            self.drive.reset_env(i, full, q0, self.open_pose)
+        else:
+            self.drive.set_pose(i, full)
+        self.q[i] = q0
+        self.command[i] = q0
+        self.raw_action[i] = self.actions.hold_action(q0)
+        self.last_norm[i] = self.actions.normalize(self.raw_action[i])
+        self.qpos[i] = full
+        self.qvel[i] = 0.0
+        self.elapsed[i] = 0
+
+    def reset_info(self, idx: np.ndarray | slice) -> dict[str, np.ndarray]:
+        """Info of freshly reset envs: every step key, reward terms 0 (so vector infos stay aligned)."""
+        q_act = self.qpos[idx][:, self._active_idx]
+        k = q_act.shape[0]
+        info: dict[str, np.ndarray] = {f"reward_{t}": np.zeros(k) for t in REWARD_TERMS}
+        info["tracking_error"] = np.abs(q_act - self.goal[idx]).max(axis=1)
+        info["command_error"] = np.abs(q_act - self.command[idx]).max(axis=1)
+        info["max_penetration"] = self.drive.depth[idx].copy()
+        info["projection_checks"] = np.zeros(k, dtype=np.int64)
+        info["projection_limited"] = np.zeros(k, dtype=np.int64)
+        info["projection_fallback"] = np.zeros(k, dtype=bool)
+        info["action_clipped"] = np.zeros(k, dtype=np.int64)
+        info["goal_switched"] = np.zeros(k, dtype=bool)
+        return info
+
+    # -- step --------------------------------------------------------------------------------------
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """One control step of every env; raises (changing nothing) when any action is invalid."""
+        command, raw, clipped = self.actions.map(actions, self.command, self.raw_action)
+        # -- from here on the step commits --------------------------------------------------------
+        cfg = self.cfg
+        n = self.num_envs
+        self.command[:] = command
+        drive = self.drive
+        if isinstance(drive, HardWriteDrive):
+            drive.step(self.q, command, self.dt)
+            qpos = drive.full.copy()
+            qvel = qpos - self.qpos
+            qvel *= self._inv_dt
+            proj = drive.stats()
+        else:
+            drive.step(self.q, command)
+            state = drive.final_state()
+            qpos = state[:, self._state_qpos].copy()
+            qvel = state[:, self._state_qvel].copy()
+            proj = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
+        self.qpos = qpos
+        self.qvel = qvel
+        self.elapsed += 1
+        # [q - goal, q - command]
+        diff = qpos.take(self._active_idx, axis=1)[:, None, :] - self._targets
+        err = diff[:, 0]
+        errors = np.maximum.reduce(np.abs(diff), axis=2)
+        norm = self.actions.normalize(raw)
+        da = norm - self.last_norm
+        # reward terms (summed in REWARD_TERMS order)
+        r_track = np.exp(np.add.reduce(err * err, axis=1) * self._track_scale) * cfg.tracking_weight
+        depth = drive.depth.copy()
+        r_pen = depth * -cfg.penetration_weight
+        r_rate = np.add.reduce(da * da, axis=1) * -cfg.action_rate_weight
+        reward = r_track + r_pen + r_rate
+        self.raw_action = raw
+        self.last_norm = norm
+        info: dict[str, np.ndarray] = {
+            "reward_joint_pos_tracking": r_track,
+            "reward_penetration": r_pen,
+            "reward_action_rate_l2": r_rate,
+            "tracking_error": errors[:, 0],
+            "command_error": errors[:, 1],
+            "max_penetration": depth,
+            "projection_checks": proj[0],
+            "projection_limited": proj[1],
+            "projection_fallback": proj[2],
+            "action_clipped": clipped,
+        }
+        if cfg.goal_switch_steps > 0:
+            switched = self.elapsed % cfg.goal_switch_steps == 0
+            for i in np.flatnonzero(switched):
+                self.goal[i] = self.sample_goal(self.rngs[i])  # type: ignore[arg-type]
+        else:
+            switched = np.zeros(n, dtype=bool)
+        info["goal_switched"] = switched
+        terminated = np.zeros(n, dtype=bool)
+        if self.max_episode_steps is not None:
+            truncated = self.elapsed >= self.max_episode_steps
+        else:
+            truncated = np.zeros(n, dtype=bool)
+        return self.observation(), reward, terminated, truncated, info
+
+    def observation(self, idx: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """``[qpos, qvel, goal, last_action]`` as float32, one row per env in ``idx``."""
+        return np.concatenate(
+            (self.qpos[idx], self.qvel[idx], self.goal[idx], self.last_norm[idx]), axis=1, dtype=np.float32
+        )
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def camera_config(task: G20HandTask, override: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The free camera of the seed's compare view (mirrored for the right hand), or ``override``."""
+    cam = dict(task.description.extras.get("camera", {})) if override is None else dict(override)
+    if "lookat" in cam:
+        cam["lookat"] = np.asarray(cam["lookat"], dtype=np.float64)
+    return cam
+
+
+class G20HandEnv(gym.Env):
+    """Gymnasium env of the G20 hand tracking a goal pose; the ``N = 1`` case of :class:`G20HandTask`.
+
+    Keyword arguments: the fields of :class:`G20HandConfig`. ``reset(options=...)`` accepts ``goal``
+    (preset name, ``{joint: rad}`` or 16 radians) and ``init_qpos`` (same forms). With
+    ``action="nominal"``, :meth:`step` also accepts ``{joint: radians}``: joints not named keep their
+    previous command, an unknown name raises :class:`~dexwheel.control.UnknownJointError`.
+
+    ``info``: ``reward_<term>`` for each of :data:`REWARD_TERMS` (reward == their sum),
+    ``tracking_error`` (max |q - goal| over the active joints, rad), ``command_error`` (max |q - command|,
+    rad: the seed's track-test error), ``max_penetration`` (m), ``projection_checks``/``_limited``/
+    ``_fallback`` (what collision projection did), ``action_clipped``, ``goal_switched``.
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 50}
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.config = cfg = G20HandConfig(**kwargs)
+        self.task = task = G20HandTask(cfg, num_envs=1)
+        self.model = task.model
+        self.data = task.datas[0]
+        self.dt = task.dt
+        self.frame_skip = task.nsub
+        self.metadata = {**type(self).metadata, "render_fps": int(round(cfg.control_hz))}
+        self.render_mode = cfg.render_mode
+        self.action_space = task.actions.space
+        self.observation_space = task.observation_space
+        self.obs_slices = dict(task.obs_slices)
+        self._renderer: Any = None
+        self._needs_reset = True
+
+    # -- gymnasium API -------------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.task.reset_env(0, self.np_random, options)
+        self._needs_reset = False
+        info = {k: v.item(0) for k, v in self.task.reset_info(slice(0, 1)).items()}
+        if self.render_mode == "human":
+            self.render()
+        return self.task.observation()[0], info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._needs_reset:
+            raise gym.error.ResetNeeded("G20Hand: call reset() before step()")
+        task = self.task
+        if isinstance(action, Mapping):
+            if task.actions.kind != "nominal":
+                raise ActionError(
+                    f"a {{joint: radians}} action needs action='nominal'; this env uses action={task.actions.kind!r}"
+                )
+            action = task.actions.nominal_dict(action, task.command[0])
+        try:
+            batch = np.asarray(action)[None]
+        except (TypeError, ValueError) as exc:
+            raise ActionError(
+                f"action ({task.actions.kind}) must be numeric with shape {self.action_space.shape}: {exc}"
+            ) from None
+        obs, reward, terminated, truncated, info = task.step(batch)
+        if self.render_mode == "human":
+            self.render()
+        return (
+            obs[0],
+            float(reward[0]),
+            bool(terminated[0]),
+            bool(truncated[0]),
+            {k: v.item(0) for k, v in info.items()},
+        )
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode is None:
+            gym.logger.warn("G20Hand: render() without render_mode; pass render_mode='rgb_array' or 'human'")
+            return None
+        if self._renderer is None:
+            from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
+
+            self._renderer = MujocoRenderer(
+                self.model,
+                self.data,
+                default_cam_config=camera_config(self.task, self.config.default_camera_config),
+                width=self.config.width,
+                height=self.config.height,
+            )
+        return self._renderer.render(self.render_mode)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+        self.task.close()
+
+    # -- conveniences ------------------------------------------------------------------------------
+    def set_goal(self, goal: Any) -> None:
+        """Replace the current goal (preset name, ``{joint: rad}`` or 16 radians)."""
+        self.task.set_goal(0, goal)
+
+    @property
+    def goal(self) -> np.ndarray:
+        return self.task.goal[0].copy()
+
+    @property
+    def command(self) -> np.ndarray:
+        """The commanded active-joint positions (ACTIVE_JOINTS order) after the last action."""
+        return self.task.command[0].copy()
+
+    @property
+    def joint_positions(self) -> dict[str, float]:
+        """All 21 joint positions by name (the seed's state message)."""
+        return {n: float(v) for n, v in zip(ALL_JOINTS, self.task.qpos[0], strict=True)}
+
+
+__all__ = [
+    "ACTIONS",
+    "DRIVES",
+    "GOAL_PRESETS",
+    "REWARD_TERMS",
+    "G20ActionMap",
+    "G20HandConfig",
+    "G20HandEnv",
+    "G20HandTask",
+    "camera_config",
+]
