@@ -447,3 +447,14 @@ def test_rgb_array_rendering_uses_the_compare_view():
     np.testing.assert_allclose(cam["lookat"], (0.04, -0.04, 0.12))
     assert (cam["distance"], cam["azimuth"], cam["elevation"]) == (0.50, 180.0, -12.0)
     env.close()
+
+
+def test_contact_excludes_is_a_config_field_that_reaches_the_model():
+    from dexwheel.robots import get_robot
+
+    spec_pairs = list(get_robot("g20_left").contact_excludes)
+    thumb_through_palm = gym.make("G20Hand-v0", contact_excludes=[*spec_pairs, ("thumb_distal", "hand_base")])
+    default = gym.make("G20Hand-v0")
+    assert thumb_through_palm.unwrapped.model.nexclude == default.unwrapped.model.nexclude + 1 == len(spec_pairs) + 1
+    with pytest.raises(ValueError, match="unknown bodies \\['palm'\\]"):
+        gym.make("G20Hand-v0", contact_excludes=[("thumb_distal", "palm")])

@@ -38,6 +38,7 @@ holds the start pose).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -128,6 +129,9 @@ class G20HandConfig:
     projection_iters: int = 12
     #: Try the joints that move no body of a too-deep contact together first (one check); False: strictly per joint.
     projection_group_free: bool = True
+    #: Body pairs whose contacts are excluded (None: the spec's pairs, ``robots.g20``); e.g. add
+    #: ``("thumb_distal", "hand_base")`` to let the thumb pass through the palm.
+    contact_excludes: tuple[tuple[str, str], ...] | None = None
     #: The seed's ``--track-test``: projection off and slew 0 (overrides both).
     track_test: bool = False
     control_hz: float = 50.0
@@ -165,6 +169,12 @@ class G20HandConfig:
         if self.render_mode is not None:
             _choice("render_mode", self.render_mode, RENDER_MODES)
         object.__setattr__(self, "goal_presets", tuple(self.goal_presets))
+        if self.contact_excludes is not None:
+            pairs = tuple(tuple(p) for p in self.contact_excludes)
+            bad = [p for p in pairs if len(p) != 2]
+            if bad:
+                raise ValueError(f"G20Hand: contact_excludes entries must be (body, body) pairs, got {bad}")
+            object.__setattr__(self, "contact_excludes", pairs)
         if not self.goal_presets and self.goal_mode != "random":
             raise ValueError(f"G20Hand: goal_mode={self.goal_mode!r} needs at least one goal preset")
         for name in self.goal_presets:
@@ -417,6 +427,12 @@ class G20HandTask:
         self.cfg = cfg
         self.num_envs = n = int(num_envs)
         desc = get_robot(f"g20_{cfg.hand}")
+        if cfg.contact_excludes is not None:
+            bodies = {b.name for b in desc.bodies}
+            unknown = sorted({b for pair in cfg.contact_excludes for b in pair} - bodies)
+            if unknown:
+                raise ValueError(f"G20Hand: contact_excludes names unknown bodies {unknown}; bodies: {sorted(bodies)}")
+            desc = dataclasses.replace(desc, contact_excludes=cfg.contact_excludes)
         self.description = desc
         self.model = model = compile_model(desc)
         check_robot_model(model, ALL_JOINTS, ACTUATORS, source=f"{desc.name} MJCF")

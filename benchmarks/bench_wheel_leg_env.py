@@ -1,0 +1,152 @@
+"""Benchmark Solenopsis-v0: env.step over the raw physics it performs, and the native vector env.
+
+Run: ``python benchmarks/bench_wheel_leg_env.py [--quick] [--robot m20_legacy]``. Everything is measured in
+the same run and printed as ratios (nothing is asserted; shared machines are noisy):
+
+1. ``env.step`` over raw physics: ``mj_step`` x decimation on a copy of the model, replaying exactly the
+   controls the env produced from the same initial state, so both do the same physics work. Cases:
+   zero action (standing) and random actions (driving, knees moving). Env and raw passes alternate in
+   rounds; the median ratio is printed for the bare env and for the ``gymnasium.make`` stack.
+2. Native vector env (``vectorization_mode="vector_entry_point"``) against a Python loop over N single
+   envs, at N = 1, 8, 64, random actions, autoreset on both sides: env-steps per second and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import gymnasium as gym  # noqa: E402
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+
+from dexwheel.envs import register_envs  # noqa: E402
+
+register_envs()
+IDS = {"solenopsis": "Solenopsis-v0", "m20_legacy": "M20Legacy-v0"}
+
+
+def bench_single(env_id: str, case: str, steps: int, rounds: int) -> None:
+    wrapped = gym.make(env_id)
+    env = wrapped.unwrapped
+    rng = np.random.default_rng(0)
+    dim = env.action_space.shape[0]
+    if case == "zero action":
+        actions = np.zeros((steps, dim), np.float32)
+    else:
+        actions = np.clip(np.cumsum(rng.normal(0, 0.2, (steps, dim)), axis=0), -1, 1).astype(np.float32)
+
+    # record the controls the env produces, and its initial state
+    env.reset(seed=0)
+    model, dec = env.model, env.cfg.decimation
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state0 = np.zeros(mujoco.mj_stateSize(model, spec))
+    mujoco.mj_getState(model, env.data, state0, spec)
+    ctrls = []
+    for a in actions:
+        env.step(a)
+        ctrls.append(env.data.ctrl.copy())
+    raw_model, raw_data = model, mujoco.MjData(model)  # the env's model (its gains), a separate MjData
+
+    def raw_pass() -> float:
+        mujoco.mj_setState(raw_model, raw_data, state0, spec)
+        t0 = time.perf_counter()
+        for c in ctrls:
+            raw_data.qacc_warmstart[:] = 0.0
+            raw_data.ctrl[:] = c
+            for _ in range(dec):
+                mujoco.mj_step(raw_model, raw_data)
+        return time.perf_counter() - t0
+
+    def env_pass(e) -> float:
+        e.reset(seed=0)
+        t0 = time.perf_counter()
+        for a in actions:
+            e.step(a)
+        return time.perf_counter() - t0
+
+    raw_us, env_us, wrapped_us, r_env, r_wrapped = [], [], [], [], []
+    for _ in range(rounds):
+        r = raw_pass()
+        e = env_pass(env)
+        w = env_pass(wrapped)
+        raw_us.append(r / steps * 1e6)
+        env_us.append(e / steps * 1e6)
+        wrapped_us.append(w / steps * 1e6)
+        r_env.append(e / r)
+        r_wrapped.append(w / r)
+    print(
+        f"{case:<16} raw (mj_step x {dec}) {statistics.median(raw_us):6.1f} us | env.step {statistics.median(env_us):6.1f} us "
+        f"ratio {statistics.median(r_env):4.2f} (best round {min(r_env):4.2f}) | via make "
+        f"{statistics.median(wrapped_us):6.1f} us ratio {statistics.median(r_wrapped):4.2f}"
+    )
+
+
+def bench_vector(env_id: str, n: int, steps: int, rounds: int) -> None:
+    venv = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
+    envs = [gym.make(env_id) for _ in range(n)]
+    dim = venv.single_action_space.shape[0]
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, dim)).astype(np.float32)
+
+    def vec_pass() -> float:
+        venv.reset(seed=0)
+        t0 = time.perf_counter()
+        for a in actions:
+            venv.step(a)
+        return time.perf_counter() - t0
+
+    def loop_pass() -> float:
+        for i, e in enumerate(envs):
+            e.reset(seed=i)
+        t0 = time.perf_counter()
+        for a in actions:
+            for i, e in enumerate(envs):
+                _, _, terminated, truncated, _ = e.step(a[i])
+                if terminated or truncated:
+                    e.reset()
+        return time.perf_counter() - t0
+
+    t_vec, t_loop, ratio = [], [], []
+    for _ in range(rounds):
+        v, lp = vec_pass(), loop_pass()
+        t_vec.append(v)
+        t_loop.append(lp)
+        ratio.append(lp / v)
+    sps_vec = n * steps / statistics.median(t_vec)
+    sps_loop = n * steps / statistics.median(t_loop)
+    threads = venv.unwrapped.task.physics.num_threads
+    print(
+        f"N = {n:3d} ({threads} threads): vector {sps_vec:9.0f} env-steps/s | loop {sps_loop:9.0f} env-steps/s | "
+        f"speed-up {statistics.median(ratio):5.2f}x"
+    )
+    venv.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (smoke run)")
+    parser.add_argument("--robot", choices=sorted(IDS), default="solenopsis")
+    parser.add_argument("--only", choices=("single", "vector"), help="run one of the two parts")
+    args = parser.parse_args()
+    steps, rounds = (100, 3) if args.quick else (500, 7)
+    env_id = IDS[args.robot]
+    print(f"{env_id} benchmark: {os.cpu_count()} CPUs, mujoco {mujoco.__version__}, gymnasium {gym.__version__}")
+    if args.only != "vector":
+        print("-- env.step over raw physics (median of rounds) --")
+        for case in ("zero action", "random actions"):
+            bench_single(env_id, case, steps, rounds)
+    if args.only != "single":
+        print("-- native vector env vs a loop of N single envs (random actions) --")
+        vsteps = 40 if args.quick else 200
+        for n in (1, 8, 64):
+            bench_vector(env_id, n, max(10, vsteps * 8 // max(n, 8)), rounds if n < 64 else max(2, rounds // 2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""``Solenopsis-v0`` / ``M20Legacy-v0``: wheel-leg velocity tracking on flat ground (one implementation).
+
+The robot is a parameter (``robot="solenopsis"`` or ``"m20_legacy"``); both share the observation and
+action layout, so a policy trained on one can be evaluated on the other.
+
+Sign conventions (every joint axis is (0, -1, 0)): a positive knee angle swings the arm's lower end
+forward (+x); a positive wheel velocity rolls the robot *backward*, so driving forward at v m/s takes
+wheel velocity -v / r on all four wheels; the right side faster forward than the left (right wheels
+more negative) turns the base left (counter-clockwise seen from above, positive yaw rate).
+
+Action (``[-1, 1]``, the policy layer's joints in task order, knees then wheels, ``fl, fr, hl, hr``):
+knee position targets ``stance + knee_scale * a`` and wheel velocity targets ``wheel_velocity_scale * a``.
+
+Observation (float32; slices in ``env.unwrapped.obs_slices``):
+
+====================  ====  ==========================================================
+``base_ang_vel``      3     base angular velocity, base frame, x ``ang_vel_scale`` (0.25)
+``projected_gravity`` 3     gravity direction in the base frame (upright: (0, 0, -1))
+``velocity_commands`` 2     commanded forward velocity (m/s) and yaw rate (rad/s)
+``joint_pos_rel``     4     knee angles minus the stance (wheel angles excluded)
+``joint_vel_rel``     8     knee and wheel velocities x ``joint_vel_scale`` (0.05)
+``last_action``       A     the previous action (A = 8 with the default layers)
+====================  ====  ==========================================================
+
+With ``privileged_obs=True`` the asymmetric-critic part follows: ``base_lin_vel`` (3, base frame,
+m/s), ``friction`` (1, offset from nominal), ``base_mass_add`` (1, kg), ``base_com_offset`` (3, m),
+``link_mass_scale`` (8, knees then wheels, factor - 1).
+
+Reward: the weighted terms of :class:`~dexwheel.envs.wheel_leg_cfg.RewardCfg`, each in ``info`` as
+``reward_<term>`` (already weighted and multiplied by the control period), summed in that order.
+``info`` also has ``lin_vel_x``, ``ang_vel_z`` (measured, base frame), ``command_lin_vel_x``,
+``command_ang_vel_z``, the absolute errors ``lin_vel_x_error`` and ``ang_vel_z_error``, and the
+termination causes ``terminated_contact`` and ``terminated_tilt``.
+
+Episodes end (terminated) when a non-wheel body touches the floor or the base tilts past
+``max_tilt``, and are truncated after ``episode_length_s``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
+from dexwheel.envs.wheel_leg_task import WheelLegTask
+from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
+
+RENDER_MODES = ["human", "rgb_array", "depth_array"]
+
+
+def observation_space(task: WheelLegTask) -> spaces.Box:
+    return spaces.Box(-np.inf, np.inf, shape=(task.obs_layout.dim,), dtype=np.float32)
+
+
+def action_space(task: WheelLegTask) -> spaces.Box:
+    return spaces.Box(-1.0, 1.0, shape=(task.action_dim,), dtype=np.float32)
+
+
+class WheelLegEnv(gymnasium.Env):
+    """Velocity tracking for a wheel-leg robot. Keyword arguments: see :func:`make_cfg`.
+
+    Besides the config fields: ``cfg`` (a :class:`WheelLegEnvCfg` to start from), ``render_mode``,
+    ``width``, ``height``, ``camera_name`` (default: a camera that follows the base).
+    """
+
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 50}
+
+    def __init__(self, cfg: WheelLegEnvCfg | None = None, *, render_mode: str | None = None, width: int = 640,
+                 height: int = 480, camera_name: str | None = TRACK_CAMERA, **kwargs: Any) -> None:  # fmt: skip
+        self.cfg = make_cfg(cfg, **kwargs)
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode: {render_mode!r}; use one of {RENDER_MODES} or None")
+        self.task = WheelLegTask(self.cfg, 1, backend="serial")
+        self.observation_space = observation_space(self.task)
+        self.action_space = action_space(self.task)
+        self.render_mode = render_mode
+        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.task.dt)}
+        self._width, self._height, self._camera_name = width, height, camera_name
+        self._renderer = None
+        self._keys = self.task.info_keys
+
+    # -- properties users and tests read -------------------------------------------------------------
+    @property
+    def model(self):
+        return self.task.models[0]
+
+    @property
+    def data(self):
+        return self.task.physics.data[0]
+
+    @property
+    def dt(self) -> float:
+        return self.task.dt
+
+    @property
+    def obs_slices(self) -> dict[str, slice]:
+        return dict(self.task.obs_layout.slices)
+
+    @property
+    def policy_joints(self) -> tuple[str, ...]:
+        return self.task.policy_joints
+
+    # -- gymnasium API ------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.task.rngs[0] = self.np_random
+        self.task.reset_env(0)
+        obs = self.task.compute_obs()[0].copy()
+        if self.render_mode == "human":
+            self.render()
+        return obs, {"command_lin_vel_x": float(self.task.commands[0, 0]),
+                     "command_ang_vel_z": float(self.task.commands[0, 1])}  # fmt: skip
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, values = self.task.step(np.asarray(action).reshape(1, -1))
+        info = dict(zip(self._keys, values, strict=True))
+        if self.render_mode == "human":
+            self.render()
+        return obs[0].copy(), reward, terminated, truncated, info
+
+    def set_command(self, lin_vel_x: float, ang_vel_z: float, hold: bool = True) -> np.ndarray:
+        """Command a velocity by hand (``hold``: no resampling this episode); returns the new observation."""
+        self.task.set_command(lin_vel_x, ang_vel_z, hold=hold)
+        return self.task.obs[0].copy()
+
+    def set_override(self, active: bool) -> None:
+        """Engage or release the configured override (safety stop) layer."""
+        self.task.set_override(active)
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' to make()")
+            return None
+        if self._renderer is None:
+            from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
+
+            self._renderer = MujocoRenderer(self.model, self.data, width=self._width, height=self._height,
+                                            camera_name=self._camera_name)  # fmt: skip
+        return self._renderer.render(self.render_mode)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+        self.task.close()

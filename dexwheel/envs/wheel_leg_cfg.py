@@ -1,0 +1,282 @@
+"""Typed configuration of the wheel-leg velocity-tracking task (``Solenopsis-v0``, ``M20Legacy-v0``).
+
+Sections follow Isaac Lab / mjlab managers (commands, actions, observations, rewards, terminations,
+domain randomisation) plus the composer's layer choice. :func:`make_cfg` builds a config from plain
+keyword arguments, so ``gymnasium.make`` and a Hydra layer reach every field: a section by its name
+with a dict (``rewards={"action_rate_l2": -0.02}``), a top-level field by its name, or one of the flat
+aliases in :data:`KWARG_ALIASES` (``action_scale_knee=0.25``, ``layers=("policy", "stance")``).
+Unknown names fail with the list of valid ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dexwheel.robots import WHEEL_LEG_ROBOTS
+from dexwheel.robots.wheel_leg import KNEE_JOINTS, KNEE_KD, KNEE_KP, POLICY_JOINT_ORDER, WHEEL_JOINTS, WHEEL_KD
+from dexwheel.sim.randomization import DomainRandCfg
+from dexwheel.sim.wheel_leg_model import NON_WHEEL_BODIES
+
+#: Default knee stance (fl, fr, hl, hr) per robot. Solenopsis: an A stance (front arms forward, hind
+#: arms back; q = 0 leaves only 0.038 m between a side's wheels), which kp 80 lets settle near +-0.6 rad
+#: with the base about 0.276 m up. Legacy M20: its hips are already +-0.300 m apart, arms straight down.
+DEFAULT_STANCE: dict[str, tuple[float, float, float, float]] = {
+    "solenopsis": (0.5, 0.5, -0.5, -0.5),
+    "m20_legacy": (0.0, 0.0, 0.0, 0.0),
+}
+
+LAYER_NAMES = ("policy", "stance", "override")
+REWARD_TERMS = (
+    "track_lin_vel_x_exp",
+    "track_ang_vel_z_exp",
+    "lin_vel_z_l2",
+    "ang_vel_xy_l2",
+    "flat_orientation_l2",
+    "joint_torques_l2",
+    "action_rate_l2",
+    "undesired_contacts",
+)
+_JOINT_GROUPS = {"all": POLICY_JOINT_ORDER, "knees": KNEE_JOINTS, "wheels": WHEEL_JOINTS}
+
+
+@dataclass(frozen=True)
+class CommandCfg:
+    """Uniform velocity commands, resampled per env; no lateral command (the arms only pitch)."""
+
+    lin_vel_x: tuple[float, float] = (-1.0, 1.0)  # m/s, base frame
+    ang_vel_z: tuple[float, float] = (-1.0, 1.0)  # rad/s
+    resampling_time_s: tuple[float, float] = (5.0, 5.0)
+    rel_standing_envs: float = 0.1  # probability that a sample is a zero (stand still) command
+
+
+@dataclass(frozen=True)
+class ActionCfg:
+    """``[-1, 1]`` actions: knee offsets around the stance, wheel velocity targets.
+
+    The default wheel scale reaches 1 m/s at |a| ~ 0.5 (wheel radius ~0.099 m): turning on the spot makes
+    all four wheels skid sideways, which takes wheel speed differences well beyond pure rolling.
+    """
+
+    knee_scale: float = 0.25  # rad per unit action (reference)
+    wheel_velocity_scale: float = 20.0  # rad/s per unit action
+    clip: bool = True  # clip actions to [-1, 1] before mapping them
+
+
+@dataclass(frozen=True)
+class ComposerCfg:
+    """Which composer layers exist and what they hold (see ``shared/spec/composer.md``).
+
+    ``policy`` takes the action; ``stance`` holds its joints at the stance (knees: so
+    ``layers=("policy", "stance")`` is the wheels-only variant); ``override`` is a safety layer that wins
+    over every other (stop: wheels to zero velocity, knees stiff at the stance). ``policy_joints`` None
+    means every joint no other ordinary layer holds; a name list or "all"/"knees"/"wheels" otherwise.
+    """
+
+    layers: tuple[str, ...] = ("policy",)
+    policy_joints: tuple[str, ...] | str | None = None
+    stance_joints: tuple[str, ...] | str = KNEE_JOINTS
+    override_joints: tuple[str, ...] | str = POLICY_JOINT_ORDER
+    override_active: bool = True
+    override_knee_kp: float = 2.0 * KNEE_KP
+    override_knee_kd: float = 2.0 * KNEE_KD
+    override_wheel_kd: float = 4.0 * WHEEL_KD
+
+
+@dataclass(frozen=True)
+class ObservationCfg:
+    """Scales as in the reference; ``privileged`` appends base velocity, friction and mass terms."""
+
+    ang_vel_scale: float = 0.25
+    joint_vel_scale: float = 0.05
+    privileged: bool = False
+
+
+@dataclass(frozen=True)
+class RewardCfg:
+    """Term weights (0 keeps a term in ``info`` but out of the reward) and tracking widths.
+
+    As in Isaac Lab, each weighted term is multiplied by the control period (``scale_by_step_dt``), so
+    weights do not depend on the policy rate.
+    """
+
+    track_lin_vel_x_exp: float = 5.0
+    track_ang_vel_z_exp: float = 3.0
+    lin_vel_z_l2: float = -2.0
+    ang_vel_xy_l2: float = -0.02
+    flat_orientation_l2: float = -50.0
+    joint_torques_l2: float = -1.0e-5
+    action_rate_l2: float = -0.01
+    undesired_contacts: float = -1.0
+    lin_vel_std: float = math.sqrt(0.5)  # m/s
+    ang_vel_std: float = math.sqrt(0.5)  # rad/s
+    undesired_contact_bodies: tuple[str, ...] = NON_WHEEL_BODIES
+    scale_by_step_dt: bool = True
+
+
+@dataclass(frozen=True)
+class TerminationCfg:
+    """An episode ends when a listed body touches the floor or the base tilts past ``max_tilt_rad``."""
+
+    contact_bodies: tuple[str, ...] = NON_WHEEL_BODIES
+    max_tilt_rad: float = 1.0
+
+
+@dataclass(frozen=True)
+class WheelLegEnvCfg:
+    robot: str = "solenopsis"
+    decimation: int = 4  # physics steps per policy step (dt 0.005 s -> 50 Hz)
+    episode_length_s: float = 20.0
+    stance: tuple[float, float, float, float] | None = None  # knee angles fl, fr, hl, hr; None: robot default
+    knee_kp: float = KNEE_KP
+    knee_kd: float = KNEE_KD
+    wheel_kd: float = WHEEL_KD
+    reset_noise_scale: float = 0.05  # +- rad on the knees, +- m/s and rad/s on the base velocity
+    commands: CommandCfg = field(default_factory=CommandCfg)
+    actions: ActionCfg = field(default_factory=ActionCfg)
+    composer: ComposerCfg = field(default_factory=ComposerCfg)
+    observations: ObservationCfg = field(default_factory=ObservationCfg)
+    rewards: RewardCfg = field(default_factory=RewardCfg)
+    terminations: TerminationCfg = field(default_factory=TerminationCfg)
+    domain_rand: DomainRandCfg = field(default_factory=DomainRandCfg)
+
+    @property
+    def stance_pose(self) -> tuple[float, ...]:
+        return tuple(self.stance) if self.stance is not None else DEFAULT_STANCE[self.robot]
+
+
+_SECTIONS = ("commands", "actions", "composer", "observations", "rewards", "terminations", "domain_rand")
+
+#: Flat keyword -> (section, field); section None means a top-level field.
+KWARG_ALIASES: dict[str, tuple[str | None, str]] = {
+    "frame_skip": (None, "decimation"),
+    "action_scale_knee": ("actions", "knee_scale"),
+    "wheel_velocity_scale": ("actions", "wheel_velocity_scale"),
+    "clip_actions": ("actions", "clip"),
+    "layers": ("composer", "layers"),
+    "policy_joints": ("composer", "policy_joints"),
+    "override_active": ("composer", "override_active"),
+    "lin_vel_x_range": ("commands", "lin_vel_x"),
+    "ang_vel_z_range": ("commands", "ang_vel_z"),
+    "resampling_time_s": ("commands", "resampling_time_s"),
+    "rel_standing_envs": ("commands", "rel_standing_envs"),
+    "privileged_obs": ("observations", "privileged"),
+    "max_tilt": ("terminations", "max_tilt_rad"),
+}
+
+
+def _plain(value: Any) -> Any:
+    """Lists (and Hydra ListConfigs) -> tuples, mappings -> dicts, recursively."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def _replace(obj: Any, where: str, **changes: Any) -> Any:
+    names = [f.name for f in dataclasses.fields(obj)]
+    unknown = [k for k in changes if k not in names]
+    if unknown:
+        raise ValueError(f"{where}: unknown field(s) {unknown}; valid: {names}")
+    return dataclasses.replace(obj, **changes)
+
+
+def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg:
+    """Apply keyword overrides (section dicts, top-level fields, flat aliases) to ``cfg`` and validate."""
+    cfg = cfg if cfg is not None else WheelLegEnvCfg()
+    sections: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
+    top: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        value = _plain(value)
+        if key in _SECTIONS:
+            if key == "domain_rand" and isinstance(value, bool):
+                value = {"enabled": value}
+            if not isinstance(value, dict):
+                raise ValueError(f"{key}: expected a dict of fields, got {value!r}")
+            sections[key].update(value)
+        elif key == "domain_randomization":
+            sections["domain_rand"].update({"enabled": value} if isinstance(value, bool) else dict(value))
+        elif key == "reward_weights":
+            sections["rewards"].update(dict(value))
+        elif key in KWARG_ALIASES:
+            section, name = KWARG_ALIASES[key]
+            if section is None:
+                top[name] = value
+            else:
+                sections[section][name] = value
+        else:
+            top[key] = value
+    if "domain_rand" in sections and "enabled" not in sections["domain_rand"] and sections["domain_rand"]:
+        sections["domain_rand"]["enabled"] = True  # giving ranges means wanting them
+    for name, changes in sections.items():
+        if changes:
+            top[name] = _replace(getattr(cfg, name), name, **changes)
+    valid = [f.name for f in dataclasses.fields(cfg)]
+    unknown = [k for k in top if k not in valid]
+    if unknown:
+        raise ValueError(
+            f"unknown keyword argument(s) {unknown}; valid: {valid} (sections take dicts), "
+            f"aliases: {sorted(KWARG_ALIASES)}, 'domain_randomization', 'reward_weights'"
+        )
+    cfg = dataclasses.replace(cfg, **top)
+    validate(cfg)
+    return cfg
+
+
+def joint_group(value: tuple[str, ...] | str, what: str) -> tuple[str, ...]:
+    """A joint list given as names or as "all"/"knees"/"wheels" (in task order)."""
+    if isinstance(value, str):
+        if value not in _JOINT_GROUPS:
+            raise ValueError(f"{what}: unknown joint group {value!r}; use a name list or one of {list(_JOINT_GROUPS)}")
+        return _JOINT_GROUPS[value]
+    unknown = [j for j in value if j not in POLICY_JOINT_ORDER]
+    if unknown:
+        raise ValueError(f"{what}: unknown joint(s) {unknown}; joints: {list(POLICY_JOINT_ORDER)}")
+    return tuple(j for j in POLICY_JOINT_ORDER if j in value)
+
+
+def validate(cfg: WheelLegEnvCfg) -> None:
+    """Fail early, naming the field and the allowed values."""
+    if cfg.robot not in WHEEL_LEG_ROBOTS:
+        raise ValueError(f"robot: {cfg.robot!r} is not a wheel-leg robot; choose one of {list(WHEEL_LEG_ROBOTS)}")
+    if int(cfg.decimation) != cfg.decimation or cfg.decimation < 1:
+        raise ValueError(f"decimation: must be a positive integer, got {cfg.decimation!r}")
+    if cfg.episode_length_s <= 0:
+        raise ValueError(f"episode_length_s: must be > 0, got {cfg.episode_length_s}")
+    if len(cfg.stance_pose) != len(KNEE_JOINTS):
+        raise ValueError(f"stance: {len(KNEE_JOINTS)} knee angles (fl, fr, hl, hr), got {cfg.stance_pose!r}")
+    for name in ("knee_kp", "knee_kd", "wheel_kd", "reset_noise_scale"):
+        if not getattr(cfg, name) >= 0:
+            raise ValueError(f"{name}: must be >= 0, got {getattr(cfg, name)!r}")
+    c = cfg.commands
+    for name in ("lin_vel_x", "ang_vel_z", "resampling_time_s"):
+        r = getattr(c, name)
+        if len(r) != 2 or not r[0] <= r[1]:
+            raise ValueError(f"commands.{name}: expected (low, high) with low <= high, got {r!r}")
+    if c.resampling_time_s[0] <= 0:
+        raise ValueError(f"commands.resampling_time_s: must be > 0, got {c.resampling_time_s!r}")
+    if not 0.0 <= c.rel_standing_envs <= 1.0:
+        raise ValueError(f"commands.rel_standing_envs: must be in [0, 1], got {c.rel_standing_envs}")
+    a = cfg.actions
+    if not (a.knee_scale > 0 and a.wheel_velocity_scale > 0):
+        raise ValueError(f"actions: knee_scale and wheel_velocity_scale must be > 0, got {a}")
+    layers = cfg.composer.layers
+    unknown = [n for n in layers if n not in LAYER_NAMES]
+    if unknown:
+        raise ValueError(f"composer.layers: unknown layer(s) {unknown}; available: {list(LAYER_NAMES)}")
+    if "policy" not in layers:
+        raise ValueError(f"composer.layers: a 'policy' layer is required (it takes the action), got {layers}")
+    r = cfg.rewards
+    if not (r.lin_vel_std > 0 and r.ang_vel_std > 0):
+        raise ValueError("rewards: lin_vel_std and ang_vel_std must be > 0")
+    for what, bodies in (("rewards.undesired_contact_bodies", r.undesired_contact_bodies),
+                         ("terminations.contact_bodies", cfg.terminations.contact_bodies)):  # fmt: skip
+        bad = [b for b in bodies if b not in NON_WHEEL_BODIES]
+        if bad:
+            raise ValueError(f"{what}: unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
+    if not 0 < cfg.terminations.max_tilt_rad <= math.pi:
+        raise ValueError(f"terminations.max_tilt_rad: must be in (0, pi], got {cfg.terminations.max_tilt_rad}")

@@ -1,0 +1,111 @@
+"""Native vector env of ``Solenopsis-v0`` / ``M20Legacy-v0``: N envs in one batched task.
+
+``gymnasium.make_vec("Solenopsis-v0", num_envs=N, vectorization_mode="vector_entry_point")``. Physics
+runs in ``mujoco.rollout``'s persistent thread pool (no Python loop per env); observations, rewards and
+terminations are numpy over the env axis. ``reset(seed=s)`` seeds env ``i`` with ``s + i``, and the
+result is bit-identical to N single envs made with those seeds and driven with the same actions.
+
+Autoreset is ``SAME_STEP``: an env that terminates or truncates is reset inside ``step``; the returned
+observation is the new episode's first, the last one of the old episode is in ``infos["final_obs"]``
+(masked by ``infos["_final_obs"]``). The other ``infos`` entries are ``(N,)`` arrays of the step's
+values, i.e. the final step's values for an env that was just reset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from dexwheel.envs.wheel_leg import action_space, observation_space
+from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
+from dexwheel.envs.wheel_leg_task import WheelLegTask
+
+
+class WheelLegVectorEnv(VectorEnv):
+    """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads``."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, cfg: WheelLegEnvCfg | None = None, *, num_threads: int | None = None,
+                 render_mode: str | None = None, **kwargs: Any) -> None:  # fmt: skip
+        if render_mode is not None:
+            raise ValueError("the native vector env does not render; use the single env for videos")
+        self.cfg = make_cfg(cfg, **kwargs)
+        # one env: plain mj_step (the backends agree bit for bit; the pool only pays off with several envs)
+        backend = "serial" if num_envs == 1 else "rollout"
+        self.task = WheelLegTask(self.cfg, num_envs, backend=backend, num_threads=num_threads)
+        self.num_envs = num_envs
+        self.render_mode = None
+        self.single_observation_space = observation_space(self.task)
+        self.single_action_space = action_space(self.task)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.metadata = {**self.metadata, "render_fps": round(1.0 / self.task.dt)}
+        self._keys = self.task.info_keys
+        self._mask = np.ones(num_envs, dtype=bool)
+        self._mask.flags.writeable = False
+
+    @property
+    def dt(self) -> float:
+        return self.task.dt
+
+    @property
+    def obs_slices(self) -> dict[str, slice]:
+        return dict(self.task.obs_layout.slices)
+
+    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Reset every env (or those in ``options["reset_mask"]``); ``seed`` s seeds env i with s + i."""
+        single = isinstance(seed, (int, np.integer))
+        super().reset(seed=int(seed) if single else None)  # type: ignore[arg-type]
+        n, task = self.num_envs, self.task
+        if seed is not None:
+            seeds = [int(seed) + i for i in range(n)] if single else [int(s) for s in seed]  # type: ignore[union-attr,arg-type]
+            if len(seeds) != n:
+                raise ValueError(f"seed: expected an int or {n} seeds, got {len(seeds)}")
+            for i, s in enumerate(seeds):
+                task.rngs[i] = seeding.np_random(s)[0]
+        for i in range(n):
+            if task.rngs[i] is None:
+                task.rngs[i] = seeding.np_random()[0]
+        mask = np.ones(n, dtype=bool) if not options or "reset_mask" not in options else options["reset_mask"]
+        for i in np.flatnonzero(mask).tolist():
+            task.reset_env(i)
+        return task.compute_obs().copy(), {}
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        task = self.task
+        n = self.num_envs
+        obs, reward, terminated, truncated, values = task.step(np.asarray(actions).reshape(n, -1))
+        if n == 1:  # the task's scalar path: Python scalars -> (1,) arrays
+            reward = np.array([reward])
+            terminated, truncated = np.array([terminated]), np.array([truncated])
+            floats = np.array(values[:-2])
+            values = (*(floats[k : k + 1] for k in range(len(floats))), np.array(values[-2:-1]), np.array(values[-1:]))
+        infos: dict[str, Any] = {}
+        for key, value in zip(self._keys, values, strict=True):  # fresh arrays every step: no copies
+            infos[key] = value
+            infos[f"_{key}"] = self._mask
+        done = terminated | truncated
+        if done.any():
+            final = np.empty(self.num_envs, dtype=object)
+            ids = np.flatnonzero(done).tolist()
+            for i in ids:
+                final[i] = obs[i].copy()
+                task.reset_env(i)
+            infos["final_obs"], infos["_final_obs"] = final, done
+            task.compute_obs()
+        return task.obs.copy(), reward, terminated, truncated, infos
+
+    def set_command(self, lin_vel_x: float, ang_vel_z: float, env: int | None = None, hold: bool = True) -> None:
+        self.task.set_command(lin_vel_x, ang_vel_z, env=env, hold=hold)
+
+    def set_override(self, active: bool) -> None:
+        self.task.set_override(active)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.task.close()

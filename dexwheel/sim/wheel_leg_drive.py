@@ -1,0 +1,118 @@
+"""PD drive of the wheel-leg robots: a robot-order :class:`MotorFrame` reaches MuJoCo's actuators.
+
+Every actuator is turned into the same affine PD law, the usual motor-driver command::
+
+    force = clip(kp (q* - q) + kd (v* - qdot) + tau_ff, -effort, +effort)
+
+with MuJoCo's affine bias: gain 1, bias ``(0, -kp, -kd)``, ``ctrl = kp q* + kd v* + tau_ff``. A knee frame
+(kp 80, kd 2, q*) is then exactly MuJoCo's position actuator and a wheel frame (kp 0, kd 0.6, v*) its
+velocity actuator, and either takes whatever gains the frame carries (an override layer stiffening the
+knees, randomised gains) without changing actuator type. The gains live in ``actuator_biasprm`` and are
+written only when they change; the effort clip is MuJoCo's ``forcerange`` (so it holds on every physics
+step, not only on the control step), and the implicit integrator still sees ``-kd`` as damping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import mujoco
+import numpy as np
+
+
+def make_pd_actuators(spec: mujoco.MjSpec) -> None:
+    """Turn the builder's position/velocity actuators into the gain-1 affine PD form (in place).
+
+    The builder writes ``gainprm[0] = kp`` (position) or ``kv`` (velocity) and ``biasprm = (0, -kp, -kv)``;
+    the bias already holds both gains, so only the gain becomes 1 and ``ctrl`` carries the PD targets.
+    """
+    for act in spec.actuators:
+        if act.gaintype != mujoco.mjtGain.mjGAIN_FIXED or act.biastype != mujoco.mjtBias.mjBIAS_AFFINE:
+            raise ValueError(f"actuator {act.name!r}: expected a position or velocity actuator (affine bias)")
+        gain = [0.0] * len(act.gainprm)
+        gain[0] = 1.0
+        act.gainprm = gain
+        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+
+
+def actuator_ids(model: mujoco.MjModel, joint_names: Sequence[str]) -> np.ndarray:
+    """The actuator driving each joint of ``joint_names`` (one per joint), in that order."""
+    out = []
+    for name in joint_names:
+        jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        hits = [a for a in range(model.nu) if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
+                and model.actuator_trnid[a, 0] == jid]  # fmt: skip
+        if jid < 0 or len(hits) != 1:
+            raise ValueError(f"joint {name!r}: expected exactly one joint actuator, found {len(hits)}")
+        out.append(hits[0])
+    return np.asarray(out, dtype=np.intp)
+
+
+class PDDrive:
+    """Batched ``(5, N, nu)`` robot-order frames -> ``ctrl`` ``(N, nu)`` and per-env actuator gains.
+
+    ``models[i]`` is env ``i``'s model (one per env, so randomised gains stay per env). ``kp_scale`` and
+    ``kd_scale`` (``(N, nu)``, ones by default) multiply the frame's gains: that is where PD-gain domain
+    randomisation enters, after the composer, as a property of the motors rather than of the command.
+    """
+
+    def __init__(self, models: Sequence[mujoco.MjModel], joint_names: Sequence[str]) -> None:
+        self.models = list(models)
+        n, nu = len(self.models), len(joint_names)
+        self.act = actuator_ids(self.models[0], joint_names)
+        self._identity = bool(np.array_equal(self.act, np.arange(self.models[0].nu)))
+        self.kp_scale = np.ones((n, nu))
+        self.kd_scale = np.ones((n, nu))
+        self._tmp = np.empty((n, nu))
+        self._ctrl_joint = np.zeros((n, nu))
+        self.kp = np.zeros((n, nu))  # effective gains (after scaling) last written to the models
+        self.kd = np.zeros((n, nu))
+        self._dirty: set[int] = set(range(n))
+        self._scalar = n == 1 and self._identity
+        self._kp0: list[float] = []
+        self._kd0: list[float] = []
+        self._last_bytes = b""
+
+    def set_gain_scales(self, env: int, kp_scale: np.ndarray, kd_scale: np.ndarray) -> None:
+        """Env ``env``'s gain multipliers (domain randomisation); rewritten on the next :meth:`apply`."""
+        self.kp_scale[env] = kp_scale
+        self.kd_scale[env] = kd_scale
+        self._dirty.add(env)
+
+    def apply(self, block: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``block``: ``(5, N, nu)`` float32 rows qpos, kp, kd, vel, torque; writes ``ctrl`` into ``out``.
+
+        The frame's gains are compared with those last written (one bytes compare: they change only
+        when a layer or the override switch changes them); models are written only when they differ
+        or when an env's gain scales changed.
+        """
+        gains = block[1:3]
+        raw = gains.tobytes()
+        if raw != self._last_bytes:
+            self._last_bytes = raw
+            self._dirty.update(range(len(self.models)))
+        if self._dirty:
+            self._write_gains(gains)
+        if self._scalar:  # one env: eight PD sums in Python beat four numpy calls on 8-element rows
+            q, _, _, v, tau = block[:, 0].tolist()
+            out[0] = [a * b + c * d + e for a, b, c, d, e in zip(self._kp0, q, self._kd0, v, tau, strict=True)]
+            return out
+        q, _, _, v, tau = block
+        ctrl = self._ctrl_joint if not self._identity else out
+        np.multiply(self.kp, q, out=ctrl)
+        np.multiply(self.kd, v, out=self._tmp)
+        ctrl += self._tmp
+        ctrl += tau
+        if not self._identity:
+            out[:, self.act] = ctrl
+        return out
+
+    def _write_gains(self, gains: np.ndarray) -> None:
+        for i in sorted(self._dirty):
+            np.multiply(gains[0, i], self.kp_scale[i], out=self.kp[i])
+            np.multiply(gains[1, i], self.kd_scale[i], out=self.kd[i])
+            bias = self.models[i].actuator_biasprm
+            bias[self.act, 1] = -self.kp[i]
+            bias[self.act, 2] = -self.kd[i]
+        self._dirty.clear()
+        self._kp0, self._kd0 = self.kp[0].tolist(), self.kd[0].tolist()

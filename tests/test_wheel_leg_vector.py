@@ -1,0 +1,107 @@
+"""The native wheel-leg vector env: batched spaces, SAME_STEP autoreset, bit-identical to N single envs."""
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+from dexwheel.envs import register_envs
+from dexwheel.envs.wheel_leg import WheelLegEnv
+from dexwheel.envs.wheel_leg_vector import WheelLegVectorEnv
+from dexwheel.robots.wheel_leg import KNEE_EFFORT, ROBOT_JOINT_ORDER, WHEEL_EFFORT
+
+register_envs()
+
+
+def test_make_vec_gives_the_native_vector_env_with_batched_spaces():
+    venv = gymnasium.make_vec("Solenopsis-v0", num_envs=4, vectorization_mode="vector_entry_point")
+    assert isinstance(venv.unwrapped, WheelLegVectorEnv)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert venv.single_observation_space.shape == (28,) and venv.observation_space.shape == (4, 28)
+    assert venv.single_action_space.shape == (8,) and venv.action_space.shape == (4, 8)
+    obs, _ = venv.reset(seed=0)
+    obs, reward, terminated, truncated, infos = venv.step(np.zeros((4, 8), np.float32))
+    assert obs.shape == (4, 28) and obs.dtype == np.float32
+    assert reward.shape == terminated.shape == truncated.shape == (4,)
+    assert infos["reward_track_lin_vel_x_exp"].shape == (4,) and infos["_reward_track_lin_vel_x_exp"].all()
+    venv.close()
+
+
+@pytest.mark.parametrize(("robot", "num_envs", "extra"), [
+    ("solenopsis", 4, {"domain_randomization": True}),
+    ("m20_legacy", 3, {"layers": ("policy", "stance"), "privileged_obs": True}),
+    ("solenopsis", 1, {}),
+])  # fmt: skip
+def test_matches_n_single_envs_bit_for_bit(robot, num_envs, extra):
+    """Same seeds (s + i) and actions; terminations (tight tilt limit) and truncations included."""
+    kw = dict(robot=robot, max_tilt=0.3, episode_length_s=0.8, **extra)
+    venv = WheelLegVectorEnv(num_envs, **kw)
+    envs = [WheelLegEnv(**kw) for _ in range(num_envs)]
+    obs_v, _ = venv.reset(seed=10)
+    obs_s = [env.reset(seed=10 + i)[0] for i, env in enumerate(envs)]
+    assert np.array_equal(obs_v, np.stack(obs_s))
+    rng = np.random.default_rng(1)
+    dim = venv.single_action_space.shape[0]
+    dones = 0
+    for _ in range(150):
+        actions = rng.uniform(-1, 1, (num_envs, dim)).astype(np.float32)
+        obs_v, rew_v, term_v, trunc_v, infos = venv.step(actions)
+        for i, env in enumerate(envs):
+            obs, rew, term, trunc, info = env.step(actions[i])
+            assert (rew_v[i], term_v[i], trunc_v[i]) == (rew, term, trunc)
+            assert all(infos[key][i] == value for key, value in info.items())
+            if term or trunc:
+                dones += 1
+                assert infos["_final_obs"][i] and np.array_equal(infos["final_obs"][i], obs)
+                obs, _ = env.reset()
+            else:
+                assert "final_obs" not in infos or not infos["_final_obs"][i]
+            assert np.array_equal(obs_v[i], obs)
+    assert dones >= num_envs  # the comparison covered resets
+    venv.close()
+
+
+def test_reset_seeds_envs_with_consecutive_seeds_and_honours_a_reset_mask():
+    venv = WheelLegVectorEnv(3)
+    obs, _ = venv.reset(seed=5)
+    single = WheelLegEnv()
+    for i in range(3):
+        assert np.array_equal(obs[i], single.reset(seed=5 + i)[0])
+    obs2, _ = venv.reset(seed=[7, 8, 9])
+    assert np.array_equal(obs2[1], single.reset(seed=8)[0])
+    for _ in range(5):
+        venv.step(np.zeros((3, 8), np.float32))
+    before = venv.task.obs.copy()
+    obs3, _ = venv.reset(options={"reset_mask": np.array([False, True, False])})
+    assert np.array_equal(obs3[0], before[0]) and not np.array_equal(obs3[1], before[1])
+    with pytest.raises(ValueError, match="seeds"):
+        venv.reset(seed=[1, 2])
+
+
+def test_rollout_physics_efforts_stay_within_limits_on_every_substep():
+    venv = WheelLegVectorEnv(4, knee_kp=2000.0, wheel_kd=20.0)
+    venv.reset(seed=0)
+    limit = np.array([KNEE_EFFORT if "knee" in j else WHEEL_EFFORT for j in ROBOT_JOINT_ORDER])
+    frc = venv.task.sensors.actuator_force
+    peak = np.zeros(len(limit))
+    action = np.ones((4, 8), np.float32)
+    for k in range(60):
+        action = -action if k % 5 == 0 else action
+        venv.step(action)
+        sub = venv.task.physics.substep_sensordata[:, :, frc]
+        assert sub.shape[1] == venv.cfg.decimation
+        np.maximum(peak, np.abs(sub).max(axis=(0, 1)), out=peak)
+    assert np.all(peak <= limit + 1e-9) and np.allclose(peak, limit)
+
+
+def test_override_and_commands_apply_to_every_env():
+    venv = WheelLegVectorEnv(2, layers=("policy", "override"))
+    venv.reset(seed=0)
+    venv.set_command(0.5, 0.0)
+    for _ in range(30):
+        obs, *_ = venv.step(np.ones((2, 8), np.float32))
+    sl = venv.obs_slices["velocity_commands"]
+    assert np.allclose(obs[:, sl], (0.5, 0.0))
+    assert np.abs(venv.task.physics.qvel[:, 6:][:, 1::2]).max() < 0.5  # wheels held by the override
+    with pytest.raises(ValueError, match="render"):
+        WheelLegVectorEnv(2, render_mode="rgb_array")
