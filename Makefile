@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch first (it lies on this kind of machine's disk); a plain `torch`
 	# requirement would otherwise pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet "torch==2.13.0" || $(BIN)/pip install --quiet torch --index-url https://download.pytorch.org/whl/cpu
-	$(BIN)/pip install --quiet -e ".[dev,video]"
+	$(BIN)/pip install --quiet -e ".[dev,video,slurm]"
 	touch $(STAMP)
 
 train: $(STAMP)

@@ -10,8 +10,9 @@ import argparse
 
 from tqdm import tqdm
 
+from dexwheel.atomic import write_atomic
 from dexwheel.robots import ROBOTS
-from dexwheel.robots.assets import ASSETS_DIR, asset_texts, write_atomic
+from dexwheel.robots.assets import ASSETS_DIR, asset_texts
 
 
 def main() -> None:

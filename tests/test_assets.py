@@ -4,8 +4,9 @@ import mujoco
 import numpy as np
 import pytest
 
+from dexwheel.atomic import atomic_open, write_atomic
 from dexwheel.robots import ROBOTS, get_robot
-from dexwheel.robots.assets import ASSETS_DIR, asset_texts, write_atomic
+from dexwheel.robots.assets import ASSETS_DIR, asset_texts
 from dexwheel.sim.model_checks import ModelError, load_checked
 
 
@@ -49,12 +50,12 @@ def test_urdf_and_mjcf_give_the_same_kinematics_and_mass(robot):
             )
 
 
-def test_write_atomic_never_leaves_a_partial_file(tmp_path):
+def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path):
     target = tmp_path / "robot.xml"
     write_atomic(target, "<mujoco/>")
-
-    with pytest.raises(TypeError):
-        write_atomic(target, 42)  # type: ignore[arg-type]
+    with pytest.raises(KeyboardInterrupt), atomic_open(target) as f:
+        f.write(b"<mujoco><half")
+        raise KeyboardInterrupt
     assert target.read_text() == "<mujoco/>"
     assert list(tmp_path.iterdir()) == [target]
 
@@ -66,3 +67,12 @@ def test_loading_a_file_without_a_joint_names_it(tmp_path):
     broken.write_text(text.replace('"hl_wheel_joint"', '"hl_wheel_renamed"'))
     with pytest.raises(ModelError, match="hl_wheel_joint"):
         load_checked(broken, desc.joint_names, [])
+
+
+def test_atomic_files_get_ordinary_permissions(tmp_path):
+    import os
+
+    write_atomic(tmp_path / "a.txt", "x")
+    plain = tmp_path / "b.txt"
+    plain.write_text("x")
+    assert os.stat(tmp_path / "a.txt").st_mode == os.stat(plain).st_mode

@@ -569,6 +569,7 @@ class G20HandTask:
         k = q_act.shape[0]
         info: dict[str, np.ndarray] = {f"reward_{t}": np.zeros(k) for t in REWARD_TERMS}
         info["tracking_error"] = np.abs(q_act - self.goal[idx]).max(axis=1)
+        info["mean_joint_error"] = np.abs(q_act - self.goal[idx]).mean(axis=1)
         info["command_error"] = np.abs(q_act - self.command[idx]).max(axis=1)
         info["max_penetration"] = self.drive.depth[idx].copy()
         info["projection_checks"] = np.zeros(k, dtype=np.int64)
@@ -621,6 +622,7 @@ class G20HandTask:
             "reward_penetration": r_pen,
             "reward_action_rate_l2": r_rate,
             "tracking_error": errors[:, 0],
+            "mean_joint_error": np.abs(err).mean(axis=1),
             "command_error": errors[:, 1],
             "max_penetration": depth,
             "projection_checks": proj[0],
@@ -669,7 +671,7 @@ class G20HandEnv(gym.Env):
     previous command, an unknown name raises :class:`~dexwheel.control.UnknownJointError`.
 
     ``info``: ``reward_<term>`` for each of :data:`REWARD_TERMS` (reward == their sum),
-    ``tracking_error`` (max |q - goal| over the active joints, rad), ``command_error`` (max |q - command|,
+    ``tracking_error`` (max |q - goal| over the active joints, rad), ``mean_joint_error`` (mean |q - goal|), ``command_error`` (max |q - command|,
     rad: the seed's track-test error), ``max_penetration`` (m), ``projection_checks``/``_limited``/
     ``_fallback`` (what collision projection did), ``action_clipped``, ``goal_switched``.
     """

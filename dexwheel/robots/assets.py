@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from dexwheel.atomic import write_atomic
 from dexwheel.robots import ROBOTS, WHEEL_LEG_ROBOTS, get_robot
 from dexwheel.robots.mjcf import to_mjcf
 from dexwheel.robots.urdf import to_urdf
@@ -21,19 +20,6 @@ def asset_texts(robot: str) -> dict[str, str]:
     if robot in WHEEL_LEG_ROBOTS:
         files[f"{robot}/scene.xml"] = to_mjcf(desc, ground=True)
     return files
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename, so a file is never half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def build_assets(

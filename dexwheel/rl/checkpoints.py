@@ -1,0 +1,96 @@
+"""Checkpoints written atomically (temporary file, then rename), with clear errors when one is bad.
+
+A checkpoint is the SB3 model zip plus, when observations are normalised, the ``VecNormalize``
+statistics next to it (``<name>.zip`` and ``<name>.vecnormalize.pkl``).
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+import zipfile
+from pathlib import Path
+
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.vec_env import VecNormalize
+
+from dexwheel.atomic import atomic_open
+
+CHECKPOINT_DIR = "checkpoints"
+_STEP_RE = re.compile(r"step_(\d+)\.zip$")
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint or run folder that cannot be used, with the path and the reason."""
+
+
+def save_checkpoint(model: BaseAlgorithm, path: Path, vecnormalize: VecNormalize | None) -> Path:
+    """Save ``model`` (and the normalisation statistics) so that no file is ever half-written."""
+    path = Path(path).with_suffix(".zip")
+    if vecnormalize is not None:
+        with atomic_open(stats_path(path)) as f:
+            pickle.dump(vecnormalize, f)
+    with atomic_open(path) as f:
+        model.save(f)
+    return path
+
+
+def stats_path(checkpoint: Path) -> Path:
+    return Path(checkpoint).with_suffix(".vecnormalize.pkl")
+
+
+def step_checkpoints(run_dir: Path) -> list[Path]:
+    """Periodic checkpoints of a run, oldest first."""
+    folder = Path(run_dir) / CHECKPOINT_DIR
+    found = [(int(m.group(1)), p) for p in folder.glob("step_*.zip") if (m := _STEP_RE.search(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def prune(run_dir: Path, keep: int) -> None:
+    """Keep the ``keep`` newest periodic checkpoints (the best and the final ones are never pruned)."""
+    for old in step_checkpoints(run_dir)[:-keep] if keep > 0 else []:
+        old.unlink(missing_ok=True)
+        stats_path(old).unlink(missing_ok=True)
+
+
+def latest_checkpoint(run_dir: Path) -> Path:
+    """The checkpoint to resume from: the newest periodic one, else ``final.zip``."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"train.resume: run folder {run_dir} does not exist")
+    candidates = step_checkpoints(run_dir) + [run_dir / CHECKPOINT_DIR / "final.zip"]
+    existing = [p for p in candidates if p.exists()]
+    if not existing:
+        raise CheckpointError(
+            f"{run_dir}: no checkpoint in {run_dir / CHECKPOINT_DIR} (expected step_*.zip or final.zip)"
+        )
+    return max(existing, key=lambda p: p.stat().st_mtime_ns)
+
+
+def check_checkpoint(path: Path) -> None:
+    """Raise :class:`CheckpointError` naming the file when it is missing or not a readable SB3 zip."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            bad = z.testzip()
+    except (zipfile.BadZipFile, OSError) as e:
+        raise CheckpointError(f"checkpoint {path} is corrupted or not an SB3 model zip ({e})") from e
+    if bad is not None or "data" not in names or "policy.pth" not in names:
+        raise CheckpointError(f"checkpoint {path} is corrupted or incomplete (entries: {sorted(names)})")
+
+
+def load_vecnormalize(checkpoint: Path) -> VecNormalize | None:
+    path = stats_path(checkpoint)
+    if not path.exists():
+        return None
+    try:
+        with open(path, "rb") as f:
+            stats = pickle.load(f)
+    except Exception as e:  # noqa: BLE001 - any unpickling failure means the same thing to a user
+        raise CheckpointError(f"normalisation statistics {path} are corrupted ({e})") from e
+    if not isinstance(stats, VecNormalize):
+        raise CheckpointError(f"{path} does not hold VecNormalize statistics")
+    return stats

@@ -1,0 +1,92 @@
+"""Deterministic evaluation episodes: per-task metrics, a summary, optional video."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from tqdm import tqdm
+
+from dexwheel.atomic import atomic_path
+from dexwheel.rl.metrics import make_metrics
+
+Policy = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass
+class EvalResult:
+    episodes: list[dict[str, float]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, float]:
+        keys = self.episodes[0].keys() if self.episodes else []
+        out = {f"{k}": float(np.mean([e[k] for e in self.episodes])) for k in keys}
+        out["episodes"] = float(len(self.episodes))
+        return out
+
+
+def run_episodes(
+    env: gym.Env,
+    policy: Policy,
+    task: str,
+    n_episodes: int,
+    seed: int,
+    video_path: Path | None = None,
+    progress: bool = False,
+    fps: int | None = None,
+) -> EvalResult:
+    """Run ``n_episodes`` with seeds ``seed, seed+1, ...``; the env renders frames when a video is asked for."""
+    metrics = make_metrics(task)
+    result = EvalResult()
+    frames: list[np.ndarray] = []
+    bar = tqdm(total=n_episodes, desc="evaluating", unit="episode", disable=not progress)
+    for ep in range(n_episodes):
+        obs, _ = env.reset(seed=seed + ep)
+        ret, length, done = 0.0, 0, False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(policy(obs))
+            metrics.step(info)
+            ret += float(reward)
+            length += 1
+            done = terminated or truncated
+            if video_path is not None:
+                frames.append(env.render())
+        row = metrics.episode(bool(terminated))
+        row.update({"return": ret, "length": float(length)})
+        result.episodes.append(row)
+        bar.update(1)
+    bar.close()
+    if video_path is not None and frames:
+        write_video(video_path, frames, fps or int(round(env.metadata.get("render_fps", 30))))
+    return result
+
+
+def write_video(path: Path, frames: list[np.ndarray], fps: int) -> Path:
+    """MP4 through imageio-ffmpeg (the ``video`` extra), written atomically."""
+    import imageio.v2 as imageio
+
+    path = Path(path)
+    with atomic_path(path) as tmp, imageio.get_writer(tmp, fps=fps, codec="libx264", macro_block_size=1) as writer:
+        for frame in frames:
+            writer.append_data(frame)
+    return path
+
+
+def format_table(rows: dict[str, dict[str, Any]]) -> str:
+    """A plain-text table: one column per evaluated setting (e.g. per robot), one row per metric."""
+    names = list(rows)
+    metrics = sorted({k for r in rows.values() for k in r})
+    width = max([len(m) for m in metrics] + [6])
+    colw = max([len(n) for n in names] + [10])
+    lines = [f"{'metric':<{width}}  " + "  ".join(f"{n:>{colw}}" for n in names)]
+    lines.append("-" * len(lines[0]))
+    for m in metrics:
+        cells = []
+        for n in names:
+            v = rows[n].get(m, "")
+            cells.append(f"{v:>{colw}.4f}" if isinstance(v, float) else f"{v!s:>{colw}}")
+        lines.append(f"{m:<{width}}  " + "  ".join(cells))
+    return "\n".join(lines)

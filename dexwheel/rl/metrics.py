@@ -1,0 +1,78 @@
+"""Per-task evaluation metrics, accumulated from the envs' ``info`` dicts step by step.
+
+Each task names the info entries it reads, so an env that stops reporting one fails loudly here
+instead of silently producing a zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def _require(info: dict[str, Any], key: str, task: str) -> float:
+    if key not in info:
+        raise KeyError(f"{task} metrics: the env's info has no {key!r} (keys: {sorted(info)})")
+    return float(info[key])
+
+
+@dataclass
+class VelocityTrackingMetrics:
+    """Wheel-leg velocity tracking: mean absolute errors over every step, falls, return."""
+
+    name: str = "velocity_tracking"
+    vx_err: list[float] = field(default_factory=list)
+    wz_err: list[float] = field(default_factory=list)
+
+    def step(self, info: dict[str, Any]) -> None:
+        self.vx_err.append(_require(info, "lin_vel_x_error", self.name))
+        self.wz_err.append(_require(info, "ang_vel_z_error", self.name))
+
+    def episode(self, terminated: bool) -> dict[str, float]:
+        out = {
+            "lin_vel_x_error": float(np.mean(self.vx_err)) if self.vx_err else float("nan"),
+            "ang_vel_z_error": float(np.mean(self.wz_err)) if self.wz_err else float("nan"),
+            "fall": float(terminated),
+        }
+        self.vx_err.clear()
+        self.wz_err.clear()
+        return out
+
+
+@dataclass
+class HandPoseMetrics:
+    """G20 pose tracking at the end of each episode (one goal per episode): mean and worst joint error
+    over the 16 active joints, the deepest penetration seen, success (mean error <= threshold)."""
+
+    name: str = "hand_pose_tracking"
+    success_threshold_rad: float = 0.05
+    mean_error: float = float("nan")
+    max_error: float = float("nan")
+    max_penetration: float = 0.0
+
+    def step(self, info: dict[str, Any]) -> None:
+        self.mean_error = _require(info, "mean_joint_error", self.name)
+        self.max_error = _require(info, "tracking_error", self.name)
+        self.max_penetration = max(self.max_penetration, _require(info, "max_penetration", self.name))
+
+    def episode(self, terminated: bool) -> dict[str, float]:
+        out = {
+            "mean_joint_error": self.mean_error,
+            "max_joint_error": self.max_error,
+            "max_penetration": self.max_penetration,
+            "success": float(self.mean_error <= self.success_threshold_rad),
+        }
+        self.mean_error, self.max_error, self.max_penetration = float("nan"), float("nan"), 0.0
+        return out
+
+
+TASK_METRICS = {"velocity_tracking": VelocityTrackingMetrics, "hand_pose_tracking": HandPoseMetrics}
+
+
+def make_metrics(task: str):
+    try:
+        return TASK_METRICS[task]()
+    except KeyError:
+        raise ValueError(f"task.name: unknown task {task!r}; known tasks {sorted(TASK_METRICS)}") from None

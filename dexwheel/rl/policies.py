@@ -1,0 +1,63 @@
+"""Policies evaluate.py and view.py can play: a trained checkpoint, random or zero actions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from dexwheel.rl.checkpoints import (
+    CHECKPOINT_DIR,
+    CheckpointError,
+    check_checkpoint,
+    latest_checkpoint,
+    load_vecnormalize,
+)
+from dexwheel.rl.evaluation import Policy
+from dexwheel.rl.training import ALGORITHMS, CONFIG_FILE
+
+POLICIES = ("trained", "random", "zero")
+
+
+def run_config(run_dir: Path) -> DictConfig:
+    """The resolved config a run was trained with."""
+    path = Path(run_dir) / CONFIG_FILE
+    if not path.exists():
+        raise CheckpointError(f"run={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")
+    return OmegaConf.load(path)  # type: ignore[return-value]
+
+
+def resolve_checkpoint(run_dir: Path, which: str) -> Path:
+    if which == "latest":
+        return latest_checkpoint(run_dir)
+    if which in ("best", "final"):
+        path = Path(run_dir) / CHECKPOINT_DIR / f"{which}.zip"
+        if which == "best" and not path.exists():  # a run too short for a periodic evaluation
+            path = Path(run_dir) / CHECKPOINT_DIR / "final.zip"
+        return path
+    return Path(which)
+
+
+def load_policy(run_dir: Path, which: str, algo: str) -> Policy:
+    checkpoint = resolve_checkpoint(run_dir, which)
+    check_checkpoint(checkpoint)
+    model = ALGORITHMS[algo].load(checkpoint, device="cpu")
+    stats = load_vecnormalize(checkpoint)
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        x = stats.normalize_obs(obs) if stats is not None else obs
+        return model.predict(x, deterministic=True)[0]
+
+    return act
+
+
+def baseline_policy(kind: str, space: gym.spaces.Box, seed: int) -> Policy:
+    if kind == "zero":
+        zero = np.zeros(space.shape, dtype=space.dtype)
+        return lambda obs: zero
+    if kind == "random":
+        space.seed(seed)
+        return lambda obs: space.sample()
+    raise ValueError(f"policy: {kind!r} is not one of {list(POLICIES)}")

@@ -1,0 +1,104 @@
+"""Typed schemas for the non-env parts of the Hydra config: a bad key or value fails before anything runs.
+
+Env parameters are checked by the env constructors themselves (each names the field and the allowed
+range); these dataclasses cover training and the algorithms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+
+class ConfigError(ValueError):
+    """A config key or value that cannot be used, named with its full dotted path."""
+
+
+@dataclass
+class TrainCfg:
+    total_timesteps: int = 1_000_000
+    num_envs: int = 16
+    vectorization: str = "native"  # native | subproc | dummy
+    normalize_obs: bool = True
+    eval_every_steps: int = 50_000
+    eval_episodes: int = 5
+    eval_seed: int = 10_000  # evaluation seeds never overlap training seeds
+    checkpoint_every_steps: int = 100_000
+    keep_checkpoints: int = 3
+    resume: str | None = None
+    progress_bar: bool = True
+    device: str = "cpu"
+    torch_threads: int = 1
+
+
+@dataclass
+class PPOParams:
+    learning_rate: float = 3e-4
+    n_steps: int = 2048
+    batch_size: int = 64
+    n_epochs: int = 10
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None
+    use_sde: bool = False
+
+
+@dataclass
+class SACParams:
+    learning_rate: float = 3e-4
+    buffer_size: int = 1_000_000
+    learning_starts: int = 100
+    batch_size: int = 256
+    tau: float = 0.005
+    gamma: float = 0.99
+    train_freq: int = 1
+    gradient_steps: int = 1
+    ent_coef: str = "auto"
+
+
+@dataclass
+class PolicyCfg:
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    activation: str = "tanh"  # tanh | relu | elu
+    log_std_init: float = 0.0
+
+
+ALGO_PARAMS = {"ppo": PPOParams, "sac": SACParams}
+VECTORIZATION = ("native", "subproc", "dummy")
+ACTIVATIONS = ("tanh", "relu", "elu")
+
+
+def _checked(schema: Any, node: Any, where: str) -> DictConfig:
+    try:
+        plain = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
+        return OmegaConf.merge(OmegaConf.structured(schema), plain)
+    except OmegaConfBaseException as e:
+        key = getattr(e, "full_key", "") or ""
+        raise ConfigError(f"{where}{'.' + key if key else ''}: {e.msg if hasattr(e, 'msg') else e}") from None
+
+
+def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
+    """Check ``train``, ``algo`` and ``seed``; returns typed train config, algo name, params, policy."""
+    train = _checked(TrainCfg, cfg.train, "train")
+    if train.vectorization not in VECTORIZATION:
+        raise ConfigError(f"train.vectorization: {train.vectorization!r} is not one of {list(VECTORIZATION)}")
+    for key in ("total_timesteps", "num_envs", "eval_every_steps", "eval_episodes", "checkpoint_every_steps"):
+        if train[key] <= 0:
+            raise ConfigError(f"train.{key}: must be > 0, got {train[key]}")
+    name = cfg.algo.name
+    if name not in ALGO_PARAMS:
+        raise ConfigError(f"algo.name: {name!r} is not one of {sorted(ALGO_PARAMS)}")
+    params = _checked(ALGO_PARAMS[name], cfg.algo.params, "algo.params")
+    policy = _checked(PolicyCfg, cfg.algo.policy, "algo.policy")
+    if policy.activation not in ACTIVATIONS:
+        raise ConfigError(f"algo.policy.activation: {policy.activation!r} is not one of {list(ACTIVATIONS)}")
+    if not isinstance(cfg.seed, int):
+        raise ConfigError(f"seed: must be an integer, got {cfg.seed!r}")
+    return OmegaConf.to_object(train), name, params, policy  # type: ignore[return-value]

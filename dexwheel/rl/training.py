@@ -1,0 +1,226 @@
+"""Training with stable-baselines3: vector envs, normalisation, periodic evaluation, atomic checkpoints.
+
+The Hydra entry point is ``scripts/train.py``; this module holds everything it does so tests can
+call it with a composed config.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+from stable_baselines3 import PPO, SAC
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor, VecNormalize
+
+from dexwheel.atomic import write_atomic
+from dexwheel.rl.checkpoints import (
+    CHECKPOINT_DIR,
+    check_checkpoint,
+    latest_checkpoint,
+    load_vecnormalize,
+    prune,
+    save_checkpoint,
+)
+from dexwheel.rl.curves import plot_learning_curve
+from dexwheel.rl.env_factory import make_env, make_vector_env
+from dexwheel.rl.evaluation import run_episodes
+from dexwheel.rl.sb3_vec_env import GymVectorEnvAdapter
+from dexwheel.rl.schema import TrainCfg, validate
+
+ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
+ACTIVATION_FNS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU}
+CONFIG_FILE = "config.yaml"
+HISTORY_FILE = "eval_history.json"
+CURVE_FILE = "learning_curve.png"
+
+
+def build_vec_env(cfg: DictConfig, train: TrainCfg, seed: int) -> VecEnv:
+    n = train.num_envs
+    if train.vectorization == "native":
+        venv: VecEnv = GymVectorEnvAdapter(make_vector_env(cfg, n))
+    else:
+        factory = [lambda: Monitor(make_env(cfg)) for _ in range(n)]
+        venv = (
+            SubprocVecEnv(factory, start_method="forkserver")
+            if train.vectorization == "subproc"
+            else DummyVecEnv(factory)
+        )
+    venv = VecMonitor(venv) if train.vectorization == "native" else venv
+    venv.seed(seed)
+    if train.normalize_obs:
+        venv = VecNormalize(venv, norm_obs=True, norm_reward=False)
+    return venv
+
+
+def normalizer_of(model: BaseAlgorithm) -> VecNormalize | None:
+    env = model.get_env()
+    return env if isinstance(env, VecNormalize) else None
+
+
+def policy_fn(model: BaseAlgorithm, normalizer: VecNormalize | None):
+    """Deterministic actions from raw single-env observations (normalised with the training statistics)."""
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        x = normalizer.normalize_obs(obs) if normalizer is not None else obs
+        action, _ = model.predict(x, deterministic=True)
+        return action
+
+    return act
+
+
+class CheckpointEvery(BaseCallback):
+    """Atomic ``checkpoints/step_<n>.zip`` every ``every`` env steps, keeping the newest ``keep``."""
+
+    def __init__(self, run_dir: Path, every: int, keep: int):
+        super().__init__()
+        self.run_dir, self.every, self.keep = run_dir, every, keep
+        self.last = 0
+
+    def _on_training_start(self) -> None:
+        self.last = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps - self.last >= self.every:
+            self.save()
+        return True
+
+    def save(self) -> Path:
+        path = self.run_dir / CHECKPOINT_DIR / f"step_{self.num_timesteps}.zip"
+        save_checkpoint(self.model, path, normalizer_of(self.model))
+        prune(self.run_dir, self.keep)
+        self.last = self.num_timesteps
+        return path
+
+
+class EvalEvery(BaseCallback):
+    """Deterministic episodes on a separate env; keeps ``best.zip`` and redraws the learning curve."""
+
+    def __init__(self, cfg: DictConfig, train: TrainCfg, run_dir: Path):
+        super().__init__()
+        self.cfg, self.train, self.run_dir = cfg, train, run_dir
+        self.task = cfg.task.name
+        self.env = make_env(cfg)
+        self.history: list[dict[str, float]] = _load_history(run_dir)
+        self.last = 0
+
+    def _on_training_start(self) -> None:
+        self.last = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps - self.last >= self.train.eval_every_steps:
+            self.evaluate()
+        return True
+
+    def evaluate(self) -> dict[str, float]:
+        self.last = self.num_timesteps
+        act = policy_fn(self.model, normalizer_of(self.model))
+        summary = run_episodes(self.env, act, self.task, self.train.eval_episodes, self.train.eval_seed).summary()
+        summary["timesteps"] = float(self.num_timesteps)
+        for key, value in summary.items():
+            self.logger.record(f"eval/{key}", value)
+        if all(summary["return"] > h["return"] for h in self.history):  # best.zip: highest mean return
+            save_checkpoint(self.model, self.run_dir / CHECKPOINT_DIR / "best.zip", normalizer_of(self.model))
+        self.history.append(summary)
+        write_atomic(self.run_dir / HISTORY_FILE, json.dumps(self.history, indent=1))
+        self.plot()
+        return summary
+
+    def plot(self) -> None:
+        steps = [int(h["timesteps"]) for h in self.history]
+        keys = ["return", *[k for k in self.history[-1] if k not in ("return", "timesteps", "episodes", "length")]]
+        series = {k: [h[k] for h in self.history] for k in keys}
+        title = f"{self.cfg.robot.name} / {self.cfg.algo.name} / seed {self.cfg.seed}"
+        plot_learning_curve(self.run_dir / CURVE_FILE, steps, series, title)
+
+    def _on_training_end(self) -> None:
+        self.env.close()
+
+
+def _load_history(run_dir: Path) -> list[dict[str, float]]:
+    path = run_dir / HISTORY_FILE
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+def _new_model(cfg: DictConfig, name: str, params: DictConfig, policy: DictConfig, venv: VecEnv, train: TrainCfg,
+               run_dir: Path) -> BaseAlgorithm:  # fmt: skip
+    policy_kwargs: dict[str, Any] = {
+        "net_arch": list(policy.net_arch),
+        "activation_fn": ACTIVATION_FNS[policy.activation],
+    }
+    if name == "ppo":
+        policy_kwargs["log_std_init"] = policy.log_std_init
+    return ALGORITHMS[name](
+        "MlpPolicy",
+        venv,
+        seed=cfg.seed,
+        device=train.device,
+        tensorboard_log=str(run_dir / "tb"),
+        policy_kwargs=policy_kwargs,
+        verbose=0,
+        **OmegaConf.to_container(params),  # type: ignore[arg-type]
+    )
+
+
+def _resumed_model(name: str, run_dir: Path, venv: VecEnv, train: TrainCfg) -> tuple[BaseAlgorithm, VecEnv]:
+    checkpoint = latest_checkpoint(run_dir)
+    check_checkpoint(checkpoint)
+    stats = load_vecnormalize(checkpoint)
+    if stats is not None:
+        inner = venv.venv if isinstance(venv, VecNormalize) else venv
+        stats.set_venv(inner)
+        venv = stats
+    model = ALGORITHMS[name].load(checkpoint, env=venv, device=train.device)
+    print(f"resuming from {checkpoint} at step {model.num_timesteps}")
+    return model, venv
+
+
+def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """Train as the config says, writing everything into ``run_dir``; returns the final evaluation."""
+    train_cfg, name, params, policy = validate(cfg)
+    make_env(cfg).close()  # env kwargs are checked (and named) before anything else runs
+    run_dir = Path(train_cfg.resume) if train_cfg.resume else Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(train_cfg.torch_threads)
+    write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))
+
+    venv = build_vec_env(cfg, train_cfg, cfg.seed)
+    if train_cfg.resume:
+        model, venv = _resumed_model(name, run_dir, venv, train_cfg)
+    else:
+        model = _new_model(cfg, name, params, policy, venv, train_cfg, run_dir)
+    checkpoints = CheckpointEvery(run_dir, train_cfg.checkpoint_every_steps, train_cfg.keep_checkpoints)
+    evaluator = EvalEvery(cfg, train_cfg, run_dir)
+    remaining = max(0, train_cfg.total_timesteps - model.num_timesteps)
+    interrupted = False
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt here
+    try:
+        model.learn(
+            remaining,
+            callback=CallbackList([checkpoints, evaluator]),
+            reset_num_timesteps=not train_cfg.resume,
+            progress_bar=train_cfg.progress_bar,
+            tb_log_name=name,
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+        path = checkpoints.save()
+        print(f"\ninterrupted: saved {path}; resume with train.resume={run_dir}")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if interrupted:
+        venv.close()
+        raise SystemExit(130)
+    save_checkpoint(model, run_dir / CHECKPOINT_DIR / "final.zip", normalizer_of(model))
+    summary = evaluator.evaluate()
+    write_atomic(run_dir / "final_eval.json", json.dumps(summary, indent=1))
+    venv.close()
+    return summary

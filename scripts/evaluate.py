@@ -1,0 +1,33 @@
+"""Evaluate a policy over N deterministic episodes: a metrics table, a JSON file, optional MP4.
+
+python scripts/evaluate.py run=outputs/<run>
+python scripts/evaluate.py run=outputs/<m20 run> robots=[m20_legacy,solenopsis]   # cross-robot
+python scripts/evaluate.py robot=g20_left drive=pd policy=random video=true
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from dexwheel.rl.checkpoints import CheckpointError
+from dexwheel.rl.eval_job import evaluate
+from dexwheel.rl.schema import ConfigError
+
+CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
+
+
+@hydra.main(config_path=CONFIG_DIR, config_name="evaluate", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    try:
+        evaluate(cfg)
+    except (ConfigError, CheckpointError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

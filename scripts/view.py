@@ -1,0 +1,74 @@
+"""MuJoCo's interactive viewer on any robot/task config, playing a policy, presets or random actions.
+
+python scripts/view.py robot=solenopsis source=presets
+python scripts/view.py robot=g20_left source=presets          # open, half fist, full fist
+python scripts/view.py run=outputs/<run> source=policy
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import hydra
+import mujoco.viewer
+import numpy as np
+from omegaconf import DictConfig
+
+from dexwheel.rl.checkpoints import CheckpointError
+from dexwheel.rl.env_factory import make_env
+from dexwheel.rl.policies import baseline_policy, load_policy, run_config
+from dexwheel.rl.presets import g20_sdk_sequence, wheel_leg_sequence
+from dexwheel.rl.schema import ConfigError
+
+CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
+SOURCES = ("policy", "presets", "random", "zero")
+
+
+def action_source(cfg: DictConfig):
+    """(config the env is built from, env overrides, obs -> action)."""
+    if cfg.source not in SOURCES:
+        raise ConfigError(f"source: {cfg.source!r} is not one of {list(SOURCES)}")
+    if cfg.source == "policy":
+        if not cfg.run:
+            raise ConfigError("run: source=policy needs run=<training run folder>")
+        env_cfg = run_config(Path(cfg.run))
+        return env_cfg, {}, load_policy(Path(cfg.run), cfg.checkpoint, env_cfg.algo.name)
+    if cfg.source == "presets":
+        if cfg.robot.family == "hand":
+            seq = g20_sdk_sequence()
+            return cfg, {"action": "sdk255"}, lambda obs: next(seq)
+        seq = wheel_leg_sequence(8)
+        return cfg, {}, lambda obs: next(seq)
+    return cfg, {}, None
+
+
+@hydra.main(config_path=CONFIG_DIR, config_name="view", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    try:
+        env_cfg, overrides, policy = action_source(cfg)
+        env = make_env(env_cfg, **overrides)
+    except (ConfigError, CheckpointError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    policy = policy or baseline_policy(cfg.source, env.action_space, cfg.seed)
+    obs, _ = env.reset(seed=cfg.seed)
+    model, data = env.unwrapped.model, env.unwrapped.data
+    dt = float(getattr(env.unwrapped, "dt", model.opt.timestep))
+    with mujoco.viewer.launch_passive(model, data) as viewer:
+        step = 0
+        while viewer.is_running() and (cfg.steps <= 0 or step < cfg.steps):
+            start = time.perf_counter()
+            obs, _, terminated, truncated, _ = env.step(np.asarray(policy(obs)))
+            if terminated or truncated:
+                obs, _ = env.reset()
+            viewer.sync()
+            step += 1
+            if cfg.realtime:
+                time.sleep(max(0.0, dt - (time.perf_counter() - start)))
+    env.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""The Hydra tree: every group option composes and builds its env; bad keys and values fail, named."""
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
+from omegaconf.errors import ConfigAttributeError
+
+from dexwheel.rl.env_factory import env_kwargs, make_env
+from dexwheel.rl.schema import ConfigError, validate
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+HANDS = ["g20_left", "g20_right"]
+WHEEL_LEGS = ["solenopsis", "m20_legacy"]
+
+
+def cfg(*overrides: str, name: str = "train"):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
+        return compose(config_name=name, overrides=list(overrides))
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIGS / group).glob("*.yaml"))
+
+
+def test_choosing_a_robot_pulls_its_task_defaults():
+    hand, wheel = cfg("robot=g20_left"), cfg("robot=solenopsis")
+    assert (hand.task.name, hand.drive.name, hand.action.name) == ("hand_pose_tracking", "hard_write", "normalized")
+    assert (wheel.task.name, wheel.drive.name, wheel.action.name) == ("velocity_tracking", "pd", "wheel_leg")
+    assert wheel.train.total_timesteps == wheel.task.train.total_timesteps
+    assert cfg().robot.name == "solenopsis"  # the default robot
+
+
+@pytest.mark.parametrize("robot", HANDS)
+@pytest.mark.parametrize("drive", ["hard_write", "pd", "track_test"])
+def test_every_hand_drive_composes_and_builds(robot, drive):
+    c = cfg(f"robot={robot}", f"drive={drive}")
+    env = make_env(c)
+    assert env.unwrapped.config.hand == robot.removeprefix("g20_")
+    assert env.unwrapped.config.drive == ("hard_write" if drive == "track_test" else drive)
+    env.close()
+
+
+@pytest.mark.parametrize("action", ["normalized", "sdk255", "nominal", "delta"])
+@pytest.mark.parametrize("collision", ["projection", "off"])
+def test_every_hand_action_and_collision_option_builds(action, collision):
+    env = make_env(cfg("robot=g20_left", f"action={action}", f"collision={collision}"))
+    assert env.unwrapped.config.action == action
+    assert env.unwrapped.config.collision_projection == (collision == "projection")
+    env.close()
+
+
+@pytest.mark.parametrize("robot", WHEEL_LEGS)
+@pytest.mark.parametrize("composer", ["policy", "wheels_only", "safety_stop"])
+def test_every_wheel_leg_composer_option_builds(robot, composer):
+    c = cfg(f"robot={robot}", f"composer={composer}")
+    env = make_env(c)
+    assert tuple(env.unwrapped.cfg.composer.layers) == tuple(c.composer.wheel_leg.composer.layers)
+    assert env.unwrapped.cfg.robot == robot
+    env.close()
+
+
+@pytest.mark.parametrize("algo", ["ppo", "sac"])
+def test_algo_options_validate(algo):
+    train, name, params, policy = validate(cfg(f"algo={algo}"))
+    assert name == algo and train.num_envs > 0 and params.learning_rate > 0 and len(policy.net_arch) == 2
+
+
+def test_every_group_option_is_covered_above():
+    assert options("robot") == sorted(HANDS + WHEEL_LEGS)
+    assert options("drive") == ["hard_write", "pd", "track_test"]
+    assert options("action") == ["delta", "nominal", "normalized", "sdk255", "wheel_leg"]
+    assert options("composer") == ["policy", "safety_stop", "wheels_only"]
+    assert options("collision") == ["off", "projection", "wheel_leg"]
+    assert options("algo") == ["ppo", "sac"]
+    assert options("backend") == ["mujoco"]
+
+
+# -- bad keys and values fail before anything runs, naming them --------------------------------
+def test_an_unknown_key_fails_naming_it():
+    with pytest.raises(ConfigCompositionException, match="train.bogus"):
+        cfg("train.bogus=1")
+    with pytest.raises(ConfigCompositionException, match="task.hand.slew"):
+        cfg("robot=g20_left", "task.hand.slew=1")
+
+
+def test_an_unknown_env_field_added_with_plus_fails_naming_it():
+    with pytest.raises(ConfigError, match="bogus"):
+        make_env(cfg("robot=g20_left", "+task.hand.bogus=1"))
+    with pytest.raises(ValueError, match="bogus"):
+        make_env(cfg("robot=solenopsis", "+task.wheel_leg.rewards.bogus=1"))
+
+
+def test_an_unknown_group_option_lists_the_valid_ones():
+    with pytest.raises(ConfigCompositionException, match="hard_write"):
+        cfg("robot=g20_left", "drive=soft")
+
+
+@pytest.mark.parametrize(
+    ("override", "match"),
+    [
+        ("train.num_envs=abc", "train.num_envs"),
+        ("train.num_envs=0", "train.num_envs"),
+        ("train.vectorization=threads", "train.vectorization"),
+        ("algo.params.learning_rate=fast", "algo.params.learning_rate"),
+        ("algo.policy.activation=swish", "algo.policy.activation"),
+    ],
+)
+def test_a_bad_training_value_fails_naming_the_field(override, match):
+    with pytest.raises(ConfigError, match=match):
+        validate(cfg(override))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        (["robot=g20_left", "task.hand.tracking_std=-1"], "tracking_std"),
+        (["robot=g20_left", "drive.hand.drive=teleport"], "drive"),
+        (["robot=solenopsis", "task.wheel_leg.decimation=0"], "decimation"),
+        (["robot=solenopsis", "task.wheel_leg.commands.lin_vel_x=[1.0,-1.0]"], "commands.lin_vel_x"),
+    ],
+)
+def test_a_bad_env_value_fails_naming_the_field(overrides, match):
+    with pytest.raises(ValueError, match=match):
+        make_env(cfg(*overrides))
+
+
+def test_an_option_of_the_wrong_family_is_refused():
+    with pytest.raises(ConfigError, match="drive=hard_write is not available for robot solenopsis"):
+        env_kwargs(cfg("robot=solenopsis", "drive=hard_write"))
+    with pytest.raises(ConfigError, match="composer=wheels_only is not available for robot g20_left"):
+        env_kwargs(cfg("robot=g20_left", "composer=wheels_only"))
+
+
+def test_struct_mode_protects_nested_env_sections():
+    c = cfg("robot=solenopsis")
+    with pytest.raises(ConfigAttributeError, match="task.wheel_leg.rewards.bogus"):
+        c.task.wheel_leg.rewards.bogus = 1.0

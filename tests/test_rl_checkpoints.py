@@ -1,0 +1,77 @@
+"""Checkpoints: atomic, pruned, and a corrupted or missing one gives a clear error."""
+
+import zipfile
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from stable_baselines3 import PPO
+from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+from dexwheel.rl.checkpoints import (
+    CheckpointError,
+    check_checkpoint,
+    latest_checkpoint,
+    load_vecnormalize,
+    prune,
+    save_checkpoint,
+    stats_path,
+    step_checkpoints,
+)
+
+
+@pytest.fixture(scope="module")
+def model_and_stats():
+    venv = VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]), norm_reward=False)
+    model = PPO("MlpPolicy", venv, n_steps=32, batch_size=32, seed=0, device="cpu")
+    model.learn(64)
+    return model, venv
+
+
+def test_checkpoint_round_trip_keeps_weights_and_statistics(tmp_path, model_and_stats):
+    model, venv = model_and_stats
+    path = save_checkpoint(model, tmp_path / "checkpoints" / "step_64", venv)
+    check_checkpoint(path)
+    loaded = PPO.load(path, device="cpu")
+    obs = np.zeros((1, 4), dtype=np.float32)
+    np.testing.assert_array_equal(model.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0])
+    stats = load_vecnormalize(path)
+    np.testing.assert_array_equal(stats.obs_rms.mean, venv.obs_rms.mean)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["step_64.vecnormalize.pkl", "step_64.zip"]
+
+
+def test_prune_keeps_the_newest(tmp_path, model_and_stats):
+    model, venv = model_and_stats
+    for step in (100, 200, 300, 400):
+        save_checkpoint(model, tmp_path / "checkpoints" / f"step_{step}", venv)
+    save_checkpoint(model, tmp_path / "checkpoints" / "best", venv)
+    prune(tmp_path, keep=2)
+    assert [p.name for p in step_checkpoints(tmp_path)] == ["step_300.zip", "step_400.zip"]
+    assert (tmp_path / "checkpoints" / "best.zip").exists()
+    assert not stats_path(tmp_path / "checkpoints" / "step_100.zip").exists()
+    assert latest_checkpoint(tmp_path).name == "step_400.zip"
+
+
+def test_a_corrupted_checkpoint_is_named(tmp_path, model_and_stats):
+    model, venv = model_and_stats
+    path = save_checkpoint(model, tmp_path / "step_1", venv)
+    path.write_bytes(path.read_bytes()[:200])  # truncated, as by a crash without atomic writes
+    with pytest.raises(CheckpointError, match="step_1.zip"):
+        check_checkpoint(path)
+    with zipfile.ZipFile(path := tmp_path / "other.zip", "w") as z:
+        z.writestr("readme.txt", "not a model")
+    with pytest.raises(CheckpointError, match="incomplete"):
+        check_checkpoint(path)
+    stats_path(tmp_path / "x.zip").write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="corrupted"):
+        load_vecnormalize(tmp_path / "x.zip")
+
+
+def test_a_missing_checkpoint_or_run_is_named(tmp_path):
+    with pytest.raises(CheckpointError, match="does not exist"):
+        check_checkpoint(tmp_path / "nope.zip")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        latest_checkpoint(tmp_path / "no_run")
+    (tmp_path / "empty_run").mkdir()
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        latest_checkpoint(tmp_path / "empty_run")

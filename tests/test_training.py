@@ -1,0 +1,118 @@
+"""Short training runs and evaluations on every robot; resume; interrupted runs; Hydra launchers."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from dexwheel.rl.checkpoints import CheckpointError, step_checkpoints
+from dexwheel.rl.eval_job import evaluate
+from dexwheel.rl.training import train
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+SHORT = [
+    "train.total_timesteps=2048",
+    "train.num_envs=4",
+    "train.eval_every_steps=1024",
+    "train.eval_episodes=1",
+    "train.checkpoint_every_steps=1024",
+    "train.progress_bar=false",
+    "algo.params.n_steps=128",
+    "algo.params.batch_size=256",
+    "algo.params.n_epochs=2",
+]
+SHORT_EPISODES = {
+    "hand": ["task.hand.max_episode_steps=50"],
+    "wheel_leg": ["task.wheel_leg.episode_length_s=2.0"],
+}
+
+
+def compose_cfg(name="train", *overrides):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
+        return compose(config_name=name, overrides=list(overrides))
+
+
+def short(robot, *extra):
+    family = "hand" if robot.startswith("g20") else "wheel_leg"
+    return [f"robot={robot}", *SHORT, *SHORT_EPISODES[family], *extra]
+
+
+@pytest.mark.parametrize("robot", ["g20_left", "g20_right", "solenopsis", "m20_legacy"])
+def test_a_short_run_trains_checkpoints_and_evaluates(robot, tmp_path):
+    cfg = compose_cfg("train", *short(robot))
+    summary = train(cfg, tmp_path)
+    assert summary["timesteps"] >= 2048
+    for name in ("config.yaml", "learning_curve.png", "eval_history.json", "final_eval.json"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert (tmp_path / "checkpoints" / "final.zip").exists()
+    assert (tmp_path / "checkpoints" / "final.vecnormalize.pkl").exists()
+    assert list((tmp_path / "tb").rglob("events.out.tfevents*"))
+    history = json.loads((tmp_path / "eval_history.json").read_text())
+    assert [h["timesteps"] for h in history] == sorted(h["timesteps"] for h in history)
+
+    ecfg = compose_cfg("evaluate", f"run={tmp_path}", "episodes=2", *SHORT_EPISODES[cfg.robot.family])
+    results = evaluate(ecfg)
+    assert set(results) == {robot}
+    metric = "mean_joint_error" if robot.startswith("g20") else "lin_vel_x_error"
+    assert results[robot][metric] >= 0.0 and results[robot]["episodes"] == 2
+    saved = json.loads((tmp_path / "eval" / "trained.json").read_text())
+    assert saved["results"][robot][metric] == pytest.approx(results[robot][metric])
+
+
+def test_resume_continues_the_step_count(tmp_path):
+    cfg = compose_cfg("train", *short("solenopsis"))
+    train(cfg, tmp_path)
+    first = [int(p.stem.split("_")[1]) for p in step_checkpoints(tmp_path)]
+    more = compose_cfg("train", *short("solenopsis", "train.total_timesteps=4096", f"train.resume={tmp_path}"))
+    summary = train(more, tmp_path / "ignored")
+    later = [int(p.stem.split("_")[1]) for p in step_checkpoints(tmp_path)]
+    assert summary["timesteps"] >= 4096
+    assert max(later) > max(first) >= 2048
+
+
+def test_resume_from_a_missing_or_corrupted_run_is_a_clear_error(tmp_path):
+    with pytest.raises(CheckpointError, match="does not exist"):
+        train(compose_cfg("train", *short("solenopsis", f"train.resume={tmp_path / 'nope'}")), tmp_path)
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "checkpoints" / "step_1024.zip").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(CheckpointError, match="step_1024.zip"):
+        train(compose_cfg("train", *short("solenopsis", f"train.resume={run}")), tmp_path)
+
+
+def test_cross_robot_evaluation_prints_both_robots(tmp_path, capsys):
+    train(compose_cfg("train", *short("m20_legacy")), tmp_path)
+    results = evaluate(compose_cfg("evaluate", f"run={tmp_path}", "episodes=1", "robots=[m20_legacy,solenopsis]",
+                                   *SHORT_EPISODES["wheel_leg"]))  # fmt: skip
+    assert list(results) == ["m20_legacy", "solenopsis"]
+    table = capsys.readouterr().out
+    assert "m20_legacy" in table and "solenopsis" in table and "lin_vel_x_error" in table
+
+
+def test_baseline_policies_and_video(tmp_path):
+    out = tmp_path / "random.json"
+    cfg = compose_cfg("evaluate", "robot=g20_left", "policy=random", "episodes=1", "video=true",
+                      "task.hand.max_episode_steps=20", f"out={out}")  # fmt: skip
+    os.chdir(tmp_path)  # videos of runless evaluations go to ./outputs/eval
+    results = evaluate(cfg)
+    assert results["g20_left"]["episodes"] == 1
+    video = tmp_path / "outputs" / "eval" / "random_g20_left.mp4"
+    assert video.stat().st_size > 1000
+    assert json.loads(out.read_text())["policy"] == "random"
+
+
+def test_submitit_local_multirun_runs_each_seed(tmp_path):
+    sweep = tmp_path / "multirun"
+    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), "-m", "hydra/launcher=submitit_local_dexwheel",
+           "seed=0,1", f"hydra.sweep.dir={sweep}", *short("solenopsis", "train.total_timesteps=512",
+           "train.eval_every_steps=512", "train.checkpoint_every_steps=512")]  # fmt: skip
+    subprocess.run(cmd, check=True, cwd=tmp_path, timeout=600, capture_output=True)
+    finals = sorted(sweep.rglob("final_eval.json"))
+    assert len(finals) == 2
+    configs = sorted(p.read_text() for p in sweep.rglob("config.yaml") if p.parent.name != ".hydra")
+    assert any("seed: 0" in c for c in configs) and any("seed: 1" in c for c in configs)
