@@ -55,7 +55,7 @@ def test_a_short_run_trains_checkpoints_and_evaluates(robot, tmp_path):
     history = json.loads((tmp_path / "eval_history.json").read_text())
     assert [h["timesteps"] for h in history] == sorted(h["timesteps"] for h in history)
 
-    ecfg = compose_cfg("evaluate", f"run={tmp_path}", "episodes=2", *SHORT_EPISODES[cfg.robot.family])
+    ecfg = compose_cfg("evaluate", f"run={tmp_path}", "episodes=2")  # the run's own (short) config
     results = evaluate(ecfg)
     assert set(results) == {robot}
     metric = "mean_joint_error" if robot.startswith("g20") else "lin_vel_x_error"
@@ -87,8 +87,7 @@ def test_resume_from_a_missing_or_corrupted_run_is_a_clear_error(tmp_path):
 
 def test_cross_robot_evaluation_prints_both_robots(tmp_path, capsys):
     train(compose_cfg("train", *short("m20_legacy")), tmp_path)
-    results = evaluate(compose_cfg("evaluate", f"run={tmp_path}", "episodes=1", "robots=[m20_legacy,solenopsis]",
-                                   *SHORT_EPISODES["wheel_leg"]))  # fmt: skip
+    results = evaluate(compose_cfg("evaluate", f"run={tmp_path}", "episodes=1", "robots=[m20_legacy,solenopsis]"))
     assert list(results) == ["m20_legacy", "solenopsis"]
     table = capsys.readouterr().out
     assert "m20_legacy" in table and "solenopsis" in table and "lin_vel_x_error" in table
@@ -116,3 +115,24 @@ def test_submitit_local_multirun_runs_each_seed(tmp_path):
     assert len(finals) == 2
     configs = sorted(p.read_text() for p in sweep.rglob("config.yaml") if p.parent.name != ".hydra")
     assert any("seed: 0" in c for c in configs) and any("seed: 1" in c for c in configs)
+
+
+def test_ctrl_c_saves_a_checkpoint_before_exiting(tmp_path):
+    import signal
+    import time
+
+    run = tmp_path / "run"
+    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), f"hydra.run.dir={run}",
+           *short("solenopsis", "train.total_timesteps=10000000", "train.eval_every_steps=10000000",
+                  "train.checkpoint_every_steps=10000000")]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while not list((run / "tb").rglob("events.out.tfevents*")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(3.0)  # let it learn a little
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    saved = list((run / "checkpoints").glob("step_*.zip"))
+    assert len(saved) == 1 and "resume with train.resume=" in out
+    assert int(saved[0].stem.split("_")[1]) > 0

@@ -45,7 +45,8 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
     for robot in robots:
         rcfg = env_cfg if robot == env_cfg.robot.name else with_robot(env_cfg, robot)
         render = {"render_mode": "rgb_array"} if cfg.video else {}
-        env = make_env(rcfg, **render)
+        overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
+        env = make_env(rcfg, **render, **overrides)
         if cfg.policy == "trained":
             policy = load_policy(run, cfg.checkpoint, env_cfg.algo.name)
         else:

@@ -187,6 +187,8 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     train_cfg, name, params, policy = validate(cfg)
     make_env(cfg).close()  # env kwargs are checked (and named) before anything else runs
     run_dir = Path(train_cfg.resume) if train_cfg.resume else Path(run_dir)
+    if train_cfg.resume:
+        check_checkpoint(latest_checkpoint(run_dir))  # a missing or corrupted run fails before anything is written
     run_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(train_cfg.torch_threads)
     write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))
