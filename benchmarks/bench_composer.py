@@ -34,22 +34,15 @@ from dexwheel.control import (
     JointTargetBuffer,
     MotorFrame,
 )
+from dexwheel.control.seed_example import HEAD_JOINTS, POLICY_JOINTS, STATE_OUTPUT_JOINTS, WAVE_JOINTS
+from dexwheel.robots.wheel_leg import POLICY_JOINT_ORDER, ROBOT_JOINT_ORDER
 
-LEGS = [f"{s}_{j}_joint" for s in ("l", "r") for j in ("hip_y", "hip_x", "hip_z", "knee_y", "ankle_y", "ankle_x")]
-WAIST = ["waist_z_joint", "waist_x_joint", "waist_y_joint"]
-ARMS = [
-    f"{s}_{j}_joint"
-    for s in ("l", "r")
-    for j in ("shld_y", "shld_x", "shld_z", "elb_y", "wrist_x", "wrist_y", "wrist_z")
-]
-POLICY = JointLayout((*LEGS, *WAIST, *ARMS), "policy29")
-HEAD = JointLayout(("neck_y_joint", "neck_z_joint"), "head")
-WAVE = JointLayout(ARMS[7:11], "wave")
-STATE = JointLayout((*POLICY.names, *HEAD.names), "state31")
-
-LEG_NAMES = ("fl", "fr", "hl", "hr")
-SOL_POLICY = JointLayout([f"{leg}_{p}_joint" for p in ("knee", "wheel") for leg in LEG_NAMES], "solenopsis_policy")
-SOL_ROBOT = JointLayout([f"{leg}_{p}_joint" for leg in LEG_NAMES for p in ("knee", "wheel")], "solenopsis_robot")
+POLICY = POLICY_JOINTS.select(POLICY_JOINTS.names, "policy29")
+HEAD = HEAD_JOINTS
+WAVE = WAVE_JOINTS
+STATE = STATE_OUTPUT_JOINTS.select(STATE_OUTPUT_JOINTS.names, "state31")
+SOL_POLICY = JointLayout(POLICY_JOINT_ORDER, "solenopsis_policy")
+SOL_ROBOT = JointLayout(ROBOT_JOINT_ORDER, "solenopsis_robot")
 
 
 def ns_per_call(fn: Callable[[], object], iters: int, repeats: int = 5) -> float:
