@@ -237,6 +237,17 @@ def test_pd_reaches_a_contact_free_goal_within_one_second(track_test):
     assert info["command_error"] <= 0.02
 
 
+def test_pd_penetration_is_the_deepest_contact_of_the_last_physics_step():
+    """PD reads its penetration from the model's contact sensor; it must equal the contact list."""
+    env = make(drive="pd", action="nominal")
+    fist = sdk_pose(G20_FULL_FIST)
+    _, info = env.reset(seed=0, options={"init_qpos": fist})  # starts with the thumb 1.08 mm in the palm
+    assert info["max_penetration"] == contact_depth(env.data) > TOL
+    for _ in range(5):
+        _, _, _, _, info = env.step(nominal(env, fist))
+        assert info["max_penetration"] == contact_depth(env.data)
+
+
 @pytest.mark.parametrize("control_hz", [500.0, 50.0])
 @pytest.mark.parametrize("projection", [False, True])
 def test_slew_bounds_every_joint_per_physics_step(control_hz, projection):

@@ -80,11 +80,11 @@ from dexwheel.robots.g20 import (
     SDK_CHANNELS,
     SDK_MAX_VALUE,
 )
-from dexwheel.robots.mjcf import compile_model
+from dexwheel.robots.mjcf import build_spec
 from dexwheel.sim.hand_coupling import JointCoupling
-from dexwheel.sim.hand_drive import ChunkPool, HardWriteDrive, PDDrive, default_threads
+from dexwheel.sim.hand_drive import HardWriteDrive, PDDrive, default_threads
 from dexwheel.sim.model_checks import check_robot_model, require_actuators, require_joints
-from dexwheel.sim.projection import CollisionProjector
+from dexwheel.sim.projection import CollisionProjector, add_deepest_contact_sensor
 
 DRIVES = ("hard_write", "pd")
 ACTIONS = ("normalized", "sdk255", "nominal", "delta")
@@ -434,7 +434,9 @@ class G20HandTask:
                 raise ValueError(f"G20Hand: contact_excludes names unknown bodies {unknown}; bodies: {sorted(bodies)}")
             desc = dataclasses.replace(desc, contact_excludes=cfg.contact_excludes)
         self.description = desc
-        self.model = model = compile_model(desc)
+        spec = build_spec(desc)
+        add_deepest_contact_sensor(spec)  # PD reads its penetration from it
+        self.model = model = spec.compile()
         check_robot_model(model, ALL_JOINTS, ACTUATORS, source=f"{desc.name} MJCF")
         jid = require_joints(model, ALL_JOINTS, desc.name)
         self.qpos_adr = model.jnt_qposadr[jid].astype(np.intp)
@@ -449,21 +451,19 @@ class G20HandTask:
         self.projector = CollisionProjector(
             model, self.coupling, self.qpos_adr, cfg.penetration_tol, cfg.projection_iters, cfg.projection_group_free
         )
-        self.pool = ChunkPool(1 if n == 1 else (cfg.num_threads or default_threads(n)))
-        args = (model, self.datas, self.coupling, self.qpos_adr, self.ctrl_idx, self.pool)
+        args = (model, self.datas, self.coupling, self.qpos_adr, self.ctrl_idx)
         self._hard_write = cfg.drive == "hard_write"
         if self._hard_write:
             self.drive: HardWriteDrive | PDDrive = HardWriteDrive(
                 *args, slew_rad_s=cfg.slew, projector=self.projector if cfg.projection else None
             )
         else:
-            self.drive = PDDrive(*args, slew_rad_s=cfg.slew, timestep=self.timestep, nsub=self.nsub)
-        # Where qpos/qvel sit in the full physics state (time, qpos, qvel, ...): PD reads them batched.
-        nj = len(ALL_JOINTS)
-        whole_q = model.nq == nj and bool(np.array_equal(self.qpos_adr, np.arange(nj)))
-        whole_v = model.nv == nj and bool(np.array_equal(self.dof_adr, np.arange(nj)))
-        self._state_qpos = slice(1, 1 + nj) if whole_q else 1 + self.qpos_adr
-        self._state_qvel = slice(1 + model.nq, 1 + model.nq + nj) if whole_v else 1 + model.nq + self.dof_adr
+            threads = 1 if n == 1 else (cfg.num_threads or default_threads(n))
+            self.drive = PDDrive(
+                *args, slew_rad_s=cfg.slew, timestep=self.timestep, nsub=self.nsub, num_threads=threads
+            )
+        # PD reads the joints' qpos/qvel batched (fancy indexing copies)
+        self._qpos_idx, self._qvel_idx = self.qpos_adr, self.dof_adr
         self.actions = G20ActionMap(cfg, self.coupling, n)
         self.presets = {name: self.actions.preset(name) for name in GOAL_PRESETS}
         self.open_pose = self.presets["open"]
@@ -596,9 +596,8 @@ class G20HandTask:
             proj = drive.stats()
         else:
             drive.step(self.q, command)
-            state = drive.final_state()
-            qpos = state[:, self._state_qpos].copy()
-            qvel = state[:, self._state_qvel].copy()
+            qpos = drive.qpos[:, self._qpos_idx]
+            qvel = drive.qvel[:, self._qvel_idx]
             proj = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
         self.qpos = qpos
         self.qvel = qvel
@@ -651,7 +650,8 @@ class G20HandTask:
         )
 
     def close(self) -> None:
-        self.pool.close()
+        if isinstance(self.drive, PDDrive):
+            self.drive.close()
 
 
 def camera_config(task: G20HandTask, override: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 ``gymnasium.make_vec("G20Hand-v0", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)``.
 The task logic (action mapping, slew, rewards, observations) is numpy over the env axis; physics
-runs through ``mujoco.rollout`` (PD) or per-env MuJoCo calls chunked over worker threads (hard-write,
+runs through one ``mujoco.batch.Batch`` call over all envs (PD) or per-env MuJoCo calls (hard-write,
 projection), never one Python ``env.step`` per env. Each env computes exactly what a single
 :class:`~dexwheel.envs.g20_hand.G20HandEnv` computes, so ``reset(seed=s)`` (env ``i`` seeded with
 ``s + i``) reproduces ``N`` single envs created with seeds ``s + i`` bit for bit.
@@ -130,8 +130,8 @@ class G20HandVectorEnv(VectorEnv):
                     setattr(cam, key, value)
             self._camera = cam
         frames = []
-        for d in self.task.datas:
-            self._renderer.update_scene(d, camera=self._camera)
+        for i in range(self.num_envs):
+            self._renderer.update_scene(self.task.drive.sync_data(i), camera=self._camera)
             frames.append(self._renderer.render().copy())
         return tuple(frames)
 
@@ -161,7 +161,8 @@ class G20HandVectorEnv(VectorEnv):
 
     @property
     def datas(self) -> list[mujoco.MjData]:
-        return self.task.datas
+        """Each env's MjData at its current state."""
+        return [self.task.drive.sync_data(i) for i in range(self.num_envs)]
 
 
 __all__ = ["G20HandVectorEnv"]

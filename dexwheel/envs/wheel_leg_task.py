@@ -1,7 +1,7 @@
 """The wheel-leg velocity-tracking task, written once over a leading env dimension.
 
 The single env (:mod:`dexwheel.envs.wheel_leg`) is the N = 1 case on :class:`SerialPhysics`; the native
-vector env (:mod:`dexwheel.envs.wheel_leg_vector`) is any N on :class:`RolloutPhysics`. Both run this
+vector env (:mod:`dexwheel.envs.wheel_leg_vector`) is any N on :class:`BatchPhysics`. Both run this
 code, draw env ``i``'s randomness from env ``i``'s own generator, and their physics backends agree bit for
 bit, so a vector env reproduces N single envs exactly.
 
@@ -53,7 +53,7 @@ from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import PDDrive
 from dexwheel.sim.wheel_leg_model import BASE_BODY, NON_WHEEL_BODIES, build_wheel_leg_model
-from dexwheel.sim.wheel_leg_physics import RolloutPhysics, SerialPhysics, write_initial_state
+from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics, write_initial_state
 
 #: Extra ``info`` keys besides ``reward_<term>``: measured and commanded velocities, absolute tracking
 #: errors (what evaluation metrics average), termination causes.
@@ -100,7 +100,7 @@ class ObservationLayout:
 
 
 class WheelLegTask:
-    """``num_envs`` copies of the task; ``backend`` "serial" (mj_step) or "rollout" (thread pool)."""
+    """``num_envs`` copies of the task; ``backend`` "serial" (mj_step) or "batch" (thread pool)."""
 
     def __init__(self, cfg: WheelLegEnvCfg, num_envs: int = 1, *, backend: str = "serial",
                  num_threads: int | None = None) -> None:  # fmt: skip
@@ -128,11 +128,11 @@ class WheelLegTask:
         self._build_action_path()
         self.drive = PDDrive(self.models, ROBOT_JOINT_ORDER)
         if backend == "serial":
-            self.physics: SerialPhysics | RolloutPhysics = SerialPhysics(self.models, cfg.decimation)
-        elif backend == "rollout":
-            self.physics = RolloutPhysics(self.models, cfg.decimation, num_threads)
+            self.physics: SerialPhysics | BatchPhysics = SerialPhysics(self.models, cfg.decimation)
+        elif backend == "batch":
+            self.physics = BatchPhysics(self.models, cfg.decimation, num_threads)
         else:
-            raise ValueError(f"backend: {backend!r}; use 'serial' or 'rollout'")
+            raise ValueError(f"backend: {backend!r}; use 'serial' or 'batch'")
 
         self.randomizer = ModelRandomizer(cfg.domain_rand, model, BASE_BODY, _LINKS, len(ROBOT_JOINT_ORDER),
                                           nominal_friction=float(desc.contact.friction[0]))  # fmt: skip

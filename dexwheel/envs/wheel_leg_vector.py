@@ -1,7 +1,7 @@
 """Native vector env of ``Solenopsis-v0`` / ``M20Legacy-v0``: N envs in one batched task.
 
 ``gymnasium.make_vec("Solenopsis-v0", num_envs=N, vectorization_mode="vector_entry_point")``. Physics
-runs in ``mujoco.rollout``'s persistent thread pool (no Python loop per env); observations, rewards and
+runs in ``mujoco.batch.Batch``'s C++ thread pool (no Python loop per env); observations, rewards and
 terminations are numpy over the env axis. ``reset(seed=s)`` seeds env ``i`` with ``s + i``, and the
 result is bit-identical to N single envs made with those seeds and driven with the same actions.
 
@@ -37,7 +37,7 @@ class WheelLegVectorEnv(VectorEnv):
             raise ValueError("the native vector env does not render; use the single env for videos")
         self.cfg = make_cfg(cfg, **kwargs)
         # one env: plain mj_step (the backends agree bit for bit; the pool only pays off with several envs)
-        backend = "serial" if num_envs == 1 else "rollout"
+        backend = "serial" if num_envs == 1 else "batch"
         self.task = WheelLegTask(self.cfg, num_envs, backend=backend, num_threads=num_threads)
         self.num_envs = num_envs
         self.render_mode = None

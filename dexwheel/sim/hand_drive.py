@@ -9,27 +9,27 @@ commanded active-joint positions as an ``(N, nactive)`` array:
 * :class:`PDDrive` (``--pd-drive``): the slewed targets (mimic joints coupled: ``ratio * source``)
   go into the position actuators of all joints and ``mj_step`` runs ``nsub`` times per call.
 
-The numpy parts (slew, mimic completion) are batched over envs; the PD drive's rollouts run in chunks
-on worker threads (``mujoco.rollout`` releases the GIL). Each env is computed by the same calls
+The numpy parts (slew, mimic completion) are batched over envs; several envs' PD steps run in one
+``mujoco.batch.Batch`` call on its C++ thread pool. Each env is computed by the same arithmetic
 whatever ``N`` and the thread count are, so a batch reproduces single envs bit for bit.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 
 import mujoco
 import numpy as np
+from mujoco import batch as mj_batch
 from mujoco import rollout as mj_rollout
 
 from dexwheel.sim.hand_coupling import JointCoupling
-from dexwheel.sim.projection import CollisionProjector, contact_depth
+from dexwheel.sim.projection import CollisionProjector, contact_depth, deepest_contact_adr, sensor_depth
 from dexwheel.sim.slew import slew_budget, slew_ramp_budget, slew_toward
 
 FULLPHYSICS = int(mujoco.mjtState.mjSTATE_FULLPHYSICS)
+INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 _S = mujoco.mjtState
 #: What a hard-write sets, in one ``mj_setState`` call: [time, qpos, qvel, ctrl].
 WRITE_SPEC = int(_S.mjSTATE_TIME | _S.mjSTATE_QPOS | _S.mjSTATE_QVEL | _S.mjSTATE_CTRL)
@@ -38,36 +38,6 @@ WRITE_SPEC = int(_S.mjSTATE_TIME | _S.mjSTATE_QPOS | _S.mjSTATE_QVEL | _S.mjSTAT
 def default_threads(num_envs: int) -> int:
     """Worker threads for ``num_envs`` envs: one per core, never more than the envs."""
     return max(1, min(num_envs, os.cpu_count() or 1))
-
-
-class ChunkPool:
-    """Run ``fn(start, stop)`` over contiguous chunks of ``range(n)`` on worker threads.
-
-    MuJoCo releases the GIL inside its C functions, so chunks of per-env MuJoCo calls run in
-    parallel while the Python glue between them stays small. With one thread (or fewer than
-    ``min_per_thread`` envs per thread) everything runs inline on the caller.
-    """
-
-    def __init__(self, nthread: int, min_per_thread: int = 2) -> None:
-        self.nthread = max(1, int(nthread))
-        self.min_per_thread = max(1, int(min_per_thread))
-        self._executor = ThreadPoolExecutor(self.nthread, thread_name_prefix="dexwheel") if self.nthread > 1 else None
-
-    def run(self, fn: Callable[[int, int], None], n: int) -> None:
-        k = min(self.nthread, n // self.min_per_thread) if self._executor is not None else 1
-        if k <= 1:
-            fn(0, n)
-            return
-        bounds = [n * j // k for j in range(k + 1)]
-        futures = [self._executor.submit(fn, bounds[j], bounds[j + 1]) for j in range(1, k)]  # type: ignore[union-attr]
-        fn(bounds[0], bounds[1])  # the caller works too
-        for f in futures:
-            f.result()
-
-    def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
 
 
 class _BatchDrive:
@@ -80,7 +50,6 @@ class _BatchDrive:
         coupling: JointCoupling,
         qpos_adr: np.ndarray,
         ctrl_idx: np.ndarray,
-        pool: ChunkPool,
     ) -> None:
         self.model = model
         self.datas = list(datas)
@@ -91,7 +60,6 @@ class _BatchDrive:
         # The G20 (and most fixed-base hands) store the joints as all of qpos/ctrl in order: plain copies.
         self._qpos_whole = model.nq == coupling.nfull and bool(np.array_equal(self.qpos_adr, np.arange(model.nq)))
         self._ctrl_whole = model.nu == coupling.nfull and bool(np.array_equal(self.ctrl_idx, np.arange(model.nu)))
-        self.pool = pool
         #: Deepest active penetration (m) per env after the last write/step.
         self.depth = np.zeros(self.num_envs)
 
@@ -104,6 +72,10 @@ class _BatchDrive:
             d.ctrl[:] = full
         else:
             d.ctrl[self.ctrl_idx] = full
+
+    def sync_data(self, i: int) -> mujoco.MjData:
+        """Env ``i``'s MjData at its current state (for rendering)."""
+        return self.datas[i]
 
     def set_pose(self, i: int, full: np.ndarray) -> None:
         """Put env ``i`` at rest in pose ``full`` with matching actuator targets (episode start)."""
@@ -129,12 +101,11 @@ class HardWriteDrive(_BatchDrive):
         coupling: JointCoupling,
         qpos_adr: np.ndarray,
         ctrl_idx: np.ndarray,
-        pool: ChunkPool,
         *,
         slew_rad_s: float,
         projector: CollisionProjector | None,
     ) -> None:
-        super().__init__(model, datas, coupling, qpos_adr, ctrl_idx, pool)
+        super().__init__(model, datas, coupling, qpos_adr, ctrl_idx)
         self.slew_rad_s = float(slew_rad_s)
         self._step_dt = -1.0
         self._step = coupling.slew_steps(self.slew_rad_s, 1.0)
@@ -190,7 +161,7 @@ class HardWriteDrive(_BatchDrive):
             w[:, self._w_ctrl] = self.full
         else:
             self.coupling.complete(q, self.full)
-        self._forward(dt, 0, self.num_envs)
+        self._forward(dt)
 
     def stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(checks, limited, fallback)`` per env of the last step (fresh arrays the caller may keep)."""
@@ -235,11 +206,10 @@ class HardWriteDrive(_BatchDrive):
         self._stalled = safe & (q == start).all(axis=1)
         np.copyto(self._stalled_cand, cand, where=self._stalled[:, None])
 
-    def _forward(self, dt: float, a: int, b: int) -> None:
+    def _forward(self, dt: float) -> None:
         model, datas, full, depth, w = self.model, self.datas, self.full, self.depth, self._wstate
         fast = self._fast_write
-        for i in range(a, b):
-            d = datas[i]
+        for i, d in enumerate(datas):
             if fast:
                 mujoco.mj_setState(model, d, w[i], WRITE_SPEC)
             else:
@@ -258,10 +228,11 @@ class PDDrive(_BatchDrive):
     not on a re-read qpos: re-seeding the ramp from the lagging qpos, as the seed's bridge does, caps
     joint speed near ``kp * slew * dt / kv`` (about 0.25 rad/s for the G20), far below ``slew_rad_s``.
 
-    Each env's ``nsub`` steps are one ``mujoco.rollout`` call on the env's own MjData (steps run in
-    C++, no Python per physics step), given the data's own warm start: exactly ``nsub`` plain
-    ``mj_step`` calls, and the MjData ends as they would leave it. ``depth`` is the deepest contact of
-    the last physics step (the contacts ``mj_step`` leaves in the data).
+    The steps run in C++, no Python per physics step: one env is one ``mujoco.rollout`` call on its own
+    MjData (given the data's own warm start: exactly ``nsub`` plain ``mj_step`` calls, and the MjData
+    ends as they would leave it); several envs are one ``mujoco.batch.Batch`` rollout over all of them
+    on the batch's thread pool (bit-identical to a loop over one MjData per env). ``depth`` is the
+    deepest contact of the last physics step, read from the model's :data:`DEEPEST_CONTACT_SENSOR`.
     """
 
     def __init__(
@@ -271,45 +242,51 @@ class PDDrive(_BatchDrive):
         coupling: JointCoupling,
         qpos_adr: np.ndarray,
         ctrl_idx: np.ndarray,
-        pool: ChunkPool,
         *,
         slew_rad_s: float,
         timestep: float,
         nsub: int,
+        num_threads: int = 1,
     ) -> None:
-        super().__init__(model, datas, coupling, qpos_adr, ctrl_idx, pool)
+        super().__init__(model, datas, coupling, qpos_adr, ctrl_idx)
         self.slew_rad_s = float(slew_rad_s)
         self.nsub = int(nsub)
         n = self.num_envs
-        self.nstate = mujoco.mj_stateSize(model, FULLPHYSICS)
         self._budget = slew_budget(coupling.slew_steps(self.slew_rad_s, timestep), self.nsub)
-        self._models = [model]
-        self._local = threading.local()
-        #: Full physics state per env: the rollouts' start, then their end.
-        self.state = np.zeros((n, 1, self.nstate))
-        self.warmstart = np.zeros((n, 1, model.nv))
+        self._depth_adr = deepest_contact_adr(model)
         self.ramp = np.zeros((n, self.nsub, coupling.nactive))
         self.control = np.zeros((n, self.nsub, model.nu))
         self._full = np.zeros((n, self.nsub, coupling.nfull))
-        self.out_state = np.zeros((n, self.nsub, self.nstate))
-        self._out_sensor = np.zeros((n, self.nsub, model.nsensordata))
-        # FULLPHYSICS layout: time, qpos, qvel, act, ...
-        self.qpos_slice = slice(1, 1 + model.nq)
-        self.qvel_slice = slice(1 + model.nq, 1 + model.nq + model.nv)
+        if n == 1:
+            nstate = mujoco.mj_stateSize(model, FULLPHYSICS)
+            self._roller = mj_rollout.Rollout(nthread=0)
+            self._state = np.zeros((1, nstate))
+            self._warm = np.zeros((1, model.nv))
+            self._out_state = np.zeros((1, self.nsub, nstate))
+            self._out_sensor = np.zeros((1, self.nsub, model.nsensordata))
+            d = self.datas[0]
+            #: ``(N, nq)`` / ``(N, nv)`` state after the last step or reset.
+            self.qpos, self.qvel = d.qpos[None], d.qvel[None]
+            self._sensordata = d.sensordata[None]
+            self.batch: mj_batch.Batch | None = None
+        else:
+            self.batch = mj_batch.Batch(model, n, nthread=max(1, int(num_threads)))
+            self.qpos, self.qvel = self.batch.bind("qpos"), self.batch.bind("qvel")
+            self._sensordata = self.batch.bind("sensordata")
 
     def set_pose(self, i: int, full: np.ndarray) -> None:
         super().set_pose(i, full)
-        mujoco.mj_getState(self.model, self.datas[i], self.state[i, 0], FULLPHYSICS)
+        self.depth[i] = sensor_depth(self.datas[i].sensordata[self._depth_adr])
+        if self.batch is not None:  # the env's simulation is its batch row; its MjData was scratch
+            mujoco.mj_getState(self.model, self.datas[i], self.batch.state[i], INTEGRATION)
 
-    def final_state(self) -> np.ndarray:
-        """``(N, nstate)`` full physics state after the last step (or reset)."""
-        return self.state[:, 0]
-
-    def _roller(self) -> mj_rollout.Rollout:
-        r = getattr(self._local, "rollout", None)
-        if r is None:
-            r = self._local.rollout = mj_rollout.Rollout(nthread=0)
-        return r
+    def sync_data(self, i: int) -> mujoco.MjData:
+        """Env ``i``'s MjData at its current state, forward-computed (for rendering)."""
+        d = self.datas[i]
+        if self.batch is not None:
+            mujoco.mj_setState(self.model, d, self.batch.state[i], INTEGRATION)
+            mujoco.mj_forward(self.model, d)
+        return d
 
     def step(self, target: np.ndarray, command: np.ndarray) -> None:
         """Advance every env by ``nsub`` physics steps; ``target`` (N, nactive) is updated in place."""
@@ -318,34 +295,29 @@ class PDDrive(_BatchDrive):
             self.coupling.complete(ramp, self.control)
         else:
             self.control[:, :, self.ctrl_idx] = self.coupling.complete(ramp, self._full)
-        self.pool.run(self._roll, self.num_envs)
-        self.state[:, 0] = self.out_state[:, -1]
+        if self.batch is None:
+            self._roll_single()
+        else:
+            self.batch.rollout(self.nsub, control=self.control, record=())
+        dist = self._sensordata[:, self._depth_adr]
+        self.depth[:] = np.where(dist < 0.0, -dist, 0.0)
         target[:] = ramp[:, -1]
 
-    def _roll(self, a: int, b: int) -> None:
-        roller = self._roller()
-        models, datas, nsub = self._models, self.datas, self.nsub
-        state, warm, control, out, sens, depth = (
-            self.state,
-            self.warmstart,
+    def _roll_single(self) -> None:
+        d = self.datas[0]
+        mujoco.mj_getState(self.model, d, self._state[0], FULLPHYSICS)  # the data may have been edited
+        self._warm[0] = d.qacc_warmstart
+        self._roller.rollout(
+            [self.model],
+            [d],
+            self._state,
             self.control,
-            self.out_state,
-            self._out_sensor,
-            self.depth,
+            skip_checks=True,
+            nstep=self.nsub,
+            initial_warmstart=self._warm,
+            state=self._out_state,
+            sensordata=self._out_sensor,
         )
-        for i in range(a, b):
-            d = datas[i]
-            mujoco.mj_getState(self.model, d, state[i, 0], FULLPHYSICS)  # the data may have been edited
-            warm[i, 0] = d.qacc_warmstart
-            roller.rollout(
-                models,
-                [d],
-                state[i],
-                control[i : i + 1],
-                skip_checks=True,
-                nstep=nsub,
-                initial_warmstart=warm[i],
-                state=out[i : i + 1],
-                sensordata=sens[i : i + 1],
-            )
-            depth[i] = contact_depth(d)
+
+    def close(self) -> None:
+        self._roller = None

@@ -59,6 +59,33 @@ def contact_depth(data: mujoco.MjData) -> float:
     return -dmin if dmin < 0.0 else 0.0
 
 
+#: A contact sensor over every contact reporting the smallest distance (MuJoCo computes it in C,
+#: where a batch of simulations exposes no contact list): ``-min(dist)`` is :func:`contact_depth`.
+DEEPEST_CONTACT_SENSOR = "deepest_contact"
+
+
+def add_deepest_contact_sensor(spec: mujoco.MjSpec) -> None:
+    """Add :data:`DEEPEST_CONTACT_SENSOR` (data ``dist``, reduce ``mindist``, one slot) to ``spec``."""
+    dist = 1 << int(mujoco.mjtConDataField.mjCONDATA_DIST)
+    mindist = 1
+    spec.add_sensor(name=DEEPEST_CONTACT_SENSOR, type=mujoco.mjtSensor.mjSENS_CONTACT, intprm=[dist, mindist, 1])
+
+
+def deepest_contact_adr(model: mujoco.MjModel) -> int:
+    """Where :data:`DEEPEST_CONTACT_SENSOR` sits in ``sensordata`` (a clear error if the model lacks it)."""
+    try:
+        return int(model.sensor_adr[model.sensor(DEEPEST_CONTACT_SENSOR).id])
+    except KeyError:
+        raise ValueError(
+            f"model has no sensor {DEEPEST_CONTACT_SENSOR!r}; add it with add_deepest_contact_sensor(spec)"
+        ) from None
+
+
+def sensor_depth(dist: float) -> float:
+    """Penetration (m, >= 0) from the sensor's smallest contact distance (0 when no contact)."""
+    return -float(dist) if dist < 0.0 else 0.0
+
+
 class CollisionProjector:
     """Per-joint collision projection of one candidate pose (see module docstring).
 
