@@ -9,8 +9,8 @@ printed as ratios (no absolute targets are asserted anywhere):
    projection moving into and out of a pose with active contacts (thumb pressed into the palm);
    PD in free space and in contact. With projection, a second ratio counts each projection trial
    (``mj_kinematics`` + ``mj_collision``) as physics too. Env and raw timings alternate in rounds
-   (shared machines are noisy) and the best round of each is used, for the bare env and for the
-   ``gymnasium.make`` stack.
+   (shared machines are noisy); each round gives a ratio and the median round is printed, for the
+   bare env and for the ``gymnasium.make`` stack.
 2. Native vector env (``vectorization_mode="vector_entry_point"``) against a Python loop over N
    single envs, at N = 1, 8, 64, both drives, random actions: env-steps per second and the ratio.
 """
@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gymnasium as gym  # noqa: E402
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
+from reference import print_reference  # noqa: E402  (benchmarks/, the script's own directory)
 
 from dexwheel.envs import register_envs  # noqa: E402
 from dexwheel.robots.g20 import ACTIVE_JOINTS  # noqa: E402
@@ -70,7 +71,8 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
     for k in range(steps):
         _, _, _, _, info = wrapped.step(acts[k % nacts])
         poses.append(env.data.qpos.copy())
-        ctrls.append(env.data.ctrl.copy())
+        if drive == "pd":  # the controls of every physics step (the slew ramps the targets)
+            ctrls.append(task.drive.control[0].copy())
         checks.append(info["projection_checks"])
     nsub = task.nsub
 
@@ -81,9 +83,9 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
                 d.qpos[:] = p
                 mujoco.mj_forward(model, d)
         else:
-            for c in ctrls:
-                d.ctrl[:] = c
-                for _ in range(nsub):
+            for rows in ctrls:
+                for c in rows:
+                    d.ctrl[:] = c
                     mujoco.mj_step(model, d)
 
     def check_pass() -> None:  # what one projection trial costs in MuJoCo: kinematics + collision
@@ -102,21 +104,25 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
         return run
 
     raw, bare, made, check = [], [], [], []
-    for _ in range(rounds):  # interleaved; the best round of each is the least disturbed by other load
+    for _ in range(rounds):  # interleaved, so each round's ratios compare passes under the same load
         mujoco.mj_resetData(model, raw_data)
         raw.append(_clock(raw_pass, 1) / steps)
         bare.append(_clock(env_pass(env), 1) / steps)
         made.append(_clock(env_pass(wrapped), 1) / steps)
         check.append(_clock(check_pass, 1) / steps)
-    r, b, m = min(raw), min(bare), min(made)
+    r_bare = statistics.median(b / r for b, r in zip(bare, raw, strict=True))
+    r_made = statistics.median(m / r for m, r in zip(made, raw, strict=True))
     raw_what = "1 mj_forward" if drive == "hard_write" else f"{nsub} mj_step"
+    overhead = statistics.median(m - r for m, r in zip(made, raw, strict=True))
     line = (
-        f"{case:<34} raw ({raw_what:>12}) {r * 1e6:6.1f} us | env.step {b * 1e6:6.1f} us ratio {b / r:5.2f} "
-        f"| via make {m * 1e6:6.1f} us ratio {m / r:5.2f}"
+        f"{case:<34} raw ({raw_what:>12}) {statistics.median(raw) * 1e6:6.1f} us | env.step "
+        f"{statistics.median(bare) * 1e6:6.1f} us ratio {r_bare:5.2f} | via make {statistics.median(made) * 1e6:6.1f} us "
+        f"ratio {r_made:5.2f}, overhead {overhead * 1e6:5.1f} us"
     )
     if projection:
-        with_checks = r + np.mean(checks) * min(check)
-        line += f" | {np.mean(checks):4.2f} checks/step, ratio over raw incl. checks {b / with_checks:5.2f}"
+        with_checks = [r + np.mean(checks) * c for r, c in zip(raw, check, strict=True)]
+        r_checks = statistics.median(b / w for b, w in zip(bare, with_checks, strict=True))
+        line += f" | {np.mean(checks):4.2f} checks/step, ratio over raw incl. checks {r_checks:5.2f}"
     print(line)
     wrapped.close()
 
@@ -169,10 +175,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (smoke run)")
     parser.add_argument("--only", choices=("single", "vector"), help="run one part only")
     args = parser.parse_args()
-    steps, rounds = (60, 3) if args.quick else (240, 7)
+    steps, rounds = (60, 3) if args.quick else (240, 15)
     print(f"G20Hand-v0 benchmark: {os.cpu_count()} CPUs, mujoco {mujoco.__version__}, gymnasium {gym.__version__}")
     if args.only != "vector":
-        print("-- env.step over raw physics (best of interleaved rounds) --")
+        print("-- env.step over raw physics (median of interleaved rounds) --")
         free = ("open", "half_fist")
         contact = ("half_fist", "full_fist")
         bench_single("hard_write, projection off", "hard_write", False, free, steps, rounds)
@@ -180,6 +186,7 @@ def main() -> None:
         bench_single("hard_write, projection on, contact", "hard_write", True, contact, steps, rounds)
         bench_single("pd", "pd", False, free, steps, rounds)
         bench_single("pd, contact", "pd", False, contact, steps, rounds)
+        print_reference(steps, rounds)
     if args.only == "single":
         return
     print("-- native vector env vs a loop of N single envs (random actions) --")

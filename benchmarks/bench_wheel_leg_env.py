@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gymnasium as gym  # noqa: E402
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
+from reference import print_reference  # noqa: E402  (benchmarks/, the script's own directory)
 
 from dexwheel.envs import register_envs  # noqa: E402
 
@@ -58,10 +59,8 @@ def bench_single(env_id: str, case: str, steps: int, rounds: int) -> None:
         mujoco.mj_setState(raw_model, raw_data, state0, spec)
         t0 = time.perf_counter()
         for c in ctrls:
-            raw_data.qacc_warmstart[:] = 0.0
             raw_data.ctrl[:] = c
-            for _ in range(dec):
-                mujoco.mj_step(raw_model, raw_data)
+            mujoco.mj_step(raw_model, raw_data, dec)
         return time.perf_counter() - t0
 
     def env_pass(e) -> float:
@@ -81,10 +80,11 @@ def bench_single(env_id: str, case: str, steps: int, rounds: int) -> None:
         wrapped_us.append(w / steps * 1e6)
         r_env.append(e / r)
         r_wrapped.append(w / r)
+    overhead = statistics.median(w - r for w, r in zip(wrapped_us, raw_us, strict=True))
     print(
         f"{case:<16} raw (mj_step x {dec}) {statistics.median(raw_us):6.1f} us | env.step {statistics.median(env_us):6.1f} us "
         f"ratio {statistics.median(r_env):4.2f} (best round {min(r_env):4.2f}) | via make "
-        f"{statistics.median(wrapped_us):6.1f} us ratio {statistics.median(r_wrapped):4.2f}"
+        f"{statistics.median(wrapped_us):6.1f} us ratio {statistics.median(r_wrapped):4.2f}, overhead {overhead:5.1f} us"
     )
 
 
@@ -141,6 +141,7 @@ def main() -> None:
         print("-- env.step over raw physics (median of rounds) --")
         for case in ("zero action", "random actions"):
             bench_single(env_id, case, steps, rounds)
+        print_reference(steps, rounds)
     if args.only != "single":
         print("-- native vector env vs a loop of N single envs (random actions) --")
         vsteps = 40 if args.quick else 200

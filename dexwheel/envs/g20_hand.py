@@ -12,9 +12,9 @@ One control step (``dt = 1 / control_hz``, default 50 Hz, the rate the bridge pu
      messages collapse into one (the same pose in free space; contacts are resolved once per control
      step, on a move of at most ``slew_rad_s * dt``). ``control_hz=500`` is exactly the bridge's loop.
    * ``drive="pd"``: the slewed targets (mimic joints coupled: ``ratio * source``) go into the 21
-     position actuators and ``mj_step`` runs ``round(1 / (control_hz * timestep))`` times (one
-     ``mujoco.rollout`` call, bit-identical to plain ``mj_step`` calls); the slew ramps the targets
-     per physics step. Collision projection does not apply: PD has real contacts.
+     position actuators and ``mj_step`` runs ``round(1 / (control_hz * timestep))`` times (in the
+     vector env one ``mujoco.batch.Batch`` rollout, bit-identical to plain ``mj_step`` calls); the slew
+     ramps the targets per physics step. Collision projection does not apply: PD has real contacts.
 
    Slew: no joint, mimic joints included, moves (hard-write) or has its target moved (PD) more than
    ``slew_rad_s * dt`` per physics step; a source whose mimic moves faster (thumb_ip = 1.02 thumb_mcp)
@@ -419,8 +419,8 @@ class G20HandTask:
 
     Each env has its own MjData and its own random generator (``rngs[i]``, set at reset), and every
     array has the env as its leading axis. Nothing here loops over envs in Python except the drives'
-    MuJoCo calls (PD: one rollout per env, chunked over worker threads; hard-write: ``mj_forward`` and
-    projection trials) and goal sampling at resets and goal switches.
+    MuJoCo calls (hard-write: ``mj_forward`` and projection trials; PD: one ``mj_step`` loop for one env,
+    one batch rollout for several) and goal sampling at resets and goal switches.
     """
 
     def __init__(self, cfg: G20HandConfig, num_envs: int = 1) -> None:
@@ -605,7 +605,8 @@ class G20HandTask:
         # [q - goal, q - command]
         diff = qpos.take(self._active_idx, axis=1)[:, None, :] - self._targets
         err = diff[:, 0]
-        errors = np.maximum.reduce(np.abs(diff), axis=2)
+        abs_diff = np.abs(diff)
+        errors = np.maximum.reduce(abs_diff, axis=2)
         norm = self.actions.normalize(raw)
         da = norm - self.last_norm
         # reward terms (summed in REWARD_TERMS order)
@@ -621,7 +622,7 @@ class G20HandTask:
             "reward_penetration": r_pen,
             "reward_action_rate_l2": r_rate,
             "tracking_error": errors[:, 0],
-            "mean_joint_error": np.abs(err).mean(axis=1),
+            "mean_joint_error": np.add.reduce(abs_diff[:, 0], axis=1) / err.shape[1],
             "command_error": errors[:, 1],
             "max_penetration": depth,
             "projection_checks": proj[0],
@@ -709,7 +710,7 @@ class G20HandEnv(gym.Env):
         if self._needs_reset:
             raise gym.error.ResetNeeded("G20Hand: call reset() before step()")
         task = self.task
-        if isinstance(action, Mapping):
+        if not isinstance(action, np.ndarray) and isinstance(action, Mapping):
             if task.actions.kind != "nominal":
                 raise ActionError(
                     f"a {{joint: radians}} action needs action='nominal'; this env uses action={task.actions.kind!r}"

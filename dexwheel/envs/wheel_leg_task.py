@@ -411,12 +411,12 @@ class WheelLegTask:
         np.subtract(self.action, self.last_action, out=d, dtype=np.float64)
         np.multiply(d, d, out=d)
         terms[:, 6] = _halving_sum_2d(d)
-        terms[:, 7] = (v[:, self._g_und] > 0.0).sum(axis=1)  # an exact integer count
+        terms[:, 7] = np.count_nonzero(v[:, self._g_und] > 0.0, axis=1)  # an exact integer count
         weighted = terms * self.reward_coef
         reward = weighted[:, 0] + weighted[:, 1]  # left to right, so sum(info terms) == reward exactly
         for k in range(2, weighted.shape[1]):
             reward += weighted[:, k]
-        contact = (v[:, self._g_term] > 0.0).any(axis=1)
+        contact = np.logical_or.reduce(v[:, self._g_term] > 0.0, axis=1)
         tilt = v[:, -1] < self._cos_tilt
         cmd = self.commands.copy()
         values = (*weighted.T, v[:, 0], v[:, 1], cmd[:, 0], cmd[:, 1], abs_err[:, 0], abs_err[:, 1], contact, tilt)

@@ -22,13 +22,11 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 from mujoco import batch as mj_batch
-from mujoco import rollout as mj_rollout
 
 from dexwheel.sim.hand_coupling import JointCoupling
 from dexwheel.sim.projection import CollisionProjector, contact_depth, deepest_contact_adr, sensor_depth
 from dexwheel.sim.slew import slew_budget, slew_ramp_budget, slew_toward
 
-FULLPHYSICS = int(mujoco.mjtState.mjSTATE_FULLPHYSICS)
 INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 _S = mujoco.mjtState
 #: What a hard-write sets, in one ``mj_setState`` call: [time, qpos, qvel, ctrl].
@@ -228,10 +226,9 @@ class PDDrive(_BatchDrive):
     not on a re-read qpos: re-seeding the ramp from the lagging qpos, as the seed's bridge does, caps
     joint speed near ``kp * slew * dt / kv`` (about 0.25 rad/s for the G20), far below ``slew_rad_s``.
 
-    The steps run in C++, no Python per physics step: one env is one ``mujoco.rollout`` call on its own
-    MjData (given the data's own warm start: exactly ``nsub`` plain ``mj_step`` calls, and the MjData
-    ends as they would leave it); several envs are one ``mujoco.batch.Batch`` rollout over all of them
-    on the batch's thread pool (bit-identical to a loop over one MjData per env). ``depth`` is the
+    One env steps its own MjData with ``nsub`` plain ``mj_step`` calls (one ramp row each); several
+    envs are one ``mujoco.batch.Batch`` rollout over all of them on the batch's C++ thread pool, which
+    is bit-identical to such a loop per env. ``depth`` is the
     deepest contact of the last physics step, read from the model's :data:`DEEPEST_CONTACT_SENSOR`.
     """
 
@@ -253,17 +250,13 @@ class PDDrive(_BatchDrive):
         self.nsub = int(nsub)
         n = self.num_envs
         self._budget = slew_budget(coupling.slew_steps(self.slew_rad_s, timestep), self.nsub)
+        self._neg_budget = np.negative(self._budget)
         self._depth_adr = deepest_contact_adr(model)
         self.ramp = np.zeros((n, self.nsub, coupling.nactive))
         self.control = np.zeros((n, self.nsub, model.nu))
         self._full = np.zeros((n, self.nsub, coupling.nfull))
         if n == 1:
-            nstate = mujoco.mj_stateSize(model, FULLPHYSICS)
-            self._roller = mj_rollout.Rollout(nthread=0)
-            self._state = np.zeros((1, nstate))
-            self._warm = np.zeros((1, model.nv))
-            self._out_state = np.zeros((1, self.nsub, nstate))
-            self._out_sensor = np.zeros((1, self.nsub, model.nsensordata))
+            self._control_rows = list(self.control[0])  # views, one per physics step
             d = self.datas[0]
             #: ``(N, nq)`` / ``(N, nv)`` state after the last step or reset.
             self.qpos, self.qvel = d.qpos[None], d.qvel[None]
@@ -290,34 +283,26 @@ class PDDrive(_BatchDrive):
 
     def step(self, target: np.ndarray, command: np.ndarray) -> None:
         """Advance every env by ``nsub`` physics steps; ``target`` (N, nactive) is updated in place."""
-        ramp = slew_ramp_budget(target, command, self._budget, out=self.ramp)
+        ramp = slew_ramp_budget(target, command, self._budget, out=self.ramp, neg_budget=self._neg_budget)
         if self._ctrl_whole:
             self.coupling.complete(ramp, self.control)
         else:
             self.control[:, :, self.ctrl_idx] = self.coupling.complete(ramp, self._full)
         if self.batch is None:
-            self._roll_single()
+            self._step_single()
         else:
             self.batch.rollout(self.nsub, control=self.control, record=())
-        dist = self._sensordata[:, self._depth_adr]
-        self.depth[:] = np.where(dist < 0.0, -dist, 0.0)
+        depth = np.minimum(self._sensordata[:, self._depth_adr], 0.0, out=self.depth)
+        np.subtract(0.0, depth, out=depth)  # -min(dist, 0): +0.0 without contact, never -0.0
         target[:] = ramp[:, -1]
 
-    def _roll_single(self) -> None:
-        d = self.datas[0]
-        mujoco.mj_getState(self.model, d, self._state[0], FULLPHYSICS)  # the data may have been edited
-        self._warm[0] = d.qacc_warmstart
-        self._roller.rollout(
-            [self.model],
-            [d],
-            self._state,
-            self.control,
-            skip_checks=True,
-            nstep=self.nsub,
-            initial_warmstart=self._warm,
-            state=self._out_state,
-            sensordata=self._out_sensor,
-        )
+    def _step_single(self) -> None:
+        # Plain mj_step calls, one per ramp row, on the env's own MjData (what env.data shows).
+        model, d = self.model, self.datas[0]
+        ctrl, step = d.ctrl, mujoco.mj_step
+        for row in self._control_rows:
+            ctrl[:] = row
+            step(model, d)
 
     def close(self) -> None:
-        self._roller = None
+        self.batch = None

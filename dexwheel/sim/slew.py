@@ -53,10 +53,17 @@ def slew_budget(max_step: float | np.ndarray, nsteps: int) -> np.ndarray:
 
 
 def slew_ramp_budget(
-    start: np.ndarray, goal: np.ndarray, budget: np.ndarray, out: np.ndarray | None = None
+    start: np.ndarray,
+    goal: np.ndarray,
+    budget: np.ndarray,
+    out: np.ndarray | None = None,
+    neg_budget: np.ndarray | None = None,
 ) -> np.ndarray:
-    """:func:`slew_ramp` with precomputed budgets (the per-step hot path)."""
+    """:func:`slew_ramp` with precomputed budgets (and optionally ``-budget``): the per-step hot path,
+    no temporaries beyond one when ``out`` is given."""
     goal_k = goal[..., None, :]
-    diff = goal_k - start[..., None, :]
-    excess = diff - np.minimum(np.maximum(diff, -budget), budget)
-    return np.subtract(goal_k, excess, out=out)
+    diff = np.subtract(goal_k, start[..., None, :], out=out)
+    excess = np.maximum(diff, np.negative(budget) if neg_budget is None else neg_budget)
+    np.minimum(excess, budget, out=excess)
+    np.subtract(diff, excess, out=excess)
+    return np.subtract(goal_k, excess, out=diff)
