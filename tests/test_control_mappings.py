@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dexwheel.control import (
+    G20_MIMIC,
     ActionClipWarning,
     ActionError,
     DeltaMapping,
@@ -265,6 +266,24 @@ def test_complete_mimic_and_clip_and_complete() -> None:
     clipped = as_dict(clip_and_complete(active))
     assert clipped["thumb_mcp"] == pytest.approx(1.26) and clipped["thumb_ip"] == pytest.approx(1.26 * 1.02)
     assert clipped["index_mcp_roll"] == pytest.approx(0.23)
+
+
+def test_mimic_completion_is_the_same_for_one_vector_and_any_batch() -> None:
+    """The drives complete (envs, substeps, 16) at once; every row must equal the single-vector result."""
+    rng = np.random.default_rng(0)
+    lo = np.array([SPEC_LIMITS[j][0] for j in g20.ACTIVE_JOINTS])
+    hi = np.array([SPEC_LIMITS[j][1] for j in g20.ACTIVE_JOINTS])
+    batch = rng.uniform(lo - 0.2, hi + 0.2, (3, 10, len(g20.ACTIVE_JOINTS)))  # some beyond the limits
+    full = G20_MIMIC.clip_and_complete(batch)
+    assert full.shape == (3, 10, len(g20.ALL_JOINTS))
+    for row, done in zip(batch.reshape(-1, len(lo)), full.reshape(-1, len(g20.ALL_JOINTS)), strict=True):
+        assert np.array_equal(done, clip_and_complete(row))
+        by_name = as_dict(done)
+        for mimic, (src, ratio) in SPEC_MIMIC.items():
+            lo_m, hi_m = SPEC_LIMITS[mimic]
+            assert by_name[mimic] == min(max(by_name[src] * ratio, lo_m), hi_m)  # clipped source, then ratio
+    with pytest.raises(ActionError, match=r"shape \(\.\.\., 16\)"):
+        G20_MIMIC.complete(np.zeros(15))
 
 
 # --- normalized / delta / nominal / wheel --------------------------------------------------------

@@ -143,7 +143,7 @@ def test_nominal_vector_env_takes_one_joint_dict_per_env():
     before = vec.task.command.copy()
     vec.step([{"index_pip": 1.0}, {"thumb_mcp": 0.5}])
     after = vec.task.command
-    pip, mcp = (list(vec.task.coupling.active_joints).index(j) for j in ("index_pip", "thumb_mcp"))
+    pip, mcp = (vec.task.coupling.active_layout.index(j) for j in ("index_pip", "thumb_mcp"))
     assert after[0, pip] == 1.0 and after[1, mcp] == 0.5
     assert np.array_equal(np.delete(after[0], pip), np.delete(before[0], pip))
     with pytest.raises(ActionError, match="unknown joint names"):

@@ -6,6 +6,7 @@ built once and updated in place. Pure numpy.
 """
 
 from dexwheel.control.composer import JointCommandComposer, JointCommandLayer
+from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.errors import (
     ActionClipWarning,
     ActionError,
@@ -28,7 +29,6 @@ from dexwheel.control.layout import JointLayout
 from dexwheel.control.mappings import (
     BoundedMapping,
     DeltaMapping,
-    MimicCompletion,
     NominalMapping,
     NormalizedMapping,
     OutOfRange,

@@ -28,11 +28,11 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.errors import ActionError
 from dexwheel.control.mappings import (
     BoundedMapping,
     DeltaMapping,
-    MimicCompletion,
     NominalMapping,
     NormalizedMapping,
     OutOfRange,
@@ -107,7 +107,6 @@ class G20SdkMapping(BoundedMapping):
         self._span = self._max - self._min
         self._last = np.full(SDK_CHANNELS, float(SDK_PAD_VALUE))
         self._cmd = np.empty(SDK_CHANNELS, dtype=np.float64)
-        self._q_active = np.empty(len(ACTIVE_JOINTS), dtype=np.float64)
         self._out = np.empty(len(ALL_JOINTS), dtype=np.float64)
 
     def _label(self, c: int) -> str:
@@ -127,16 +126,22 @@ class G20SdkMapping(BoundedMapping):
         self._cmd[n:] = SDK_PAD_VALUE
         v = self._sanitize(self._cmd, 0.0, float(SDK_MAX_VALUE), self._last, self._label)
         self._last[:] = v
-        t = v[self.channels] / SDK_MAX_VALUE
-        value = np.where(self._dir > 0, self._min + t * self._span, self._max - t * self._span)
-        self._q_active[self._active_pos] = value / self._div
         target = self._out if out is None else out
         if target.shape != (self.layout.dof,):
             raise ActionError(f"out must have shape ({self.layout.dof},), got {target.shape}")
-        if target is self._out:
-            return G20_MIMIC.clip_and_complete(self._q_active, out=target)
-        target[...] = G20_MIMIC.clip_and_complete(self._q_active, out=self._out)
+        full = G20_MIMIC.complete(self.goals(v), out=self._out, clip_mimic=True)
+        if target is not self._out:
+            target[...] = full
         return target
+
+    def goals(self, values: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
+        """Checked SDK values ``(..., 20)`` -> active joint goals ``(..., 16)``, ACTIVE_JOINTS order, clipped
+        to the joint limits (clip-then-complete's first half); pure (no state), any batch."""
+        t = values[..., self.channels] / SDK_MAX_VALUE
+        value = np.where(self._dir > 0, self._min + t * self._span, self._max - t * self._span)
+        q = np.empty((*values.shape[:-1], len(ACTIVE_JOINTS)))
+        q[..., self._active_pos] = value / self._div
+        return np.minimum(np.maximum(q, G20_MIMIC.active_lower, out=q), G20_MIMIC.active_upper, out=q)
 
     __call__ = to_joint_positions
 

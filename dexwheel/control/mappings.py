@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.errors import ActionClipWarning, ActionError, UnknownJointError
 from dexwheel.control.layout import JointLayout
 
@@ -123,63 +124,6 @@ class BoundedMapping:
         return values
 
 
-class MimicCompletion:
-    """Active joints -> all joints: clip the active joints to their limits, then set each mimic joint
-    to ``ratio * source`` (clipped to its own limits), so hard-write and PD drives agree.
-
-    The order matters: completing from an unclipped source could put a mimic joint where its source
-    can never be, and the two drives would disagree.
-    """
-
-    def __init__(
-        self,
-        active: Sequence[str],
-        all_joints: Sequence[str],
-        ratios: Mapping[str, tuple[str, float]],
-        limits: Mapping[str, tuple[float, float]],
-    ) -> None:
-        self.active_layout = JointLayout(active, "active")
-        self.layout = JointLayout(all_joints, "all")
-        self.mimic_joints = tuple(n for n in self.layout.names if n in ratios)
-        unmapped = [n for n in self.layout.names if n not in self.active_layout and n not in ratios]
-        if unmapped:
-            raise ValueError(f"joints {unmapped} are neither active nor mimic")
-        self._active_pos = self.layout.indices(self.active_layout.names)
-        self._mimic_pos = self.layout.indices(self.mimic_joints)
-        self._mimic_src = self.active_layout.indices([ratios[m][0] for m in self.mimic_joints])
-        self._ratio = np.array([ratios[m][1] for m in self.mimic_joints], dtype=np.float64)
-        _, self.active_lower, self.active_upper = _limits(limits, self.active_layout)
-        _, self._mimic_lower, self._mimic_upper = _limits(limits, JointLayout(self.mimic_joints, "mimic"))
-        self._scratch = np.empty(self.active_layout.dof, dtype=np.float64)
-
-    def complete(self, q_active: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
-        """All joints from the active ones, mimic joints = ratio * source; no clipping."""
-        q = np.asarray(q_active, dtype=np.float64)
-        if q.shape != (self.active_layout.dof,):
-            raise ActionError(f"active joint positions must have shape ({self.active_layout.dof},), got {q.shape}")
-        if out is None:
-            out = np.empty(self.layout.dof, dtype=np.float64)
-        out[self._active_pos] = q
-        out[self._mimic_pos] = q[self._mimic_src] * self._ratio
-        return out
-
-    def clip_and_complete(self, q_active: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
-        """Clip the active joints to their limits, then complete the mimic joints from the clipped values."""
-        q = np.asarray(q_active, dtype=np.float64)
-        if q.shape != (self.active_layout.dof,):
-            raise ActionError(f"active joint positions must have shape ({self.active_layout.dof},), got {q.shape}")
-        np.clip(q, self.active_lower, self.active_upper, out=self._scratch)
-        if out is None:
-            out = np.empty(self.layout.dof, dtype=np.float64)
-        out[self._active_pos] = self._scratch
-        out[self._mimic_pos] = np.clip(
-            self._scratch[self._mimic_src] * self._ratio, self._mimic_lower, self._mimic_upper
-        )
-        return out
-
-    __call__ = clip_and_complete
-
-
 class _GoalMapping(BoundedMapping):
     """A mapping whose goal lives on ``layout`` (optionally completed to a larger layout)."""
 
@@ -215,6 +159,10 @@ class _GoalMapping(BoundedMapping):
     def _label(self, i: int) -> str:
         return f"action[{i}] ({self.action_layout.names[i]})"
 
+    def _clip_to_limits(self, goal: np.ndarray) -> np.ndarray:
+        # np.minimum(np.maximum(...)) is np.clip for finite values, without np.clip's Python overhead
+        return np.minimum(np.maximum(goal, self.lower, out=goal), self.upper, out=goal)
+
     def _emit(self, out: np.ndarray | None) -> np.ndarray:
         target = self._out if out is None else out
         if target.shape != (self.layout.dof,):
@@ -249,10 +197,14 @@ class NormalizedMapping(_GoalMapping):
         self._half_span = 0.5 * (self.upper - self.lower)
         self._goal[:] = self.lower + self._half_span
 
+    def goals(self, actions: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
+        """Checked actions ``(..., A)`` -> goals ``(..., A)`` within the limits; pure (no state), any batch."""
+        return self._clip_to_limits(self.lower + (actions + 1.0) * self._half_span)
+
     def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._last, self._label)
         self._last[:] = a
-        np.clip(self.lower + (a + 1.0) * self._half_span, self.lower, self.upper, out=self._goal)
+        self._goal[:] = self.goals(a)
         return self._emit(out)
 
 
@@ -290,10 +242,13 @@ class DeltaMapping(_GoalMapping):
             raise ActionError(f"DeltaMapping: goal must be finite, got {g}")
         np.clip(g, self.lower, self.upper, out=self._goal)
 
+    def goals(self, actions: np.ndarray, previous: np.ndarray) -> np.ndarray:
+        """Checked actions ``(..., A)`` and the previous goals -> new goals within the limits; pure, any batch."""
+        return self._clip_to_limits(previous + self.scale * actions)
+
     def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._zero, self._label)
-        self._goal += self.scale * a
-        np.clip(self._goal, self.lower, self.upper, out=self._goal)
+        self._goal[:] = self.goals(a, self._goal)
         return self._emit(out)
 
 
@@ -335,6 +290,10 @@ class NominalMapping(_GoalMapping):
                 self(goal)
             else:
                 np.clip(self._vector(goal, self.action_dim, "goal"), self.lower, self.upper, out=self._goal)
+
+    def goals(self, actions: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
+        """Checked radians ``(..., A)`` for every action joint -> goals within the limits; pure, any batch."""
+        return self._clip_to_limits(np.array(actions, dtype=np.float64))
 
     def __call__(self, targets: Mapping[str, float], out: np.ndarray | None = None) -> np.ndarray:
         if not isinstance(targets, Mapping):

@@ -51,6 +51,7 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.control import (
+    G20_MIMIC,
     ActionClipWarning,
     ActionError,
     G20SdkMapping,
@@ -59,29 +60,19 @@ from dexwheel.control import (
     g20_nominal_mapping,
     g20_normalized_mapping,
 )
+from dexwheel.control.coupling import MimicCompletion
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import (
     ACTIVE_JOINTS,
     ALL_JOINTS,
     G20_FULL_FIST_CMD,
     G20_HALF_FIST_CMD,
-    G20_L_DIR,
-    G20_L_MAX,
-    G20_L_MIN,
     G20_OPEN_CMD,
-    G20_R_DIR,
-    G20_R_MAX,
-    G20_R_MIN,
-    JOINT_LIMITS,
     MIMIC_JOINTS,
-    MIMIC_RATIOS,
-    SDK_ARC_CHANNELS,
-    SDK_CHANNEL_JOINTS,
     SDK_CHANNELS,
     SDK_MAX_VALUE,
 )
 from dexwheel.robots.mjcf import build_spec
-from dexwheel.sim.hand_coupling import JointCoupling
 from dexwheel.sim.hand_drive import HardWriteDrive, PDDrive, default_threads
 from dexwheel.sim.model_checks import check_robot_model, require_actuators, require_joints
 from dexwheel.sim.projection import CollisionProjector, add_deepest_contact_sensor
@@ -233,21 +224,16 @@ class G20HandConfig:
         return n
 
 
-def _sdk_tables(hand: str) -> tuple[tuple[float, ...], tuple[float, ...], tuple[int, ...]]:
-    return (G20_L_MIN, G20_L_MAX, G20_L_DIR) if hand == "left" else (G20_R_MIN, G20_R_MAX, G20_R_DIR)
-
-
 class G20ActionMap:
     """Batched actions -> commanded active-joint positions, ``(N, A) -> (N, 16)``.
 
-    Numerically the G20 mappings of :mod:`dexwheel.control` (same formulas, same operation order; the
-    tests check bit equality), vectorised over envs. Those mappings are single-env objects that
-    keep their own state; here the state (previous command, previous action) lives in the task's
-    arrays, so that a rejected action changes nothing. Error messages come from the control
-    mappings themselves: an invalid row is handed to a reference mapping, which raises.
+    The arithmetic is the G20 mappings' of :mod:`dexwheel.control` (their pure, batch-capable
+    ``goals()``); their state (the previous goal) lives in the task's ``command`` array instead, so
+    that a rejected action changes nothing. Input checks run batched here; an invalid row is handed
+    to the mapping itself, which raises with its own message (field, joint, allowed range).
     """
 
-    def __init__(self, cfg: G20HandConfig, coupling: JointCoupling, num_envs: int) -> None:
+    def __init__(self, cfg: G20HandConfig, coupling: MimicCompletion, num_envs: int) -> None:
         self.kind = cfg.action
         self.num_envs = num_envs
         self.clip = cfg.out_of_range == "clip"
@@ -261,21 +247,6 @@ class G20ActionMap:
             self.space = spaces.Box(0.0, float(SDK_MAX_VALUE), (SDK_CHANNELS,), np.float32)
             self.low = np.zeros(SDK_CHANNELS)
             self.high = np.full(SDK_CHANNELS, float(SDK_MAX_VALUE))
-            lo_t, hi_t, dir_t = _sdk_tables(cfg.hand)
-            ratio_of = {src: ratio for src, ratio in MIMIC_RATIOS.values()}
-            self.channels = np.array([c for c, j in enumerate(SDK_CHANNEL_JOINTS) if j is not None], dtype=np.intp)
-            joints = [SDK_CHANNEL_JOINTS[c] for c in self.channels]
-            self.active_pos = np.array([ACTIVE_JOINTS.index(j) for j in joints], dtype=np.intp)  # type: ignore[arg-type]
-            self.ch_min = np.array([lo_t[c] for c in self.channels], dtype=np.float64)
-            self.ch_max = np.array([hi_t[c] for c in self.channels], dtype=np.float64)
-            self.ch_dir = np.array([dir_t[c] for c in self.channels], dtype=np.float64)
-            self.ch_span = self.ch_max - self.ch_min
-            self.ch_div = np.array(
-                [ratio_of[SDK_CHANNEL_JOINTS[c]] if c in SDK_ARC_CHANNELS else 1.0 for c in self.channels],
-                dtype=np.float64,
-            )
-            if sorted(self.active_pos.tolist()) != list(range(len(ACTIVE_JOINTS))):
-                raise ValueError("G20 SDK table must cover every active joint exactly once")
             self.reference: Any = G20SdkMapping(cfg.hand)
         elif self.kind == "nominal":
             self.dim = len(ACTIVE_JOINTS)
@@ -397,20 +368,8 @@ class G20ActionMap:
                 ActionClipWarning,
                 stacklevel=4,
             )
-        # np.minimum(np.maximum(x, lo), hi) is np.clip(x, lo, hi) for the finite x left here, minus its overhead.
-        lower, upper = self.lower, self.upper
-        if self.kind == "normalized":
-            new = np.minimum(np.maximum(lower + (a + 1.0) * self.half_span, lower), upper)
-        elif self.kind == "delta":
-            new = np.minimum(np.maximum(command + self.delta_scale * a, lower), upper)
-        elif self.kind == "nominal":
-            new = np.minimum(np.maximum(a, lower), upper)
-        else:
-            t = a[:, self.channels] / SDK_MAX_VALUE
-            value = np.where(self.ch_dir > 0, self.ch_min + t * self.ch_span, self.ch_max - t * self.ch_span)
-            q = np.empty((self.num_envs, len(ACTIVE_JOINTS)))
-            q[:, self.active_pos] = value / self.ch_div
-            new = np.minimum(np.maximum(q, lower), upper)
+        # the control mappings' own arithmetic, batched; their state (previous goal) is the task's `command`
+        new = self.reference.goals(a, command)
         return new, a, clipped
 
 
@@ -445,7 +404,7 @@ class G20HandTask:
         self.timestep = float(model.opt.timestep)
         self.nsub = cfg.substeps(self.timestep)
         self.dt = self.nsub * self.timestep
-        self.coupling = JointCoupling(ALL_JOINTS, ACTIVE_JOINTS, MIMIC_RATIOS, JOINT_LIMITS)
+        self.coupling = G20_MIMIC
         self.datas = [mujoco.MjData(model) for _ in range(n)]
         self._scratch = mujoco.MjData(model)
         self.projector = CollisionProjector(
@@ -499,7 +458,7 @@ class G20HandTask:
     # -- goals -----------------------------------------------------------------------------------
     def pose_depth(self, q_active: np.ndarray) -> float:
         """Deepest penetration (m) of an active-joint pose (on a scratch MjData)."""
-        return self.projector.depth(self._scratch, self.coupling.complete(q_active))
+        return self.projector.depth(self._scratch, self.coupling.complete(q_active, clip_mimic=True))
 
     def sample_goal(self, rng: np.random.Generator) -> np.ndarray:
         """A goal from the presets or a random collision-free pose (bounded, deterministic retries)."""
@@ -550,7 +509,7 @@ class G20HandTask:
         self.goal[i] = self._goal_from_option(options["goal"]) if "goal" in options else self.sample_goal(rng)
         d = self.datas[i]
         mujoco.mj_resetData(self.model, d)
-        full = self.coupling.complete(q0)
+        full = self.coupling.complete(q0, clip_mimic=True)
         if isinstance(self.drive, HardWriteDrive):
             self.drive.reset_env(i, full, q0, self.open_pose)
         else:

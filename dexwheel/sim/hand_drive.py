@@ -23,7 +23,7 @@ import mujoco
 import numpy as np
 from mujoco import batch as mj_batch
 
-from dexwheel.sim.hand_coupling import JointCoupling
+from dexwheel.control.coupling import MimicCompletion
 from dexwheel.sim.projection import CollisionProjector, contact_depth, deepest_contact_adr, sensor_depth
 from dexwheel.sim.slew import slew_budget, slew_ramp_budget, slew_toward
 
@@ -45,7 +45,7 @@ class _BatchDrive:
         self,
         model: mujoco.MjModel,
         datas: Sequence[mujoco.MjData],
-        coupling: JointCoupling,
+        coupling: MimicCompletion,
         qpos_adr: np.ndarray,
         ctrl_idx: np.ndarray,
     ) -> None:
@@ -96,7 +96,7 @@ class HardWriteDrive(_BatchDrive):
         self,
         model: mujoco.MjModel,
         datas: Sequence[mujoco.MjData],
-        coupling: JointCoupling,
+        coupling: MimicCompletion,
         qpos_adr: np.ndarray,
         ctrl_idx: np.ndarray,
         *,
@@ -154,11 +154,11 @@ class HardWriteDrive(_BatchDrive):
         if self._fast_write:
             w = self._wstate
             w[:, 0] += dt
-            self.coupling.complete(q, self.full)
+            self.coupling.complete(q, self.full, clip_mimic=True)
             w[:, self._w_qpos] = self.full
             w[:, self._w_ctrl] = self.full
         else:
-            self.coupling.complete(q, self.full)
+            self.coupling.complete(q, self.full, clip_mimic=True)
         self._forward(dt)
 
     def stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -176,7 +176,7 @@ class HardWriteDrive(_BatchDrive):
         # the same candidate as a step whose projection was a fixed point.
         same = cand == q
         skip = (self.safe & same.all(axis=1)) | (self._stalled & (cand == self._stalled_cand).all(axis=1))
-        full_cand = self.coupling.complete(cand)
+        full_cand = self.coupling.complete(cand, clip_mimic=True)
         checks, limited, fallback, safe, last_safe, datas = (
             self.checks,
             self.limited,
@@ -236,7 +236,7 @@ class PDDrive(_BatchDrive):
         self,
         model: mujoco.MjModel,
         datas: Sequence[mujoco.MjData],
-        coupling: JointCoupling,
+        coupling: MimicCompletion,
         qpos_adr: np.ndarray,
         ctrl_idx: np.ndarray,
         *,
@@ -285,9 +285,9 @@ class PDDrive(_BatchDrive):
         """Advance every env by ``nsub`` physics steps; ``target`` (N, nactive) is updated in place."""
         ramp = slew_ramp_budget(target, command, self._budget, out=self.ramp, neg_budget=self._neg_budget)
         if self._ctrl_whole:
-            self.coupling.complete(ramp, self.control)
+            self.coupling.complete(ramp, self.control, clip_mimic=True)
         else:
-            self.control[:, :, self.ctrl_idx] = self.coupling.complete(ramp, self._full)
+            self.control[:, :, self.ctrl_idx] = self.coupling.complete(ramp, self._full, clip_mimic=True)
         if self.batch is None:
             self._step_single()
         else:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from dexwheel.sim.hand_coupling import JointCoupling
+from dexwheel.control.coupling import MimicCompletion
 
 
 @dataclass(slots=True)
@@ -96,7 +96,7 @@ class CollisionProjector:
     def __init__(
         self,
         model: mujoco.MjModel,
-        coupling: JointCoupling,
+        coupling: MimicCompletion,
         qpos_adr: np.ndarray,
         tol: float = 5e-4,
         iters: int = 12,
@@ -176,7 +176,7 @@ class CollisionProjector:
         ``full`` may pass the completed candidate (all joints) when the caller has it.
         """
         coupling = self.coupling
-        full = coupling.complete(candidate) if full is None else full.copy()
+        full = coupling.complete(candidate, clip_mimic=True) if full is None else full.copy()
         res = ProjectionResult(checks=1)
         if self.depth(data, full) <= self.tol:
             out[:] = candidate
@@ -193,13 +193,13 @@ class CollisionProjector:
             if free.any() and not free.all():
                 trial = q.copy()
                 trial[order[free]] = candidate[order[free]]
-                coupling.complete(trial, full)
+                coupling.complete(trial, full, clip_mimic=True)
                 res.checks += 1
                 if self.depth(data, full) <= tol:
                     q = trial
                     moved = True
                     order = order[~free]
-        coupling.complete(q, full)
+        coupling.complete(q, full, clip_mimic=True)
         for a in order.tolist():
             origin = q[a]
             step = dq[a]

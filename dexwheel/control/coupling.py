@@ -1,0 +1,134 @@
+"""Mimic completion: active joints -> every joint, the coupling MuJoCo does not do itself (seed 3.4 / 7.4).
+
+MuJoCo ignores URDF mimic tags, so the action path completes the mimic joints in software:
+``mimic = ratio * source``. With clipping (what every drive commands), the active joints are clipped to
+their limits first and each mimic joint is then clipped to its own: completing from an unclipped source
+could put a mimic joint where its source can never be, and hard-write and PD drives would disagree.
+
+One implementation for a single vector (the action mappings) and for any leading batch of envs and
+physics substeps (the drives): one matrix product with a 0/1/ratio matrix, so every output is a single
+product plus exact zeros, i.e. the elementwise ``ratio * source`` bit for bit, whatever the batch size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dexwheel.control.errors import ActionError
+from dexwheel.control.layout import JointLayout
+
+#: Per active joint: ``[(full index, ratio or None for the joint itself, lower, upper)]``.
+Followers = list[list[tuple[int, float | None, float, float]]]
+
+
+class MimicCompletion:
+    """Index maps of a robot's active and mimic joints inside its full joint vector.
+
+    ``full`` vectors are in ``all_joints`` order (:attr:`layout`); ``active`` vectors in ``active``
+    order (:attr:`active_layout`). Every method accepts any leading batch shape.
+    """
+
+    def __init__(
+        self,
+        active: Sequence[str],
+        all_joints: Sequence[str],
+        ratios: Mapping[str, tuple[str, float]],
+        limits: Mapping[str, tuple[float, float]],
+    ) -> None:
+        self.active_layout = JointLayout(active, "active")
+        self.layout = JointLayout(all_joints, "all")
+        unknown = [n for n in self.active_layout.names if n not in self.layout]
+        if unknown:
+            raise ValueError(f"active joints {unknown} are not in the joint list {list(self.layout.names)}")
+        self.mimic_joints = tuple(n for n in self.layout.names if n in ratios)
+        loose = [n for n in self.layout.names if n not in self.active_layout and n not in ratios]
+        if loose:
+            raise ValueError(f"joints {loose} are neither active nor mimic")
+        missing = [n for n in self.layout.names if n not in limits]
+        if missing:
+            raise ValueError(f"no limits for joints {missing}")
+        self.nfull = self.layout.dof
+        self.nactive = self.active_layout.dof
+        self.active_idx = self.layout.indices(self.active_layout.names)
+        self.mimic_idx = self.layout.indices(self.mimic_joints)
+        self.mimic_src = self.active_layout.indices([ratios[n][0] for n in self.mimic_joints])
+        self.mimic_ratio = np.array([ratios[n][1] for n in self.mimic_joints], dtype=np.float64)
+        self.full_lower = np.array([limits[n][0] for n in self.layout.names], dtype=np.float64)
+        self.full_upper = np.array([limits[n][1] for n in self.layout.names], dtype=np.float64)
+        bad = [n for n, lo, hi in zip(self.layout.names, self.full_lower, self.full_upper, strict=True)
+               if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi)]  # fmt: skip
+        if bad:
+            raise ValueError(f"limits of joints {bad} must be finite with lower <= upper")
+        self.active_lower = self.full_lower[self.active_idx]
+        self.active_upper = self.full_upper[self.active_idx]
+        self.mimic_lower = self.full_lower[self.mimic_idx]
+        self.mimic_upper = self.full_upper[self.mimic_idx]
+        self._matrix = np.zeros((self.nactive, self.nfull))
+        self._matrix[np.arange(self.nactive), self.active_idx] = 1.0
+        self._matrix[self.mimic_src, self.mimic_idx] = self.mimic_ratio
+        #: Per active joint: how much faster its fastest follower moves (>= 1). Slewing the source by
+        #: ``step / speed_factor`` keeps every joint, mimic ones included, within ``step``.
+        self.speed_factor = np.ones(self.nactive)
+        for k, src in enumerate(self.mimic_src):
+            self.speed_factor[src] = max(self.speed_factor[src], abs(float(self.mimic_ratio[k])))
+        #: For each active joint: itself (ratio None) and its mimic followers with their limits.
+        self.followers: Followers = []
+        for a in range(self.nactive):
+            entry: list[tuple[int, float | None, float, float]] = [(int(self.active_idx[a]), None, 0.0, 0.0)]
+            for k in np.flatnonzero(self.mimic_src == a):
+                entry.append(
+                    (
+                        int(self.mimic_idx[k]),
+                        float(self.mimic_ratio[k]),
+                        float(self.mimic_lower[k]),
+                        float(self.mimic_upper[k]),
+                    )
+                )
+            self.followers.append(entry)
+
+    def complete(self, q_active: ArrayLike, out: np.ndarray | None = None, *, clip_mimic: bool = False) -> np.ndarray:
+        """``(..., nactive)`` -> ``(..., nfull)``: mimic joints = ratio * source.
+
+        With ``clip_mimic`` every joint is then clipped to its limits: the mimic joints to theirs, the
+        active ones unchanged when they are within theirs (the drives' case; otherwise use
+        :meth:`clip_and_complete`).
+        """
+        q = np.asarray(q_active, dtype=np.float64)
+        if q.shape[-1:] != (self.nactive,):
+            raise ActionError(f"active joint positions must have shape (..., {self.nactive}), got {q.shape}")
+        out = np.matmul(q, self._matrix, out=out)
+        if clip_mimic:
+            np.maximum(out, self.full_lower, out=out)
+            np.minimum(out, self.full_upper, out=out)
+        return out
+
+    def clip_and_complete(self, q_active: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        """Clip the active joints to their limits, then complete the mimic joints from the clipped values."""
+        q = np.asarray(q_active, dtype=np.float64)
+        if q.shape[-1:] != (self.nactive,):
+            raise ActionError(f"active joint positions must have shape (..., {self.nactive}), got {q.shape}")
+        return self.complete(np.minimum(np.maximum(q, self.active_lower), self.active_upper), out, clip_mimic=True)
+
+    __call__ = clip_and_complete
+
+    def slew_steps(self, slew_rad_s: float, dt: float) -> np.ndarray:
+        """Per active joint max step for a slew of ``slew_rad_s`` over ``dt`` (inf when the slew is 0: jump)."""
+        if slew_rad_s <= 0.0:
+            return np.full(self.nactive, np.inf)
+        return (slew_rad_s * dt) / self.speed_factor
+
+    def set_joint(self, full: np.ndarray, a: int, value: float) -> None:
+        """Set active joint ``a`` (and its mimic followers) in one full vector, in place (projection trials)."""
+        for i, ratio, lo, hi in self.followers[a]:
+            if ratio is None:
+                full[i] = value
+            else:
+                v = value * ratio
+                full[i] = lo if v < lo else hi if v > hi else v
+
+    def active(self, full: np.ndarray) -> np.ndarray:
+        """The active entries of ``(..., nfull)`` vectors."""
+        return full[..., self.active_idx]
