@@ -237,15 +237,27 @@ def test_pd_reaches_a_contact_free_goal_within_one_second(track_test):
     assert info["command_error"] <= 0.02
 
 
-def test_pd_penetration_is_the_deepest_contact_of_the_last_physics_step():
-    """PD reads its penetration from the model's contact sensor; it must equal the contact list."""
+def test_pd_penetration_is_the_deepest_contact_over_the_control_step():
+    """PD reads penetration from the model's contact sensor after every physics step; replaying the
+    step's controls on a copy of the data and reading the contact list must give the same maximum."""
     env = make(drive="pd", action="nominal")
     fist = sdk_pose(G20_FULL_FIST)
     _, info = env.reset(seed=0, options={"init_qpos": fist})  # starts with the thumb 1.08 mm in the palm
     assert info["max_penetration"] == contact_depth(env.data) > TOL
+    replay = mujoco.MjData(env.model)
+    seen = []
     for _ in range(5):
+        mujoco.mj_copyData(replay, env.model, env.data)
         _, _, _, _, info = env.step(nominal(env, fist))
-        assert info["max_penetration"] == contact_depth(env.data)
+        depths = []
+        for row in env.task.drive.control[0]:
+            replay.ctrl[:] = row
+            mujoco.mj_step(env.model, replay)
+            depths.append(contact_depth(replay))
+        assert np.array_equal(replay.qpos, env.data.qpos)  # the same physics
+        assert info["max_penetration"] == max(depths)
+        seen.append(info["max_penetration"])
+    assert seen[0] > TOL  # the first step starts in the penetrating pose
 
 
 @pytest.mark.parametrize("control_hz", [500.0, 50.0])

@@ -97,6 +97,24 @@ def test_vector_env_matches_single_envs_created_with_seed_plus_i():
             assert np.array_equal(obs[i], o) and reward[i] == r
 
 
+def test_pd_vector_env_reports_the_same_penetration_as_single_envs_in_contact():
+    """The batch reads the contact sensor after every physics step, as the single env's loop does."""
+    n = 2
+    vec = G20HandVectorEnv(num_envs=n, drive="pd", action="nominal", reset_noise_scale=0.0)
+    singles = [G20HandEnv(drive="pd", action="nominal", reset_noise_scale=0.0) for _ in range(n)]
+    fist = vec.task.presets["full_fist"]
+    _, info = vec.reset(seed=0, options={"init_qpos": fist})  # the thumb starts 1.08 mm in the palm
+    for i, e in enumerate(singles):
+        assert e.reset(seed=i, options={"init_qpos": fist})[1]["max_penetration"] == info["max_penetration"][i]
+    depths = []
+    for _ in range(4):
+        _, _, _, _, info = vec.step(np.stack([fist] * n))
+        for i, e in enumerate(singles):
+            assert e.step(fist)[4]["max_penetration"] == info["max_penetration"][i]
+        depths.append(info["max_penetration"][0])
+    assert depths[0] > 5e-4
+
+
 def test_a_bad_action_in_one_env_raises_and_changes_no_env():
     vec = G20HandVectorEnv(num_envs=3, action="sdk255")
     vec.reset(seed=0)

@@ -31,7 +31,7 @@ ACTIVE_JOINTS order), ``last_action`` (the previous action scaled to [-1, 1]: 16
 
 Reward terms (mjlab names): ``joint_pos_tracking = tracking_weight * exp(-mean((q - goal)^2) /
 tracking_std^2)`` over the active joints; ``penetration = -penetration_weight * max_penetration`` (m;
-PD: the deepest contact of the last physics step); ``action_rate_l2 = -action_rate_weight *
+PD: the deepest contact over the control step's physics steps); ``action_rate_l2 = -action_rate_weight *
 sum((a - a_prev)^2)`` on the [-1, 1]-scaled actions (a fresh episode's previous action is the one that
 holds the start pose).
 """

@@ -228,8 +228,9 @@ class PDDrive(_BatchDrive):
 
     One env steps its own MjData with ``nsub`` plain ``mj_step`` calls (one ramp row each); several
     envs are one ``mujoco.batch.Batch`` rollout over all of them on the batch's C++ thread pool, which
-    is bit-identical to such a loop per env. ``depth`` is the
-    deepest contact of the last physics step, read from the model's :data:`DEEPEST_CONTACT_SENSOR`.
+    is bit-identical to such a loop per env. ``depth`` is the deepest contact over the control step's
+    physics steps (each step's contacts, as its forward pass found them), read from the model's
+    :data:`DEEPEST_CONTACT_SENSOR`.
     """
 
     def __init__(
@@ -260,12 +261,13 @@ class PDDrive(_BatchDrive):
             d = self.datas[0]
             #: ``(N, nq)`` / ``(N, nv)`` state after the last step or reset.
             self.qpos, self.qvel = d.qpos[None], d.qvel[None]
-            self._sensordata = d.sensordata[None]
             self.batch: mj_batch.Batch | None = None
         else:
             self.batch = mj_batch.Batch(model, n, nthread=max(1, int(num_threads)))
             self.qpos, self.qvel = self.batch.bind("qpos"), self.batch.bind("qvel")
-            self._sensordata = self.batch.bind("sensordata")
+            self._record = {"sensordata": np.zeros((n, self.nsub, model.nsensordata))}
+        #: Smallest contact distance of each env over the last step's physics steps (negative: penetration).
+        self._min_dist = np.zeros(n)
 
     def set_pose(self, i: int, full: np.ndarray) -> None:
         super().set_pose(i, full)
@@ -289,20 +291,27 @@ class PDDrive(_BatchDrive):
         else:
             self.control[:, :, self.ctrl_idx] = self.coupling.complete(ramp, self._full, clip_mimic=True)
         if self.batch is None:
-            self._step_single()
+            self._min_dist[0] = self._step_single()
         else:
-            self.batch.rollout(self.nsub, control=self.control, record=())
-        depth = np.minimum(self._sensordata[:, self._depth_adr], 0.0, out=self.depth)
+            self.batch.rollout(self.nsub, control=self.control, record=("sensordata",), out=self._record)
+            np.minimum.reduce(self._record["sensordata"][:, :, self._depth_adr], axis=1, out=self._min_dist)
+        depth = np.minimum(self._min_dist, 0.0, out=self.depth)
         np.subtract(0.0, depth, out=depth)  # -min(dist, 0): +0.0 without contact, never -0.0
         target[:] = ramp[:, -1]
 
-    def _step_single(self) -> None:
-        # Plain mj_step calls, one per ramp row, on the env's own MjData (what env.data shows).
+    def _step_single(self) -> float:
+        """Plain mj_step calls, one per ramp row, on the env's own MjData (what env.data shows); returns
+        the smallest contact distance the steps saw."""
         model, d = self.model, self.datas[0]
-        ctrl, step = d.ctrl, mujoco.mj_step
+        ctrl, sensors, adr, step = d.ctrl, d.sensordata, self._depth_adr, mujoco.mj_step
+        smallest = np.inf
         for row in self._control_rows:
             ctrl[:] = row
             step(model, d)
+            dist = sensors[adr]
+            if dist < smallest:
+                smallest = dist
+        return float(smallest)
 
     def close(self) -> None:
         self.batch = None
