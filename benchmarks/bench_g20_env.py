@@ -127,6 +127,47 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
     wrapped.close()
 
 
+class _FloorEnv(gym.Env):
+    """The least a hard-write env can do: write the action into qpos, one mj_forward, copy qpos out."""
+
+    def __init__(self, model: mujoco.MjModel) -> None:
+        self.model, self.data = model, mujoco.MjData(model)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (len(ACTIVE_JOINTS),), np.float32)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (model.nq,), np.float64)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        return self.data.qpos.copy(), {}
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.data.qpos[: len(action)] = action
+        mujoco.mj_forward(self.model, self.data)
+        return self.data.qpos.copy(), 0.0, False, False, {}
+
+
+def bench_floor(steps: int, rounds: int) -> None:
+    """The same ratio for :class:`_FloorEnv` through gymnasium's wrappers: the floor of any hard-write env."""
+    model = gym.make("G20Hand-v0").unwrapped.model
+    env = gym.wrappers.TimeLimit(gym.wrappers.OrderEnforcing(_FloorEnv(model)), max_episode_steps=10**9)
+    raw = mujoco.MjData(model)
+    actions = np.random.default_rng(0).uniform(0.0, 0.5, (steps, len(ACTIVE_JOINTS)))
+    ratios = []
+    for _ in range(rounds):
+        env.reset(seed=0)
+        t0 = time.perf_counter()
+        for a in actions:
+            env.step(a)
+        t_env = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for a in actions:
+            raw.qpos[: len(a)] = a
+            mujoco.mj_forward(model, raw)
+        ratios.append(t_env / (time.perf_counter() - t0))
+    print(
+        f"{'floor: mj_forward + qpos copy env':<34} via TimeLimit + OrderEnforcing ratio {statistics.median(ratios):5.2f}"
+    )
+
+
 def bench_vector(drive: str, n: int, steps: int, rounds: int) -> None:
     """Steps only (resets are outside the timed region): env-steps per second, native vs loop."""
     kwargs = {"drive": drive}
@@ -186,6 +227,7 @@ def main() -> None:
         bench_single("hard_write, projection on, contact", "hard_write", True, contact, steps, rounds)
         bench_single("pd", "pd", False, free, steps, rounds)
         bench_single("pd, contact", "pd", False, contact, steps, rounds)
+        bench_floor(steps, rounds)
         print_reference(steps, rounds)
     if args.only == "single":
         return

@@ -101,5 +101,19 @@ def test_override_and_commands_apply_to_every_env():
     sl = venv.obs_slices["velocity_commands"]
     assert np.allclose(obs[:, sl], (0.5, 0.0))
     assert np.abs(venv.task.physics.qvel[:, 6:][:, 1::2]).max() < 0.5  # wheels held by the override
-    with pytest.raises(ValueError, match="render"):
-        WheelLegVectorEnv(2, render_mode="rgb_array")
+    with pytest.raises(ValueError, match="render_mode"):
+        WheelLegVectorEnv(2, render_mode="human")
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_rgb_array_render_gives_one_frame_per_env(n):
+    venv = WheelLegVectorEnv(n, render_mode="rgb_array", width=96, height=64)
+    venv.reset(seed=0)
+    for _ in range(3):
+        venv.step(np.full((n, 8), 0.5, np.float32))
+    try:
+        frames = venv.render()
+    except Exception as exc:  # no offscreen GL on this machine
+        pytest.skip(f"offscreen rendering unavailable: {exc}")
+    assert len(frames) == n and all(f.shape == (64, 96, 3) and f.dtype == np.uint8 and f.std() > 0 for f in frames)
+    venv.close()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import mujoco
 import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -24,23 +25,28 @@ from gymnasium.vector.utils import batch_space
 from dexwheel.envs.wheel_leg import action_space, observation_space
 from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
 from dexwheel.envs.wheel_leg_task import WheelLegTask
+from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
 
 class WheelLegVectorEnv(VectorEnv):
     """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads``."""
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
 
     def __init__(self, num_envs: int = 1, cfg: WheelLegEnvCfg | None = None, *, num_threads: int | None = None,
-                 render_mode: str | None = None, **kwargs: Any) -> None:  # fmt: skip
-        if render_mode is not None:
-            raise ValueError("the native vector env does not render; use the single env for videos")
+                 render_mode: str | None = None, width: int = 640, height: int = 480,
+                 camera_name: str | None = TRACK_CAMERA, **kwargs: Any) -> None:  # fmt: skip
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode: {render_mode!r}; the vector env renders 'rgb_array' (one frame per env) "
+                             "or None; use the single env for 'human'")  # fmt: skip
         self.cfg = make_cfg(cfg, **kwargs)
         # one env: plain mj_step (the backends agree bit for bit; the pool only pays off with several envs)
         backend = "serial" if num_envs == 1 else "batch"
         self.task = WheelLegTask(self.cfg, num_envs, backend=backend, num_threads=num_threads)
         self.num_envs = num_envs
-        self.render_mode = None
+        self.render_mode = render_mode
+        self._width, self._height, self._camera_name = width, height, camera_name
+        self._renderer: mujoco.Renderer | None = None
         self.single_observation_space = observation_space(self.task)
         self.single_action_space = action_space(self.task)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -107,5 +113,20 @@ class WheelLegVectorEnv(VectorEnv):
     def set_override(self, active: bool) -> None:
         self.task.set_override(active)
 
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """One RGB frame per env from the camera that follows the base (``render_mode="rgb_array"``)."""
+        if self.render_mode is None:
+            return None
+        if self._renderer is None:
+            self._renderer = mujoco.Renderer(self.task.models[0], self._height, self._width)
+        frames = []
+        for i in range(self.num_envs):
+            self._renderer.update_scene(self.task.physics.sync_data(i), camera=self._camera_name or -1)
+            frames.append(self._renderer.render().copy())
+        return tuple(frames)
+
     def close_extras(self, **kwargs: Any) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
         self.task.close()

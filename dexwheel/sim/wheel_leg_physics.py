@@ -60,6 +60,10 @@ class SerialPhysics:
         if self.num_envs > 1:
             self.qpos[env], self.qvel[env], self.sensordata[env] = d.qpos, d.qvel, d.sensordata
 
+    def sync_data(self, env: int) -> mujoco.MjData:
+        """Env ``env``'s MjData at its current state (for rendering)."""
+        return self.data[env]
+
     def set_qvel(self, env: int) -> None:
         """Push an edit of ``self.qvel[env]`` (e.g. a push) into the simulation."""
         if self.num_envs > 1:
@@ -116,6 +120,13 @@ class BatchPhysics:
         write_initial_state(m, d, qpos, qvel)
         mujoco.mj_getState(m, d, self._batch.state[env], self._spec)
         self.sensordata[env] = d.sensordata
+
+    def sync_data(self, env: int) -> mujoco.MjData:
+        """Env ``env``'s state in a scratch MjData, forward-computed (for rendering; the next call reuses it)."""
+        d, m = self._scratch, self.models[env]
+        mujoco.mj_setState(m, d, self._batch.state[env], self._spec)
+        mujoco.mj_forward(m, d)
+        return d
 
     def set_qvel(self, env: int) -> None:
         """``qvel`` is a view of the batch's state: edits take effect at the next step."""
