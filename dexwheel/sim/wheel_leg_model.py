@@ -1,9 +1,9 @@
 """The wheel-leg MuJoCo model an env runs: the robot builder's scene plus what the task reads.
 
 Everything a task needs after a physics step is a MuJoCo sensor, so one ``sensordata`` row per env holds
-it and a batched rollout returns it without a Python loop per env: an IMU site at the base origin (gyro,
-velocimeter, world z axis in the base frame), knee positions, joint velocities, actuator forces and, per
-non-wheel body, whether it touches the floor. All values come from the same instant (MuJoCo evaluates
+it and a batched step (``mujoco.batch``) returns it without a Python loop per env: an IMU site at the
+base origin (gyro, velocimeter, world z axis in the base frame), knee positions, joint velocities,
+actuator forces and, per non-wheel body, whether it touches the floor. All values come from the same instant (MuJoCo evaluates
 sensors in the forward pass of the last physics step), so an observation is self-consistent.
 """
 
