@@ -26,6 +26,7 @@ from gymnasium.vector.utils import batch_space
 
 from dexwheel.control import ActionError
 from dexwheel.envs.g20_hand import G20HandConfig, G20HandTask, camera_config
+from dexwheel.sim.rendering import render_each
 
 
 class G20HandVectorEnv(VectorEnv):
@@ -129,11 +130,8 @@ class G20HandVectorEnv(VectorEnv):
                 else:
                     setattr(cam, key, value)
             self._camera = cam
-        frames = []
-        for i in range(self.num_envs):
-            self._renderer.update_scene(self.task.drive.sync_data(i), camera=self._camera)
-            frames.append(self._renderer.render().copy())
-        return tuple(frames)
+        datas = (self.task.drive.sync_data(i) for i in range(self.num_envs))
+        return render_each(self._renderer, datas, self._camera)
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._renderer is not None:

@@ -25,6 +25,7 @@ from gymnasium.vector.utils import batch_space
 from dexwheel.envs.wheel_leg import action_space, observation_space
 from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
 from dexwheel.envs.wheel_leg_task import WheelLegTask
+from dexwheel.sim.rendering import render_each
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
 
@@ -119,11 +120,8 @@ class WheelLegVectorEnv(VectorEnv):
             return None
         if self._renderer is None:
             self._renderer = mujoco.Renderer(self.task.models[0], self._height, self._width)
-        frames = []
-        for i in range(self.num_envs):
-            self._renderer.update_scene(self.task.physics.sync_data(i), camera=self._camera_name or -1)
-            frames.append(self._renderer.render().copy())
-        return tuple(frames)
+        datas = (self.task.physics.sync_data(i) for i in range(self.num_envs))
+        return render_each(self._renderer, datas, self._camera_name or -1)
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._renderer is not None:
