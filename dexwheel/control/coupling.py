@@ -64,8 +64,6 @@ class MimicCompletion:
             raise ValueError(f"limits of joints {bad} must be finite with lower <= upper")
         self.active_lower = self.full_lower[self.active_idx]
         self.active_upper = self.full_upper[self.active_idx]
-        self.mimic_lower = self.full_lower[self.mimic_idx]
-        self.mimic_upper = self.full_upper[self.mimic_idx]
         self._matrix = np.zeros((self.nactive, self.nfull))
         self._matrix[np.arange(self.nactive), self.active_idx] = 1.0
         self._matrix[self.mimic_src, self.mimic_idx] = self.mimic_ratio
@@ -79,15 +77,15 @@ class MimicCompletion:
         for a in range(self.nactive):
             entry: list[tuple[int, float | None, float, float]] = [(int(self.active_idx[a]), None, 0.0, 0.0)]
             for k in np.flatnonzero(self.mimic_src == a):
-                entry.append(
-                    (
-                        int(self.mimic_idx[k]),
-                        float(self.mimic_ratio[k]),
-                        float(self.mimic_lower[k]),
-                        float(self.mimic_upper[k]),
-                    )
-                )
+                i = int(self.mimic_idx[k])
+                entry.append((i, float(self.mimic_ratio[k]), float(self.full_lower[i]), float(self.full_upper[i])))
             self.followers.append(entry)
+
+    def _checked(self, q_active: ArrayLike) -> np.ndarray:
+        q = np.asarray(q_active, dtype=np.float64)
+        if q.shape[-1:] != (self.nactive,):
+            raise ActionError(f"active joint positions must have shape (..., {self.nactive}), got {q.shape}")
+        return q
 
     def complete(self, q_active: ArrayLike, out: np.ndarray | None = None, *, clip_mimic: bool = False) -> np.ndarray:
         """``(..., nactive)`` -> ``(..., nfull)``: mimic joints = ratio * source.
@@ -96,10 +94,7 @@ class MimicCompletion:
         active ones unchanged when they are within theirs (the drives' case; otherwise use
         :meth:`clip_and_complete`).
         """
-        q = np.asarray(q_active, dtype=np.float64)
-        if q.shape[-1:] != (self.nactive,):
-            raise ActionError(f"active joint positions must have shape (..., {self.nactive}), got {q.shape}")
-        out = np.matmul(q, self._matrix, out=out)
+        out = np.matmul(self._checked(q_active), self._matrix, out=out)
         if clip_mimic:
             np.maximum(out, self.full_lower, out=out)
             np.minimum(out, self.full_upper, out=out)
@@ -107,9 +102,7 @@ class MimicCompletion:
 
     def clip_and_complete(self, q_active: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         """Clip the active joints to their limits, then complete the mimic joints from the clipped values."""
-        q = np.asarray(q_active, dtype=np.float64)
-        if q.shape[-1:] != (self.nactive,):
-            raise ActionError(f"active joint positions must have shape (..., {self.nactive}), got {q.shape}")
+        q = self._checked(q_active)
         return self.complete(np.minimum(np.maximum(q, self.active_lower), self.active_upper), out, clip_mimic=True)
 
     __call__ = clip_and_complete
@@ -128,7 +121,3 @@ class MimicCompletion:
             else:
                 v = value * ratio
                 full[i] = lo if v < lo else hi if v > hi else v
-
-    def active(self, full: np.ndarray) -> np.ndarray:
-        """The active entries of ``(..., nfull)`` vectors."""
-        return full[..., self.active_idx]

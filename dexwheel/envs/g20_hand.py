@@ -247,7 +247,7 @@ class G20ActionMap:
             self.space = spaces.Box(0.0, float(SDK_MAX_VALUE), (SDK_CHANNELS,), np.float32)
             self.low = np.zeros(SDK_CHANNELS)
             self.high = np.full(SDK_CHANNELS, float(SDK_MAX_VALUE))
-            self.reference: Any = G20SdkMapping(cfg.hand)
+            self.reference: Any = self._sdk
         elif self.kind == "nominal":
             self.dim = len(ACTIVE_JOINTS)
             # float32 bounds rounded inward, so every sample of the space is within the joint limits
@@ -421,8 +421,6 @@ class G20HandTask:
             self.drive = PDDrive(
                 *args, slew_rad_s=cfg.slew, timestep=self.timestep, nsub=self.nsub, num_threads=threads
             )
-        # PD reads the joints' qpos/qvel batched (fancy indexing copies)
-        self._qpos_idx, self._qvel_idx = self.qpos_adr, self.dof_adr
         self.actions = G20ActionMap(cfg, self.coupling, n)
         self.presets = {name: self.actions.preset(name) for name in GOAL_PRESETS}
         self.open_pose = self.presets["open"]
@@ -555,8 +553,8 @@ class G20HandTask:
             proj = drive.stats()
         else:
             drive.step(self.q, command)
-            qpos = drive.qpos[:, self._qpos_idx]
-            qvel = drive.qvel[:, self._qvel_idx]
+            qpos = drive.qpos[:, self.qpos_adr]  # fancy indexing: copies
+            qvel = drive.qvel[:, self.dof_adr]
             proj = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
         self.qpos = qpos
         self.qvel = qvel
