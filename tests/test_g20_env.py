@@ -22,6 +22,7 @@ from dexwheel.envs import register_envs
 from dexwheel.envs.g20_hand import REWARD_TERMS, G20HandEnv
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, JOINT_LIMITS, MIMIC_JOINTS
 from dexwheel.sim.projection import contact_depth
+from dexwheel.sim.slew import slew_ramp
 
 register_envs()  # explicit: a stale editable install can make ``import dexwheel`` a namespace package
 
@@ -135,6 +136,33 @@ def test_reward_is_the_sum_of_its_named_terms(drive):
         assert reward == terms[0] + terms[1] + terms[2]
         assert terms[0] >= 0 and terms[1] <= 0 and terms[2] <= 0
         assert info["max_penetration"] >= 0 and info["tracking_error"] >= 0
+
+
+def test_reward_terms_and_errors_match_an_independent_computation():
+    """Hard-write in contact (sdk255 actions): every info value recomputed with numpy from MjData."""
+    env = make(action="sdk255")
+    c = env.config
+    env.reset(seed=1, options={"goal": "half_fist"})
+    rng = np.random.default_rng(5)
+    deepest = 0.0
+    for _ in range(12):
+        previous = env.task.last_norm[0].copy()
+        action = rng.uniform(0, 255, 20).astype(np.float32)
+        _, reward, _, _, info = env.step(action)
+        q, goal, command = active(env), env.goal, env.command
+        expected = {
+            "joint_pos_tracking": c.tracking_weight * np.exp(-np.mean((q - goal) ** 2) / c.tracking_std**2),
+            "penetration": -c.penetration_weight * deepest_contact(env),
+            "action_rate_l2": -c.action_rate_weight * np.sum((action.astype(np.float64) / 127.5 - 1.0 - previous) ** 2),
+        }
+        for name, value in expected.items():
+            assert info[f"reward_{name}"] == pytest.approx(value, rel=1e-9, abs=1e-12), name
+        assert reward == pytest.approx(sum(expected.values()), rel=1e-9, abs=1e-12)
+        assert info["tracking_error"] == pytest.approx(np.abs(q - goal).max(), abs=1e-12)
+        assert info["mean_joint_error"] == pytest.approx(np.abs(q - goal).mean(), abs=1e-12)
+        assert info["command_error"] == pytest.approx(np.abs(q - command).max(), abs=1e-12)
+        deepest = max(deepest, info["max_penetration"])
+    assert deepest > 0  # the sequence did reach contacts
 
 
 def test_observation_layout_matches_the_state():
@@ -279,6 +307,23 @@ def test_slew_bounds_every_joint_per_physics_step(control_hz, projection):
     assert moved == pytest.approx(bound)
 
 
+@pytest.mark.parametrize("slew", [5.0, 0.0])
+def test_pd_controls_are_the_slew_ramp_completed_with_mimic_joints(slew):
+    """The drive's compiled step against the numpy definitions (slew_ramp, MimicCompletion.complete)."""
+    env = make(drive="pd", action="normalized", slew_rad_s=slew)
+    env.reset(seed=0)
+    drive, coupling = env.task.drive, env.task.coupling
+    max_step = coupling.slew_steps(slew, env.task.timestep)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        start = env.task.q[0].copy()
+        env.step(rng.uniform(-1, 1, 16).astype(np.float32))
+        ramp = slew_ramp(start, env.command, max_step, env.task.nsub)
+        expected = coupling.complete(ramp, clip_mimic=True)[:, np.argsort(drive.ctrl_idx)]
+        np.testing.assert_array_equal(drive.control[0], expected)
+        np.testing.assert_array_equal(env.task.q[0], ramp[-1])
+
+
 def test_slew_bounds_pd_targets_per_physics_step():
     slew = 5.0
     env = make(drive="pd", action="nominal", control_hz=500.0, slew_rad_s=slew)  # one mj_step per env step
@@ -378,8 +423,9 @@ def test_goal_switching_within_an_episode():
     env.reset(seed=0)
     goals = [env.goal]
     for k in range(1, 16):
-        _, _, _, _, info = env.step(np.zeros(16, dtype=np.float32))
+        obs, _, _, _, info = env.step(np.zeros(16, dtype=np.float32))
         assert info["goal_switched"] == (k % 5 == 0)
+        np.testing.assert_array_equal(obs[env.obs_slices["goal"]], env.goal.astype(np.float32))  # the new goal
         goals.append(env.goal)
     assert not np.array_equal(goals[4], goals[5]) and np.array_equal(goals[5], goals[9])
 

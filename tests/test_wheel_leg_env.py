@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from dexwheel.control import JointCommandError
+from dexwheel.control import ActionError, JointCommandError
 from dexwheel.envs import register_envs
 from dexwheel.envs.wheel_leg import WheelLegEnv
 from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, make_cfg
@@ -290,6 +290,46 @@ def test_reward_is_the_sum_of_named_terms_in_info():
         assert key in info
 
 
+def test_reward_terms_match_an_independent_computation_from_the_mujoco_state():
+    """Every term recomputed with numpy from MjData (not the sensors the kernel reads).
+
+    MuJoCo's sensors (and ``actuator_force``) come from the forward pass of the control step's last
+    ``mj_step``, i.e. the state before its integration: the one the previous substep left.
+    """
+    env = make()
+    states = []
+    env.task.physics.on_substep = lambda _i, _m, d: states.append((d.qpos.copy(), d.qvel.copy()))
+    env.reset(seed=4)
+    w, dt = env.cfg.rewards, env.dt
+    rng = np.random.default_rng(2)
+    prev = np.zeros(8)
+    for _ in range(30):
+        action = rng.uniform(-1, 1, 8).astype(np.float32)
+        command = env.task.commands[0].copy()
+        _, reward, _, _, info = env.step(action)
+        qpos, qvel = states[-2]
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, qpos[3:7])
+        rot = rot.reshape(3, 3)
+        lin, ang = rot.T @ qvel[0:3], qvel[3:6]  # base frame (the free joint's angular velocity already is)
+        gravity = rot.T @ np.array([0.0, 0.0, -1.0])
+        expected = {
+            "track_lin_vel_x_exp": w.track_lin_vel_x_exp * np.exp(-((command[0] - lin[0]) ** 2) / w.lin_vel_std**2),
+            "track_ang_vel_z_exp": w.track_ang_vel_z_exp * np.exp(-((command[1] - ang[2]) ** 2) / w.ang_vel_std**2),
+            "lin_vel_z_l2": w.lin_vel_z_l2 * lin[2] ** 2,
+            "ang_vel_xy_l2": w.ang_vel_xy_l2 * (ang[0] ** 2 + ang[1] ** 2),
+            "flat_orientation_l2": w.flat_orientation_l2 * (gravity[0] ** 2 + gravity[1] ** 2),
+            "joint_torques_l2": w.joint_torques_l2 * np.sum(env.data.actuator_force**2),
+            "action_rate_l2": w.action_rate_l2 * np.sum((action.astype(np.float64) - prev) ** 2),
+            "undesired_contacts": 0.0,
+        }
+        for name, value in expected.items():
+            assert info[f"reward_{name}"] == pytest.approx(value * dt, rel=1e-6, abs=1e-12), name
+        assert reward == pytest.approx(sum(expected.values()) * dt, rel=1e-9, abs=1e-12)
+        assert info["lin_vel_x_error"] == pytest.approx(abs(command[0] - lin[0]), abs=1e-9)
+        prev = action.astype(np.float64)
+
+
 def test_tracking_reward_peaks_at_the_command():
     env = make(reward_weights={"action_rate_l2": 0.0})
     env.reset(seed=0)
@@ -322,6 +362,38 @@ def test_episode_truncates_at_its_length():
     env.reset(seed=0)
     flags = [env.step(np.zeros(8, np.float32))[3] for _ in range(10)]
     assert flags == [False] * 9 + [True]
+
+
+@pytest.mark.parametrize(
+    ("action", "match"),
+    [
+        (np.zeros(7, np.float32), r"shape \(8,\).*got \(7,\)"),
+        (np.zeros((2, 4), np.float32), r"shape \(8,\).*got \(2, 4\)"),
+        (np.array([0, 0, 0, 0, 0, np.nan, 0, 0]), r"action\[5\] \(fr_wheel_joint\) = nan is not finite.*\[-1, 1\]"),
+        (np.array([np.inf, 0, 0, 0, 0, 0, 0, 0]), r"action\[0\] \(fl_knee_joint\) = inf"),
+        (np.array(["a"] * 8), "numeric"),
+    ],
+)
+def test_bad_actions_raise_naming_the_field_and_leave_the_state_unchanged(action, match):
+    env = make()
+    env.reset(seed=0)
+    env.step(np.full(8, 0.3, np.float32))
+    state = (env.data.qpos.copy(), env.data.qvel.copy(), env.data.ctrl.copy(), env.task.action.copy(),
+             env.task.last_action.copy(), env.task.obs.copy(), env.task.t)  # fmt: skip
+    with pytest.raises(ActionError, match=match):
+        env.step(action)
+    after = (
+        env.data.qpos,
+        env.data.qvel,
+        env.data.ctrl,
+        env.task.action,
+        env.task.last_action,
+        env.task.obs,
+        env.task.t,
+    )
+    assert all(np.array_equal(x, y) for x, y in zip(state, after, strict=True))
+    policy = env.task.buffers["policy"].block.reshape(5, -1)
+    assert np.allclose(policy[0, :4], np.array(env.cfg.stance_pose) + 0.25 * 0.3)  # the last good action holds
 
 
 # -- configuration surface ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+from dexwheel.control import ActionError
 from dexwheel.envs import register_envs
 from dexwheel.envs.wheel_leg import WheelLegEnv
 from dexwheel.envs.wheel_leg_vector import WheelLegVectorEnv
@@ -116,4 +117,16 @@ def test_rgb_array_render_gives_one_frame_per_env(n):
     except Exception as exc:  # no offscreen GL on this machine
         pytest.skip(f"offscreen rendering unavailable: {exc}")
     assert len(frames) == n and all(f.shape == (64, 96, 3) and f.dtype == np.uint8 and f.std() > 0 for f in frames)
+    venv.close()
+
+
+def test_bad_actions_name_the_env_and_the_joint():
+    venv = WheelLegVectorEnv(3)
+    venv.reset(seed=0)
+    bad = np.zeros((3, 8), np.float32)
+    bad[2, 6] = np.nan
+    with pytest.raises(ActionError, match=r"env 2: action\[6\] \(hl_wheel_joint\) = nan"):
+        venv.step(bad)
+    with pytest.raises(ActionError, match=r"shape \(3, 8\).*got \(8,\)"):
+        venv.step(np.zeros(8, np.float32))
     venv.close()

@@ -19,7 +19,8 @@ One control step (``dt = 1 / control_hz``, default 50 Hz, the rate the bridge pu
    Slew: no joint, mimic joints included, moves (hard-write) or has its target moved (PD) more than
    ``slew_rad_s * dt`` per physics step; a source whose mimic moves faster (thumb_ip = 1.02 thumb_mcp)
    slews correspondingly slower, so the coupling holds exactly. ``slew_rad_s=0`` jumps;
-3. reward terms (``info["reward_<term>"]``, reward == their sum), observation, truncation.
+3. reward terms (``info["reward_<term>"]``, reward == their sum), observation, truncation: one compiled
+   loop over the envs (:mod:`dexwheel.envs.g20_kernels`).
 
 The task logic is written once over a leading batch of envs (:class:`G20HandTask`); the single env is
 its ``N = 1`` case and :class:`dexwheel.envs.g20_vector.G20HandVectorEnv` its ``N``-env case, so both
@@ -61,6 +62,8 @@ from dexwheel.control import (
     g20_normalized_mapping,
 )
 from dexwheel.control.coupling import MimicCompletion
+from dexwheel.envs import g20_kernels
+from dexwheel.envs.g20_kernels import VALUE_KEYS
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import (
     ACTIVE_JOINTS,
@@ -91,6 +94,7 @@ GOAL_PRESETS: dict[str, tuple[int, ...]] = {
 }
 #: Reward terms, in the order they are summed (mjlab names).
 REWARD_TERMS = ("joint_pos_tracking", "penetration", "action_rate_l2")
+assert VALUE_KEYS[: len(REWARD_TERMS)] == tuple(f"reward_{t}" for t in REWARD_TERMS)
 ACTUATORS = tuple(f"{j}_pos" for j in ALL_JOINTS)
 
 
@@ -270,15 +274,19 @@ class G20ActionMap:
         self._uniform = bool(np.all(self.low == self.low[0]) and np.all(self.high == self.high[0]))
         self._lo, self._hi = float(self.low[0]), float(self.high[0])
         self._symmetric = self._uniform and self._lo == -self._hi
+        #: ``normalize(raw) = (raw - sub) / div - one`` (kept as parameters: the step kernel applies them)
+        if self.kind == "sdk255":
+            self.norm_params = (np.zeros(self.dim), np.full(self.dim, 0.5 * SDK_MAX_VALUE), 1.0)
+        elif self.kind == "nominal":
+            self.norm_params = (self.lower.copy(), self.half_span.copy(), 1.0)
+        else:  # already in [-1, 1]: the identity, exactly (x - 0 = x, x / 1 = x)
+            self.norm_params = (np.zeros(self.dim), np.ones(self.dim), 0.0)
 
     # -- representation helpers ------------------------------------------------------------------
     def normalize(self, raw: np.ndarray) -> np.ndarray:
         """Actions in their own units -> [-1, 1] (for the observation and the action-rate term)."""
-        if self.kind == "sdk255":
-            return raw / (0.5 * SDK_MAX_VALUE) - 1.0
-        if self.kind == "nominal":
-            return (raw - self.lower) / self.half_span - 1.0
-        return raw
+        sub, div, one = self.norm_params
+        return (raw - sub) / div - one
 
     def hold_action(self, q_active: np.ndarray) -> np.ndarray:
         """The action that commands (about) ``q_active``: the 'previous action' of a fresh episode."""
@@ -450,8 +458,19 @@ class G20HandTask:
         self.last_norm = np.zeros((n, a))
         self._active_idx = self.coupling.active_idx
         self._inv_dt = 1.0 / self.dt
-        # joint_pos_tracking = w * exp(-mean(err^2) / std^2)
-        self._track_scale = -1.0 / (na * cfg.tracking_std**2)
+        # joint_pos_tracking = w * exp(-mean(err^2) / std^2): the kernel's weights
+        self._weights = np.array([-1.0 / (na * cfg.tracking_std**2), cfg.tracking_weight, -cfg.penetration_weight,
+                                  -cfg.action_rate_weight])  # fmt: skip
+        # the last step's results: the task's own buffers (step() hands out copies)
+        self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
+        self.reward = np.zeros(n)
+        self.values = np.zeros((n, len(VALUE_KEYS)))  # info values, VALUE_KEYS order
+        self.clipped = np.zeros(n, dtype=np.int64)
+        self.switched = np.zeros(n, dtype=bool)
+        self.terminated = np.zeros(n, dtype=bool)  # pose tracking never terminates
+        self.truncated = np.zeros(n, dtype=bool)
+        self._no_projection = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
+        self.projection = self._no_projection  # (checks, limited, fallback) of the last step
 
     # -- goals -----------------------------------------------------------------------------------
     def pose_depth(self, q_active: np.ndarray) -> float:
@@ -537,12 +556,13 @@ class G20HandTask:
         return info
 
     # -- step --------------------------------------------------------------------------------------
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """One control step of every env; raises (changing nothing) when any action is invalid."""
-        command, raw, clipped = self.actions.map(actions, self.command, self.raw_action)
+    def advance(self, actions: Any) -> None:
+        """One control step of every env, results in the task's buffers (``obs``, ``reward``, ``values``,
+        ``projection``, ``clipped``, ``switched``, ``truncated``); raises, changing nothing, on an invalid
+        action."""
+        command, raw, self.clipped = self.actions.map(actions, self.command, self.raw_action)
         # -- from here on the step commits --------------------------------------------------------
         cfg = self.cfg
-        n = self.num_envs
         self.command[:] = command
         drive = self.drive
         if isinstance(drive, HardWriteDrive):
@@ -550,58 +570,36 @@ class G20HandTask:
             qpos = drive.full.copy()
             qvel = qpos - self.qpos
             qvel *= self._inv_dt
-            proj = drive.stats()
+            self.projection = drive.stats()
         else:
             drive.step(self.q, command)
             qpos = drive.qpos[:, self.qpos_adr]  # fancy indexing: copies
             qvel = drive.qvel[:, self.dof_adr]
-            proj = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
         self.qpos = qpos
         self.qvel = qvel
-        self.elapsed += 1
-        # [q - goal, q - command]
-        diff = qpos.take(self._active_idx, axis=1)[:, None, :] - self._targets
-        err = diff[:, 0]
-        abs_diff = np.abs(diff)
-        errors = np.maximum.reduce(abs_diff, axis=2)
-        norm = self.actions.normalize(raw)
-        da = norm - self.last_norm
-        # reward terms (summed in REWARD_TERMS order)
-        r_track = np.exp(np.add.reduce(err * err, axis=1) * self._track_scale) * cfg.tracking_weight
-        depth = drive.depth.copy()
-        r_pen = depth * -cfg.penetration_weight
-        r_rate = np.add.reduce(da * da, axis=1) * -cfg.action_rate_weight
-        reward = r_track + r_pen + r_rate
         self.raw_action = raw
-        self.last_norm = norm
-        info: dict[str, np.ndarray] = {
-            "reward_joint_pos_tracking": r_track,
-            "reward_penetration": r_pen,
-            "reward_action_rate_l2": r_rate,
-            "tracking_error": errors[:, 0],
-            "mean_joint_error": np.add.reduce(abs_diff[:, 0], axis=1) / err.shape[1],
-            "command_error": errors[:, 1],
-            "max_penetration": depth,
-            "projection_checks": proj[0],
-            "projection_limited": proj[1],
-            "projection_fallback": proj[2],
-            "action_clipped": clipped,
-        }
+        self.elapsed += 1
+        g20_kernels.rewards_and_observations(qpos, qvel, self._targets, self._active_idx, raw, self.last_norm,
+                                             *self.actions.norm_params, drive.depth, self._weights, self.values,
+                                             self.reward, self.obs)  # fmt: skip
         if cfg.goal_switch_steps > 0:
-            switched = self.elapsed % cfg.goal_switch_steps == 0
-            for i in np.flatnonzero(switched):
+            self.switched = self.elapsed % cfg.goal_switch_steps == 0
+            for i in np.flatnonzero(self.switched).tolist():
                 self.goal[i] = self.sample_goal(self.rngs[i])  # type: ignore[arg-type]
-        else:
-            switched = np.zeros(n, dtype=bool)
-        info["goal_switched"] = switched
-        terminated = np.zeros(n, dtype=bool)
+                self.obs[i] = self.observation([i])[0]
         if self.max_episode_steps is not None:
-            truncated = self.elapsed >= self.max_episode_steps
-        else:
-            truncated = np.zeros(n, dtype=bool)
-        return self.observation(), reward, terminated, truncated, info
+            np.greater_equal(self.elapsed, self.max_episode_steps, out=self.truncated)
 
-    def observation(self, idx: np.ndarray | slice = slice(None)) -> np.ndarray:
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays."""
+        self.advance(actions)
+        info: dict[str, np.ndarray] = dict(zip(VALUE_KEYS, self.values.T.copy(), strict=True))
+        checks, limited, fallback = self.projection
+        info.update(projection_checks=checks.copy(), projection_limited=limited.copy(),
+                    projection_fallback=fallback.copy(), action_clipped=self.clipped, goal_switched=self.switched.copy())  # fmt: skip
+        return self.obs.copy(), self.reward.copy(), self.terminated.copy(), self.truncated.copy(), info
+
+    def observation(self, idx: np.ndarray | list[int] | slice = slice(None)) -> np.ndarray:
         """``[qpos, qvel, goal, last_action]`` as float32, one row per env in ``idx``."""
         return np.concatenate(
             (self.qpos[idx], self.qvel[idx], self.goal[idx], self.last_norm[idx]), axis=1, dtype=np.float32
@@ -679,16 +677,15 @@ class G20HandEnv(gym.Env):
             raise ActionError(
                 f"action ({task.actions.kind}) must be numeric with shape {self.action_space.shape}: {exc}"
             ) from None
-        obs, reward, terminated, truncated, info = task.step(batch)
+        task.advance(batch)
+        info = dict(zip(VALUE_KEYS, task.values[0].tolist(), strict=True))
+        checks, limited, fallback = task.projection
+        info.update(projection_checks=int(checks[0]), projection_limited=int(limited[0]),
+                    projection_fallback=bool(fallback[0]), action_clipped=int(task.clipped[0]),
+                    goal_switched=bool(task.switched[0]))  # fmt: skip
         if self.render_mode == "human":
             self.render()
-        return (
-            obs[0],
-            float(reward[0]),
-            bool(terminated[0]),
-            bool(truncated[0]),
-            {k: v.item(0) for k, v in info.items()},
-        )
+        return task.obs[0].copy(), float(task.reward[0]), bool(task.terminated[0]), bool(task.truncated[0]), info
 
     def render(self) -> np.ndarray | None:
         if self.render_mode is None:

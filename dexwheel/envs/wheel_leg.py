@@ -115,11 +115,13 @@ class WheelLegEnv(gymnasium.Env):
                      "command_ang_vel_z": float(self.task.commands[0, 1])}  # fmt: skip
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, values = self.task.step(np.asarray(action).reshape(1, -1))
-        info = dict(zip(self._keys, values, strict=True))
+        obs, reward, terminated, truncated, values = self.task.step(np.asarray(action)[None])
+        row = values[0].tolist()
+        info = dict(zip(self._keys, row, strict=True))
+        info["terminated_contact"], info["terminated_tilt"] = row[-2] > 0.0, row[-1] > 0.0
         if self.render_mode == "human":
             self.render()
-        return obs[0].copy(), reward, terminated, truncated, info
+        return obs[0].copy(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
 
     def set_command(self, lin_vel_x: float, ang_vel_z: float, hold: bool = True) -> np.ndarray:
         """Command a velocity by hand (``hold``: no resampling this episode); returns the new observation."""

@@ -16,36 +16,30 @@ For N > 1 the composer and the resolver run on layouts whose joint names carry a
 (``env3/fl_knee_joint``), so one ``compose()`` merges every env's layers with precompiled copies. The
 wiring is first built and checked with the plain joint names, so a wiring error names the joint.
 
-For N = 1 the per-step arithmetic after the physics (reward terms, terminations, observation, action
-mapping, PD sums) runs on Python floats, which is cheaper than numpy calls on one row; for N > 1 it runs
-as a few numpy calls over the env axis. Both do the same operations in the same order (products, sums
-paired the same way, numpy's ``exp``), so they give the same bits; the vector-env tests compare them.
+The per-step arithmetic around the composer (action mapping, PD sums, reward terms, terminations,
+observation) runs in compiled kernels (:mod:`dexwheel.envs.wheel_leg_kernels`) that loop over the env
+axis, so N = 1 and N > 1 run the same code and give the same bits.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import mujoco
 import numpy as np
 
-try:  # the clip ufunc itself: np.clip's Python wrapper costs more than the clipping of 8 numbers
-    from numpy._core.umath import clip as _clip
-except ImportError:  # numpy < 2
-    from numpy.core.umath import clip as _clip
-
 from dexwheel.control import (
+    ActionError,
     JointCommandComposer,
     JointCommandLayer,
     JointCommandResolver,
     JointLayout,
     JointTargetBuffer,
 )
+from dexwheel.envs import wheel_leg_kernels as kernels
 from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, joint_group
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, LEGS, POLICY_JOINT_ORDER, ROBOT_JOINT_ORDER, WheelLegParams
@@ -56,17 +50,8 @@ from dexwheel.sim.wheel_leg_model import BASE_BODY, NON_WHEEL_BODIES, build_whee
 from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics, write_initial_state
 
 #: Extra ``info`` keys besides ``reward_<term>``: measured and commanded velocities, absolute tracking
-#: errors (what evaluation metrics average), termination causes.
-INFO_KEYS = (
-    "lin_vel_x",
-    "ang_vel_z",
-    "command_lin_vel_x",
-    "command_ang_vel_z",
-    "lin_vel_x_error",
-    "ang_vel_z_error",
-    "terminated_contact",
-    "terminated_tilt",
-)
+#: errors (what evaluation metrics average), termination causes (the last two, booleans).
+INFO_KEYS = kernels.EXTRA_COLUMNS
 PRIVILEGED_SLICES = {"base_lin_vel": 3, "friction": 1, "base_mass_add": 1, "base_com_offset": 3,
                      "link_mass_scale": 2 * len(LEGS)}  # fmt: skip
 _LINKS = tuple(f"{leg}_{part}" for part in ("knee", "wheel") for leg in LEGS)
@@ -149,11 +134,13 @@ class WheelLegTask:
         self.resample_at = np.full(n, _NEVER, dtype=np.int64)
         self.push_at = np.full(n, _NEVER, dtype=np.int64)
         self._next_resample = self._next_push = _NEVER
-        self._truncate0 = _NEVER  # N = 1: truncate_at[0] as a Python int
-        self._last_list = [0.0] * self.action_dim  # N = 1: last_action[0] as Python floats
         self.action = np.zeros((n, self.action_dim), dtype=np.float32)
         self.last_action = np.zeros((n, self.action_dim), dtype=np.float32)
         self.obs = np.zeros((n, self.obs_layout.dim), dtype=np.float32)
+        #: The last step's results (the task's own buffers; :meth:`step` returns them).
+        self.reward = np.zeros(n)
+        self.terminated = np.zeros(n, dtype=bool)
+        self.values = np.zeros((n, len(self.info_keys)))  # info values, in info_keys order
 
     # -- construction ---------------------------------------------------------------------------
     def _settle(self, model: mujoco.MjModel) -> tuple[np.ndarray, float]:
@@ -226,15 +213,11 @@ class WheelLegTask:
         self._bind_frames()
         if self.override_active and not cc.override_active:
             self.set_override(False)
-        block = self.buffers["policy"].block.reshape(5, n, self.action_dim)
-        self._pol_pos = block[0, :, : self._nk]
-        self._pol_vel = block[3, :, self._nk :]
+        self._policy_block = self.buffers["policy"].block.reshape(5, n, self.action_dim)
         a = self.cfg.actions
         nw = self.action_dim - self._nk
         self._act_scale = np.array([a.knee_scale] * self._nk + [a.wheel_velocity_scale] * nw)
         self._act_offset = np.array([self.stance[KNEE_JOINTS.index(j)] for j in self.policy_joints[: self._nk]])
-        self._act_scale_list, self._act_offset_list = self._act_scale.tolist(), self._act_offset.tolist()
-        self._act_tmp = np.zeros((n, self.action_dim))
 
     def _bind_frames(self) -> None:
         composer = self._composers[self.override_active]
@@ -270,210 +253,109 @@ class WheelLegTask:
             start += size
         policy_dim = slices["last_action"].stop
         self.obs_layout = ObservationLayout(slices, policy_dim, start)
-        # sensor-fed columns: obs = sensordata[idx] * scale + offset, staged in float64
-        rng = np.arange
-        parts = [(rng(s.base_ang_vel.start, s.base_ang_vel.stop), o.ang_vel_scale, 0.0, slices["base_ang_vel"]),
-                 (rng(s.world_z_in_base.start, s.world_z_in_base.stop), -1.0, 0.0, slices["projected_gravity"]),
-                 (rng(s.knee_pos.start, s.knee_pos.stop), 1.0, -self.stance, slices["joint_pos_rel"]),
-                 (rng(s.joint_vel.start, s.joint_vel.stop), o.joint_vel_scale, 0.0, slices["joint_vel_rel"])]  # fmt: skip
+        # sensor-fed columns: obs[:, dst] = sensordata[:, src] * scale + offset
+        sensor_parts = [(s.base_ang_vel, o.ang_vel_scale, 0.0, "base_ang_vel"),
+                        (s.world_z_in_base, -1.0, 0.0, "projected_gravity"),
+                        (s.knee_pos, 1.0, -self.stance, "joint_pos_rel"),
+                        (s.joint_vel, o.joint_vel_scale, 0.0, "joint_vel_rel")]  # fmt: skip
         if o.privileged:
-            parts.append((rng(s.base_lin_vel.start, s.base_lin_vel.stop), 1.0, 0.0, slices["base_lin_vel"]))
-        self._obs_src = np.concatenate([p[0] for p in parts])
-        self._obs_scale = np.concatenate([np.full(len(p[0]), p[1]) for p in parts])
-        self._obs_offset = np.concatenate([np.broadcast_to(p[2], len(p[0])) for p in parts])
-        self._obs_stage = np.zeros((self.num_envs, len(self._obs_src)))
-        # contiguous destination runs of the staged columns: a few slice copies instead of a scatter
-        self._obs_runs: list[tuple[slice, slice]] = []
-        pos = 0
-        for p in parts:
-            m = len(p[0])
-            if self._obs_runs and self._obs_runs[-1][1].stop == p[3].start:
-                src, dst = self._obs_runs.pop()
-                self._obs_runs.append((slice(src.start, pos + m), slice(dst.start, p[3].stop)))
-            else:
-                self._obs_runs.append((slice(pos, pos + m), p[3]))
-            pos += m
+            sensor_parts.append((s.base_lin_vel, 1.0, 0.0, "base_lin_vel"))
+        src, scale, offset, dst = [], [], [], []
+        for sensor, k_scale, k_offset, name in sensor_parts:
+            m = sensor.stop - sensor.start
+            src += range(sensor.start, sensor.stop)
+            scale += [k_scale] * m
+            offset += np.broadcast_to(k_offset, m).tolist()
+            dst += range(slices[name].start, slices[name].stop)
+        self._obs_args = (np.array(src, dtype=np.intp), np.array(scale), np.array(offset), np.array(dst, dtype=np.intp),
+                          np.array([slices["velocity_commands"].start, slices["last_action"].start,
+                                    slices["friction"].start if o.privileged else -1], dtype=np.intp))  # fmt: skip
         self._priv_static = np.zeros((self.num_envs, 13))
-        self._obs_spec = list(zip(self._obs_src.tolist(), self._obs_scale.tolist(), self._obs_offset.tolist(),
-                                  strict=True))  # fmt: skip
-        self._obs_split = 6  # base_ang_vel, projected_gravity | velocity_commands | joint_pos_rel, joint_vel_rel
-        self._obs_split2 = 6 + len(KNEE_JOINTS) + len(POLICY_JOINT_ORDER)
 
     def _build_terms(self) -> None:
         s, r, t = self.sensors, self.cfg.rewards, self.cfg.terminations
         dt = self.dt if r.scale_by_step_dt else 1.0
         self.reward_coef = np.array([float(getattr(r, name)) * dt for name in REWARD_TERMS])
-        self._coef_list = self.reward_coef.tolist()
-        self._neg_inv_var = np.array([-1.0 / (r.lin_vel_std * r.lin_vel_std), -1.0 / (r.ang_vel_std * r.ang_vel_std)])
-        self._niv = self._neg_inv_var.tolist()
+        neg_inv_var = np.array([-1.0 / (r.lin_vel_std * r.lin_vel_std), -1.0 / (r.ang_vel_std * r.ang_vel_std)])
         contact = s.floor_contact.start
         undesired = [contact + NON_WHEEL_BODIES.index(b) for b in r.undesired_contact_bodies]
         terminal = [contact + NON_WHEEL_BODIES.index(b) for b in t.contact_bodies]
-        self._cos_tilt = math.cos(t.max_tilt_rad)
         frc = list(range(s.actuator_force.start, s.actuator_force.stop))
         v0, g0, z0 = s.base_lin_vel.start, s.base_ang_vel.start, s.world_z_in_base.start
-        # sensor values the terms read, grouped so every group is one slice:
+        # the sensor values the terms read, in the groups rewards_and_observations expects:
         # tracked (vx, wz) | squared (vz, wx, wy, gx, gy, torques) | undesired contacts | terminal contacts | zz
         idx = [v0, g0 + 2, v0 + 2, g0, g0 + 1, z0, z0 + 1, *frc, *undesired, *terminal, z0 + 2]
-        self._term_idx = np.array(idx, dtype=np.intp)
-        self._term_get = operator.itemgetter(*idx)
         sq_end = 7 + len(frc)
-        self._g_sq = slice(2, sq_end)
-        self._g_und = slice(sq_end, sq_end + len(undesired))
-        self._g_term = slice(sq_end + len(undesired), sq_end + len(undesired) + len(terminal))
-        n = self.num_envs
-        self._terms_buf = np.zeros((n, len(REWARD_TERMS)))
-        self._err_buf = np.zeros((n, 2))
-        self._act_diff = np.zeros((n, self.action_dim))
+        groups = [sq_end, sq_end + len(undesired), sq_end + len(undesired) + len(terminal)]
+        self._term_args = (np.array(idx, dtype=np.intp), np.array(groups, dtype=np.intp), self.reward_coef,
+                           neg_inv_var, math.cos(t.max_tilt_rad))  # fmt: skip
         self.info_keys = tuple(f"reward_{name}" for name in REWARD_TERMS) + INFO_KEYS
+        assert len(REWARD_TERMS) == kernels.NUM_TERMS
 
     # -- per step -------------------------------------------------------------------------------
-    def apply_action(self, actions: np.ndarray) -> list[float] | None:
+    def apply_action(self, actions: np.ndarray) -> None:
         """Map ``(N, action_dim)`` actions into the policy layer (clipped to [-1, 1] unless disabled).
 
         Knee position ``stance + knee_scale a`` and wheel velocity ``wheel_scale a`` are computed in
-        float64 from the float32 action and rounded once into the float32 buffer, on both paths.
-        Returns the action as a list for N = 1 (reused by the reward), else None.
+        float64 from the float32 action and rounded once into the float32 buffer. A wrong shape or a
+        NaN/inf entry raises :class:`ActionError` before anything changes.
         """
-        a = self.action
-        if self.cfg.actions.clip:
-            _clip(actions, -1.0, 1.0, out=a, casting="unsafe")
-        else:
-            np.copyto(a, actions, casting="unsafe")
-        nk = self._nk
-        if self.num_envs == 1:
-            al = a[0].tolist()
-            k, o = self._act_scale_list, self._act_offset_list
-            self._pol_pos[0] = [al[j] * k[j] + o[j] for j in range(nk)]
-            self._pol_vel[0] = [al[j] * k[j] for j in range(nk, len(al))]
-            return al
-        tmp = self._act_tmp
-        np.multiply(a, self._act_scale, out=tmp)
-        np.add(tmp[:, :nk], self._act_offset, out=self._pol_pos)
-        self._pol_vel[...] = tmp[:, nk:]
-        return None
+        shape = (self.num_envs, self.action_dim)
+        if actions.shape != shape or actions.dtype.kind != "f":
+            actions = self._checked_shape(actions, shape)
+        bad = kernels.map_actions(actions, self.cfg.actions.clip, self._act_scale, self._act_offset, self.action,
+                                  self._policy_block)  # fmt: skip
+        if bad >= 0:
+            i, j = divmod(bad, self.action_dim)
+            env = f"env {i}: " if self.num_envs > 1 else ""
+            raise ActionError(f"{env}action[{j}] ({self.policy_joints[j]}) = {float(actions[i, j])} is not finite; "
+                              "actions are in [-1, 1]")  # fmt: skip
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, Any, Any, Any, tuple]:
-        """One control step for every env: ``(obs, reward, terminated, truncated, info values)``.
+    def _checked_shape(self, actions: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+        expected = f"({self.action_dim},)" if self.num_envs == 1 else str(shape)
+        got = actions.shape[1:] if self.num_envs == 1 else actions.shape
+        if actions.shape != shape:
+            raise ActionError(f"action must have shape {expected} ({', '.join(self.policy_joints)}), got {got}")
+        if actions.dtype.kind not in "biuf":
+            raise ActionError(f"action must be numeric with shape {expected}, got dtype {actions.dtype}")
+        return actions.astype(np.float64)
 
-        ``reward``, ``terminated``, ``truncated`` and the info values (in :attr:`info_keys` order) are
-        Python scalars for N = 1 and ``(N,)`` arrays otherwise; ``obs`` is the task's own buffer (copy it
-        to keep it). No env is reset here.
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One control step for every env: ``(obs, reward, terminated, truncated, values)``.
+
+        All are ``(N, ...)`` arrays; ``values`` holds the info values in :attr:`info_keys` order (the
+        termination flags as 0.0 / 1.0). ``obs``, ``reward``, ``terminated`` and ``values`` are the task's
+        own buffers (copy them to keep them). No env is reset here.
         """
-        act = self.apply_action(actions)
+        self.apply_action(actions)
         self.composer.compose()
         self.resolver.resolve_into(self.composer.frame)
         self.drive.apply(self._robot_block, out=self.physics.ctrl)
         self.physics.step()
-        if act is not None:  # N = 1: Python floats
-            row = self.physics.sensordata[0].tolist()
-            reward, terminated, values = self._terms_scalar(row, act, self._last_list)
-            self._last_list = act
-        else:
-            reward, terminated, values = self._terms_batched()
+        kernels.rewards_and_observations(self.physics.sensordata, *self._term_args, self.commands, self.action,
+                                         self.last_action, self.values, self.reward, self.terminated,
+                                         *self._obs_args, self._priv_static, self.obs)  # fmt: skip
         self.action, self.last_action = self.last_action, self.action  # the action just applied is "last"
         self.t += 1
         t = self.t
-        truncated = t >= self._truncate0 if act is not None else self.truncate_at <= t
-        if t >= self._next_resample:
-            for i in np.flatnonzero(self.resample_at <= t).tolist():
-                self._resample_command(i)
-        if t >= self._next_push:
-            for i in np.flatnonzero(self.push_at <= t).tolist():
-                self._push(i)
-        if act is not None:
-            self._obs_scalar(row, act)
-        else:
-            self.compute_obs()
-        return self.obs, reward, terminated, truncated, values
+        truncated = self.truncate_at <= t
+        if t >= self._next_resample or t >= self._next_push:
+            self._events(t)
+        return self.obs, self.reward, self.terminated, truncated, self.values
 
-    def _terms_batched(self) -> tuple[np.ndarray, np.ndarray, tuple]:
-        """Reward, termination and info values of all envs: ``(N,)`` arrays, a few numpy calls.
-
-        :meth:`_terms_scalar` is the same arithmetic on Python floats for N = 1: the same products, the
-        same pairing in every sum (:func:`_halving_sum`; the reward left to right), numpy's ``exp``, exact
-        integer contact counts; hence the same bits (the vector-env tests compare them).
-        """
-        v = self.physics.sensordata[:, self._term_idx]  # a new array: its columns can be returned
-        terms, err = self._terms_buf, self._err_buf
-        np.subtract(self.commands, v[:, :2], out=err)
-        abs_err = np.abs(err)
-        np.multiply(err, err, out=err)
-        np.multiply(err, self._neg_inv_var, out=err)
-        np.exp(err, out=terms[:, :2])
-        q = v[:, self._g_sq]
-        np.multiply(q, q, out=q)
-        terms[:, 2] = q[:, 0]
-        np.add(q[:, 1], q[:, 2], out=terms[:, 3])
-        np.add(q[:, 3], q[:, 4], out=terms[:, 4])
-        terms[:, 5] = _halving_sum_2d(q[:, 5:])
-        d = self._act_diff
-        np.subtract(self.action, self.last_action, out=d, dtype=np.float64)
-        np.multiply(d, d, out=d)
-        terms[:, 6] = _halving_sum_2d(d)
-        terms[:, 7] = np.count_nonzero(v[:, self._g_und] > 0.0, axis=1)  # an exact integer count
-        weighted = terms * self.reward_coef
-        reward = weighted[:, 0] + weighted[:, 1]  # left to right, so sum(info terms) == reward exactly
-        for k in range(2, weighted.shape[1]):
-            reward += weighted[:, k]
-        contact = np.logical_or.reduce(v[:, self._g_term] > 0.0, axis=1)
-        tilt = v[:, -1] < self._cos_tilt
-        cmd = self.commands.copy()
-        values = (*weighted.T, v[:, 0], v[:, 1], cmd[:, 0], cmd[:, 1], abs_err[:, 0], abs_err[:, 1], contact, tilt)
-        return reward, contact | tilt, values
-
-    def _terms_scalar(self, row: list[float], act: list[float], last: list[float]) -> tuple[float, bool, tuple]:
-        """:meth:`_terms_batched` for N = 1 on Python floats (see there)."""
-        v = self._term_get(row)
-        cvx, cwz = self.commands[0].tolist()
-        vx, wz = v[0], v[1]
-        ex, ez = cvx - vx, cwz - wz
-        niv = self._niv
-        # numpy's exp, as on the batched path (libm's math.exp can differ in the last bit)
-        tracking = np.exp([ex * ex * niv[0], ez * ez * niv[1]]).tolist()
-        q = [x * x for x in v[self._g_sq]]
-        d = list(map(operator.sub, act, last))
-        terms = (
-            tracking[0],
-            tracking[1],
-            q[0],
-            q[1] + q[2],
-            q[3] + q[4],
-            _halving_sum(q[5:]),
-            _halving_sum([x * x for x in d]),
-            float(len([x for x in v[self._g_und] if x > 0.0])),
-        )
-        weighted = [c * x for c, x in zip(self._coef_list, terms, strict=True)]
-        reward = weighted[0] + weighted[1]
-        for x in weighted[2:]:
-            reward += x
-        contact = any(x > 0.0 for x in v[self._g_term])
-        tilt = v[-1] < self._cos_tilt
-        return reward, contact or tilt, (*weighted, vx, wz, cvx, cwz, abs(ex), abs(ez), contact, tilt)
+    def _events(self, t: int) -> None:
+        """Due command resamples and pushes; the observation then shows the new commands."""
+        for i in np.flatnonzero(self.resample_at <= t).tolist():
+            self._resample_command(i)
+        for i in np.flatnonzero(self.push_at <= t).tolist():
+            self._push(i)
+        self.compute_obs()
 
     def compute_obs(self) -> np.ndarray:
         """Fill ``self.obs`` from the current sensors, commands and last action (all envs)."""
-        st = self._obs_stage
-        np.take(self.physics.sensordata, self._obs_src, axis=1, out=st)
-        st *= self._obs_scale
-        st += self._obs_offset
-        obs, sl = self.obs, self.obs_layout.slices
-        for src, dst in self._obs_runs:
-            obs[:, dst] = st[:, src]
-        obs[:, sl["velocity_commands"]] = self.commands
-        obs[:, sl["last_action"]] = self.last_action
-        if self.cfg.observations.privileged:
-            obs[:, sl["friction"].start :] = self._priv_static
-        return obs
-
-    def _obs_scalar(self, row: list[float], act: list[float]) -> None:
-        """:meth:`compute_obs` for N = 1 on Python floats (same products and sums, fewer numpy calls)."""
-        vals = [row[i] * k + o for i, k, o in self._obs_spec]
-        n1 = self._obs_split
-        out = vals[:n1] + self.commands[0].tolist() + vals[n1 : self._obs_split2] + act
-        if self.cfg.observations.privileged:
-            out += vals[self._obs_split2 :] + self._priv_static[0].tolist()
-        self.obs[0] = out
+        kernels.observations(self.physics.sensordata, self.commands, self.last_action, *self._obs_args,
+                             self._priv_static, self.obs)  # fmt: skip
+        return self.obs
 
     # -- resets and events ----------------------------------------------------------------------
     def reset_env(self, i: int) -> None:
@@ -499,15 +381,12 @@ class WheelLegTask:
         self.physics.reset_env(i, qpos, qvel)
         self.episode_start[i] = self.t
         self.truncate_at[i] = self.t + self.max_episode_steps
-        self._truncate0 = int(self.truncate_at[0])
         self._resample_command(i)
         push = rz.push_interval_steps(rng, self.dt)
         self.push_at[i] = _NEVER if push < 0 else self.t + push
         self._next_push = int(self.push_at.min())
         self.action[i] = 0.0
         self.last_action[i] = 0.0
-        if i == 0:
-            self._last_list = [0.0] * self.action_dim
 
     def _resample_command(self, i: int) -> None:
         c = self.cfg.commands
@@ -546,27 +425,3 @@ class WheelLegTask:
 
     def close(self) -> None:
         self.physics.close()
-
-
-def _halving_sum(x: list[float]) -> float:
-    """Sum by halving (x[i] + x[i + h], odd one carried): the pairing :func:`_halving_sum_2d` uses."""
-    if len(x) == 8:  # torques, the default action: the loop below, unrolled
-        return ((x[0] + x[4]) + (x[2] + x[6])) + ((x[1] + x[5]) + (x[3] + x[7]))
-    while len(x) > 1:
-        h = len(x) // 2
-        y = [x[i] + x[i + h] for i in range(h)]
-        if len(x) % 2:
-            y.append(x[2 * h])
-        x = y
-    return x[0]
-
-
-def _halving_sum_2d(x: np.ndarray) -> np.ndarray:
-    """Row sums of ``(N, w)`` in :func:`_halving_sum`'s order: log2(w) numpy calls, not w - 1."""
-    while x.shape[1] > 1:
-        h = x.shape[1] // 2
-        y = x[:, :h] + x[:, h : 2 * h]
-        if x.shape[1] % 2:
-            y = np.concatenate([y, x[:, 2 * h :]], axis=1)
-        x = y
-    return x[:, 0]

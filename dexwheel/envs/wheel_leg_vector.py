@@ -86,17 +86,14 @@ class WheelLegVectorEnv(VectorEnv):
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         task = self.task
-        n = self.num_envs
-        obs, reward, terminated, truncated, values = task.step(np.asarray(actions).reshape(n, -1))
-        if n == 1:  # the task's scalar path: Python scalars -> (1,) arrays
-            reward = np.array([reward])
-            terminated, truncated = np.array([terminated]), np.array([truncated])
-            floats = np.array(values[:-2])
-            values = (*(floats[k : k + 1] for k in range(len(floats))), np.array(values[-2:-1]), np.array(values[-1:]))
+        obs, reward, terminated, truncated, values = task.step(np.asarray(actions))
+        columns = values.T.copy()  # fresh arrays every step, one row per info key
         infos: dict[str, Any] = {}
-        for key, value in zip(self._keys, values, strict=True):  # fresh arrays every step: no copies
+        for key, value in zip(self._keys, columns, strict=True):
             infos[key] = value
             infos[f"_{key}"] = self._mask
+        infos["terminated_contact"], infos["terminated_tilt"] = columns[-2] > 0.0, columns[-1] > 0.0
+        reward, terminated = reward.copy(), terminated.copy()
         done = terminated | truncated
         if done.any():
             final = np.empty(self.num_envs, dtype=object)

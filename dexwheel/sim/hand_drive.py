@@ -9,9 +9,10 @@ commanded active-joint positions as an ``(N, nactive)`` array:
 * :class:`PDDrive` (``--pd-drive``): the slewed targets (mimic joints coupled: ``ratio * source``)
   go into the position actuators of all joints and ``mj_step`` runs ``nsub`` times per call.
 
-The numpy parts (slew, mimic completion) are batched over envs; several envs' PD steps run in one
-``mujoco.batch.Batch`` call on its C++ thread pool. Each env is computed by the same arithmetic
-whatever ``N`` and the thread count are, so a batch reproduces single envs bit for bit.
+The arithmetic (slew, mimic completion) is batched over envs (PD: one compiled loop), and several
+envs' PD steps run in one ``mujoco.batch.Batch`` call on its C++ thread pool. Each env is computed by
+the same arithmetic whatever ``N`` and the thread count are, so a batch reproduces single envs bit
+for bit.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 from mujoco import batch as mj_batch
+from numba import njit
 
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.sim.projection import CollisionProjector, contact_depth, deepest_contact_adr, sensor_depth
-from dexwheel.sim.slew import slew_budget, slew_ramp_budget, slew_toward
+from dexwheel.sim.slew import slew_budget, slew_toward
 
 INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 _S = mujoco.mjtState
@@ -250,12 +252,13 @@ class PDDrive(_BatchDrive):
         self.slew_rad_s = float(slew_rad_s)
         self.nsub = int(nsub)
         n = self.num_envs
-        self._budget = slew_budget(coupling.slew_steps(self.slew_rad_s, timestep), self.nsub)
-        self._neg_budget = np.negative(self._budget)
+        budget = slew_budget(coupling.slew_steps(self.slew_rad_s, timestep), self.nsub)
+        self._budget = np.ascontiguousarray(np.broadcast_to(budget, (self.nsub, coupling.nactive)))
+        c = coupling
+        self._completion = (c.active_idx, c.mimic_idx, c.mimic_src, c.mimic_ratio, c.full_lower, c.full_upper)
         self._depth_adr = deepest_contact_adr(model)
-        self.ramp = np.zeros((n, self.nsub, coupling.nactive))
+        #: ``(N, nsub, nu)`` actuator targets of the last step, one row per physics step.
         self.control = np.zeros((n, self.nsub, model.nu))
-        self._full = np.zeros((n, self.nsub, coupling.nfull))
         if n == 1:
             self._control_rows = list(self.control[0])  # views, one per physics step
             d = self.datas[0]
@@ -285,11 +288,7 @@ class PDDrive(_BatchDrive):
 
     def step(self, target: np.ndarray, command: np.ndarray) -> None:
         """Advance every env by ``nsub`` physics steps; ``target`` (N, nactive) is updated in place."""
-        ramp = slew_ramp_budget(target, command, self._budget, out=self.ramp, neg_budget=self._neg_budget)
-        if self._ctrl_whole:
-            self.coupling.complete(ramp, self.control, clip_mimic=True)
-        else:
-            self.control[:, :, self.ctrl_idx] = self.coupling.complete(ramp, self._full, clip_mimic=True)
+        _ramp_controls(target, command, self._budget, *self._completion, self.ctrl_idx, self.control)
         if self.batch is None:
             self._min_dist[0] = self._step_single()
         else:
@@ -297,7 +296,6 @@ class PDDrive(_BatchDrive):
             np.minimum.reduce(self._record["sensordata"][:, :, self._depth_adr], axis=1, out=self._min_dist)
         depth = np.minimum(self._min_dist, 0.0, out=self.depth)
         np.subtract(0.0, depth, out=depth)  # -min(dist, 0): +0.0 without contact, never -0.0
-        target[:] = ramp[:, -1]
 
     def _step_single(self) -> float:
         """Plain mj_step calls, one per ramp row, on the env's own MjData (what env.data shows); returns
@@ -315,3 +313,34 @@ class PDDrive(_BatchDrive):
 
     def close(self) -> None:
         self.batch = None
+
+
+@njit(cache=True)
+def _ramp_controls(target: np.ndarray, command: np.ndarray, budget: np.ndarray, active_idx: np.ndarray,
+                   mimic_idx: np.ndarray, mimic_src: np.ndarray, mimic_ratio: np.ndarray, full_lower: np.ndarray,
+                   full_upper: np.ndarray, ctrl_idx: np.ndarray, control: np.ndarray) -> None:  # fmt: skip
+    """The PD step's actuator targets for every env and physics step, in one compiled loop.
+
+    Row ``k`` of env ``i`` is :func:`~dexwheel.sim.slew.slew_ramp`'s: ``target`` moved toward
+    ``command`` by at most ``budget[k]`` per joint (the closed form, ``command - (diff - clip(diff, -b,
+    b))``), completed like :meth:`MimicCompletion.complete` with ``clip_mimic`` (``mimic = ratio *
+    source``, every joint clipped to its limits) and written to ``control[i, k, ctrl_idx]``. ``target``
+    becomes the last row's active targets.
+    """
+    n, nsub = control.shape[0], control.shape[1]
+    na, nm = active_idx.shape[0], mimic_idx.shape[0]
+    row = np.empty(na)
+    for i in range(n):
+        for k in range(nsub):
+            for j in range(na):
+                diff = command[i, j] - target[i, j]
+                b = budget[k, j]
+                row[j] = command[i, j] - (diff - min(max(diff, -b), b))
+            for j in range(na):
+                f = active_idx[j]
+                control[i, k, ctrl_idx[f]] = min(max(row[j], full_lower[f]), full_upper[f])
+            for m in range(nm):
+                f = mimic_idx[m]
+                control[i, k, ctrl_idx[f]] = min(max(row[mimic_src[m]] * mimic_ratio[m], full_lower[f]), full_upper[f])
+        for j in range(na):
+            target[i, j] = row[j]

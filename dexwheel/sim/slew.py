@@ -2,8 +2,7 @@
 
 The bridge moves every joint at most ``slew_rad_s * dt`` toward its goal per physics step, so a
 jump in the command does not teleport the hand. ``slew_rad_s = 0`` means "jump" (no limit).
-All functions work on any leading batch shape (one row per env) and never allocate in the hot path
-when ``out`` is given.
+All functions work on any leading batch shape (one row per env).
 """
 
 from __future__ import annotations
@@ -35,14 +34,16 @@ def slew_ramp(start: np.ndarray, goal: np.ndarray, max_step: float | np.ndarray,
 
     Step ``k`` (1-based) is ``start`` moved toward ``goal`` by at most ``k * max_step``: the closed form
     of applying :func:`slew_toward` ``k`` times (joints move monotonically toward their goal, so the
-    two agree up to rounding; the closed form avoids a Python loop over physics substeps).
+    two agree up to rounding). The PD drive computes the same rows in its compiled step.
     """
     budget = slew_budget(max_step, nsteps)
-    return slew_ramp_budget(start, goal, budget)
+    goal_k = goal[..., None, :]
+    diff = goal_k - start[..., None, :]
+    return goal_k - (diff - np.minimum(np.maximum(diff, -budget), budget))
 
 
 def slew_budget(max_step: float | np.ndarray, nsteps: int) -> np.ndarray:
-    """Cumulative budgets ``k * max_step``, ``(nsteps, 1)`` or ``(nsteps, dof)``, for :func:`slew_ramp_budget`.
+    """Cumulative budgets ``k * max_step``, ``(nsteps, 1)`` or ``(nsteps, dof)``.
 
     A scalar ``max_step <= 0`` means jump (infinite budget).
     """
@@ -50,20 +51,3 @@ def slew_budget(max_step: float | np.ndarray, nsteps: int) -> np.ndarray:
         return np.full((nsteps, 1), np.inf)
     k = np.arange(1, nsteps + 1, dtype=np.float64)[:, None]
     return k * np.atleast_1d(np.asarray(max_step, dtype=np.float64))[None, :]
-
-
-def slew_ramp_budget(
-    start: np.ndarray,
-    goal: np.ndarray,
-    budget: np.ndarray,
-    out: np.ndarray | None = None,
-    neg_budget: np.ndarray | None = None,
-) -> np.ndarray:
-    """:func:`slew_ramp` with precomputed budgets (and optionally ``-budget``): the per-step hot path,
-    no temporaries beyond one when ``out`` is given."""
-    goal_k = goal[..., None, :]
-    diff = np.subtract(goal_k, start[..., None, :], out=out)
-    excess = np.maximum(diff, np.negative(budget) if neg_budget is None else neg_budget)
-    np.minimum(excess, budget, out=excess)
-    np.subtract(diff, excess, out=excess)
-    return np.subtract(goal_k, excess, out=diff)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import mujoco
 import numpy as np
+from numba import njit
 
 
 def make_pd_actuators(spec: mujoco.MjSpec) -> None:
@@ -60,17 +61,11 @@ class PDDrive:
         self.models = list(models)
         n, nu = len(self.models), len(joint_names)
         self.act = actuator_ids(self.models[0], joint_names)
-        self._identity = bool(np.array_equal(self.act, np.arange(self.models[0].nu)))
         self.kp_scale = np.ones((n, nu))
         self.kd_scale = np.ones((n, nu))
-        self._tmp = np.empty((n, nu))
-        self._ctrl_joint = np.zeros((n, nu))
         self.kp = np.zeros((n, nu))  # effective gains (after scaling) last written to the models
         self.kd = np.zeros((n, nu))
         self._dirty: set[int] = set(range(n))
-        self._scalar = n == 1 and self._identity
-        self._kp0: list[float] = []
-        self._kd0: list[float] = []
         self._last_bytes = b""
 
     def set_gain_scales(self, env: int, kp_scale: np.ndarray, kd_scale: np.ndarray) -> None:
@@ -93,18 +88,7 @@ class PDDrive:
             self._dirty.update(range(len(self.models)))
         if self._dirty:
             self._write_gains(gains)
-        if self._scalar:  # one env: eight PD sums in Python beat four numpy calls on 8-element rows
-            q, _, _, v, tau = block[:, 0].tolist()
-            out[0] = [a * b + c * d + e for a, b, c, d, e in zip(self._kp0, q, self._kd0, v, tau, strict=True)]
-            return out
-        q, _, _, v, tau = block
-        ctrl = self._ctrl_joint if not self._identity else out
-        np.multiply(self.kp, q, out=ctrl)
-        np.multiply(self.kd, v, out=self._tmp)
-        ctrl += self._tmp
-        ctrl += tau
-        if not self._identity:
-            out[:, self.act] = ctrl
+        _pd_controls(block, self.kp, self.kd, self.act, out)
         return out
 
     def _write_gains(self, gains: np.ndarray) -> None:
@@ -115,4 +99,12 @@ class PDDrive:
             bias[self.act, 1] = -self.kp[i]
             bias[self.act, 2] = -self.kd[i]
         self._dirty.clear()
-        self._kp0, self._kd0 = self.kp[0].tolist(), self.kd[0].tolist()
+
+
+@njit(cache=True)
+def _pd_controls(block: np.ndarray, kp: np.ndarray, kd: np.ndarray, act: np.ndarray, ctrl: np.ndarray) -> None:
+    """``ctrl[i, act[j]] = kp q* + kd v* + tau_ff`` for every env ``i`` and joint ``j`` (one compiled loop)."""
+    for i in range(kp.shape[0]):
+        for j in range(kp.shape[1]):
+            q, v, tau = np.float64(block[0, i, j]), np.float64(block[3, i, j]), np.float64(block[4, i, j])
+            ctrl[i, act[j]] = kp[i, j] * q + kd[i, j] * v + tau
