@@ -54,8 +54,9 @@ class WheelLegVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.task.dt)}
         self._keys = self.task.info_keys
-        self._mask = np.ones(num_envs, dtype=bool)
-        self._mask.flags.writeable = False
+        mask = np.ones(num_envs, dtype=bool)
+        mask.flags.writeable = False
+        self._masks = {f"_{key}": mask for key in self._keys}  # every info value is valid for every env
 
     @property
     def dt(self) -> float:
@@ -88,14 +89,12 @@ class WheelLegVectorEnv(VectorEnv):
         task = self.task
         obs, reward, terminated, truncated, values = task.step(np.asarray(actions))
         columns = values.T.copy()  # fresh arrays every step, one row per info key
-        infos: dict[str, Any] = {}
-        for key, value in zip(self._keys, columns, strict=True):
-            infos[key] = value
-            infos[f"_{key}"] = self._mask
-        infos["terminated_contact"], infos["terminated_tilt"] = columns[-2] > 0.0, columns[-1] > 0.0
+        infos: dict[str, Any] = dict(zip(self._keys, columns, strict=True))
+        infos["terminated_contact"], infos["terminated_tilt"] = columns[-2:] > 0.0
+        infos.update(self._masks)
         reward, terminated = reward.copy(), terminated.copy()
         done = terminated | truncated
-        if done.any():
+        if np.count_nonzero(done):
             final = np.empty(self.num_envs, dtype=object)
             ids = np.flatnonzero(done).tolist()
             for i in ids:
