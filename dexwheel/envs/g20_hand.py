@@ -95,6 +95,8 @@ GOAL_PRESETS: dict[str, tuple[int, ...]] = {
 #: Reward terms, in the order they are summed (mjlab names).
 REWARD_TERMS = ("joint_pos_tracking", "penetration", "action_rate_l2")
 assert VALUE_KEYS[: len(REWARD_TERMS)] == tuple(f"reward_{t}" for t in REWARD_TERMS)
+#: ``info`` keys besides VALUE_KEYS, in the order of :meth:`G20HandTask.counts`.
+COUNT_KEYS = ("projection_checks", "projection_limited", "projection_fallback", "action_clipped", "goal_switched")
 ACTUATORS = tuple(f"{j}_pos" for j in ALL_JOINTS)
 
 
@@ -590,13 +592,15 @@ class G20HandTask:
         if self.max_episode_steps is not None:
             np.greater_equal(self.elapsed, self.max_episode_steps, out=self.truncated)
 
+    def counts(self) -> tuple[np.ndarray, ...]:
+        """The last step's integer/boolean ``info`` values, in :data:`COUNT_KEYS` order (the task's arrays)."""
+        return (*self.projection, self.clipped, self.switched)
+
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays."""
         self.advance(actions)
         info: dict[str, np.ndarray] = dict(zip(VALUE_KEYS, self.values.T.copy(), strict=True))
-        checks, limited, fallback = self.projection
-        info.update(projection_checks=checks.copy(), projection_limited=limited.copy(),
-                    projection_fallback=fallback.copy(), action_clipped=self.clipped, goal_switched=self.switched.copy())  # fmt: skip
+        info.update(zip(COUNT_KEYS, (a.copy() for a in self.counts()), strict=True))
         return self.obs.copy(), self.reward.copy(), self.terminated.copy(), self.truncated.copy(), info
 
     def observation(self, idx: np.ndarray | list[int] | slice = slice(None)) -> np.ndarray:
@@ -679,10 +683,7 @@ class G20HandEnv(gym.Env):
             ) from None
         task.advance(batch)
         info = dict(zip(VALUE_KEYS, task.values[0].tolist(), strict=True))
-        checks, limited, fallback = task.projection
-        info.update(projection_checks=int(checks[0]), projection_limited=int(limited[0]),
-                    projection_fallback=bool(fallback[0]), action_clipped=int(task.clipped[0]),
-                    goal_switched=bool(task.switched[0]))  # fmt: skip
+        info.update(zip(COUNT_KEYS, (a.item(0) for a in task.counts()), strict=True))
         if self.render_mode == "human":
             self.render()
         return task.obs[0].copy(), float(task.reward[0]), bool(task.terminated[0]), bool(task.truncated[0]), info
