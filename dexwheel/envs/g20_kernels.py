@@ -59,7 +59,7 @@ def rewards_and_observations(qpos: Array, qvel: Array, targets: Array, active_id
             rate += d * d
             last_norm[i, k] = x
         r_track = math.exp(sq * weights[0]) * weights[1]
-        r_pen = depth[i] * weights[2]
+        r_pen = 0.0 + depth[i] * weights[2]  # +0.0 without contact, not -0.0
         r_rate = rate * weights[3]
         reward[i] = r_track + r_pen + r_rate
         v = values[i]
