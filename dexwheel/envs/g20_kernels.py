@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from dexwheel.jit import kernel
 
 #: ``values`` columns, in ``info`` order: the reward terms (REWARD_TERMS), then the errors and depth.
 VALUE_KEYS = (
@@ -26,7 +27,7 @@ VALUE_KEYS = (
 Array = np.ndarray
 
 
-@njit(cache=True)
+@kernel
 def rewards_and_observations(qpos: Array, qvel: Array, targets: Array, active_idx: Array, raw: Array,
                              last_norm: Array, norm_sub: Array, norm_div: Array, norm_one: float, depth: Array,
                              weights: Array, values: Array, reward: Array, obs: Array) -> None:  # fmt: skip

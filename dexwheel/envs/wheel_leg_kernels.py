@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from dexwheel.jit import kernel
 
 #: ``values`` columns after the reward terms, in ``info`` order (the flags are stored as 0.0 / 1.0).
 EXTRA_COLUMNS = (
@@ -32,7 +33,7 @@ NUM_TERMS = 8  # REWARD_TERMS, in that order (see rewards_and_observations)
 Array = np.ndarray
 
 
-@njit(cache=True)
+@kernel
 def map_actions(actions: Array, clip: bool, scale: Array, offset: Array, action: Array, block: Array) -> int:
     """``actions`` ``(N, A)`` -> ``action`` (float32, clipped to [-1, 1] when ``clip``) and the policy layer.
 
@@ -61,7 +62,7 @@ def map_actions(actions: Array, clip: bool, scale: Array, offset: Array, action:
     return -1
 
 
-@njit(cache=True)
+@kernel
 def rewards_and_observations(sd: Array, idx: Array, groups: Array, coef: Array, neg_inv_var: Array, cos_tilt: float,
                              commands: Array, action: Array, last_action: Array, values: Array, reward: Array,
                              terminated: Array, obs_src: Array, obs_scale: Array, obs_offset: Array, obs_dst: Array,
@@ -119,7 +120,7 @@ def rewards_and_observations(sd: Array, idx: Array, groups: Array, coef: Array, 
         _observe(s, commands[i], action[i], priv[i], obs_src, obs_scale, obs_offset, obs_dst, cols, obs[i])
 
 
-@njit(cache=True)
+@kernel
 def observations(sd: Array, commands: Array, last_action: Array, obs_src: Array, obs_scale: Array, obs_offset: Array,
                  obs_dst: Array, cols: Array, priv: Array, obs: Array) -> None:  # fmt: skip
     """The observation part of :func:`rewards_and_observations` alone (resets, command changes)."""
@@ -127,7 +128,7 @@ def observations(sd: Array, commands: Array, last_action: Array, obs_src: Array,
         _observe(sd[i], commands[i], last_action[i], priv[i], obs_src, obs_scale, obs_offset, obs_dst, cols, obs[i])
 
 
-@njit(cache=True)
+@kernel
 def _observe(s: Array, command: Array, last_action: Array, priv: Array, obs_src: Array, obs_scale: Array,
              obs_offset: Array, obs_dst: Array, cols: Array, o: Array) -> None:  # fmt: skip
     """One env's observation row ``o`` (see :func:`rewards_and_observations`)."""

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 from mujoco import batch as mj_batch
-from numba import njit
 
 from dexwheel.control.coupling import MimicCompletion
+from dexwheel.jit import kernel
 from dexwheel.sim.projection import CollisionProjector, contact_depth, deepest_contact_adr, sensor_depth
 from dexwheel.sim.slew import slew_budget, slew_toward
 
@@ -317,7 +317,7 @@ class PDDrive(_BatchDrive):
         self.batch = None
 
 
-@njit(cache=True)
+@kernel
 def _ramp_controls(target: np.ndarray, command: np.ndarray, budget: np.ndarray, active_idx: np.ndarray,
                    mimic_idx: np.ndarray, mimic_src: np.ndarray, mimic_ratio: np.ndarray, full_lower: np.ndarray,
                    full_upper: np.ndarray, ctrl_idx: np.ndarray, control: np.ndarray) -> None:  # fmt: skip

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 import mujoco
 import numpy as np
-from numba import njit
+
+from dexwheel.jit import kernel
 
 
 def make_pd_actuators(spec: mujoco.MjSpec) -> None:
@@ -101,7 +102,7 @@ class PDDrive:
         self._dirty.clear()
 
 
-@njit(cache=True)
+@kernel
 def _pd_controls(block: np.ndarray, kp: np.ndarray, kd: np.ndarray, act: np.ndarray, ctrl: np.ndarray) -> None:
     """``ctrl[i, act[j]] = kp q* + kd v* + tau_ff`` for every env ``i`` and joint ``j`` (one compiled loop)."""
     for i in range(kp.shape[0]):

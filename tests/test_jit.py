@@ -1,0 +1,27 @@
+"""Compiled kernels work where numba has nowhere to cache them (read-only install and home)."""
+
+import os
+import subprocess
+import sys
+
+SCRIPT = """
+import warnings
+import numpy as np
+import gymnasium as gym
+import dexwheel
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("default")  # what a user sees: each warning once per location
+    env = gym.make("Solenopsis-v0")
+    env.reset(seed=0)
+    _, reward, *_ = env.step(np.zeros(8, np.float32))
+print(np.isfinite(reward), sum("NUMBA_CACHE_DIR" in str(w.message) for w in caught))
+"""
+
+
+def test_kernels_compile_without_a_cache_directory_and_say_so_once():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    # the locator that only serves NUMBA_CACHE_DIR, which is unset: numba finds no cache location at all
+    env["NUMBA_CACHE_LOCATOR_CLASSES"] = "UserProvidedCacheLocator"
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "1"]
