@@ -1,7 +1,8 @@
 """Native vector env of G20Hand-v0: all envs stepped by one batched :class:`G20HandTask`.
 
 ``gymnasium.make_vec("G20Hand-v0", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)``.
-The task logic (action mapping, slew, rewards, observations) is numpy over the env axis; physics
+The task logic (action mapping, slew, rewards, observations) runs over the env axis (numpy, and
+compiled kernels for the PD targets, rewards and observations); physics
 runs through one ``mujoco.batch.Batch`` call over all envs (PD) or per-env MuJoCo calls (hard-write,
 projection), never one Python ``env.step`` per env. Each env computes exactly what a single
 :class:`~dexwheel.envs.g20_hand.G20HandEnv` computes, so ``reset(seed=s)`` (env ``i`` seeded with
