@@ -3,8 +3,8 @@
 ``gymnasium.make_vec("Solenopsis-v0", num_envs=N, vectorization_mode="vector_entry_point")``. Physics
 runs in ``mujoco.batch.Batch``'s C++ thread pool (no Python loop per env); observations, rewards and
 terminations are compiled kernels over the env axis (the single env's). ``reset(seed=s)`` seeds env
-``i`` with ``s + i``, and the
-result is bit-identical to N single envs made with those seeds and driven with the same actions.
+``i`` with ``s + i``, and the result is bit-identical to N single envs made with those seeds and driven
+with the same actions.
 
 Autoreset is ``SAME_STEP``: an env that terminates or truncates is reset inside ``step``; the returned
 observation is the new episode's first, the last one of the old episode is in ``infos["final_obs"]``
