@@ -471,8 +471,8 @@ class G20HandTask:
         self.switched = np.zeros(n, dtype=bool)
         self.terminated = np.zeros(n, dtype=bool)  # pose tracking never terminates
         self.truncated = np.zeros(n, dtype=bool)
-        self._no_projection = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
-        self.projection = self._no_projection  # (checks, limited, fallback) of the last step
+        #: (checks, limited, fallback) of the last step (zeros for PD, which has no projection)
+        self.projection = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
 
     # -- goals -----------------------------------------------------------------------------------
     def pose_depth(self, q_active: np.ndarray) -> float:

@@ -302,7 +302,7 @@ class WheelLegTask:
         """
         shape = (self.num_envs, self.action_dim)
         if actions.shape != shape or actions.dtype.kind != "f":
-            actions = self._checked_shape(actions, shape)
+            actions = self._checked_actions(actions, shape)
         bad = kernels.map_actions(actions, self.cfg.actions.clip, self._act_scale, self._act_offset, self.action,
                                   self._policy_block)  # fmt: skip
         if bad >= 0:
@@ -311,7 +311,7 @@ class WheelLegTask:
             raise ActionError(f"{env}action[{j}] ({self.policy_joints[j]}) = {float(actions[i, j])} is not finite; "
                               "actions are in [-1, 1]")  # fmt: skip
 
-    def _checked_shape(self, actions: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    def _checked_actions(self, actions: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
         expected = f"({self.action_dim},)" if self.num_envs == 1 else str(shape)
         got = actions.shape[1:] if self.num_envs == 1 else actions.shape
         if actions.shape != shape:

@@ -289,15 +289,13 @@ class PDDrive(_BatchDrive):
     def step(self, target: np.ndarray, command: np.ndarray) -> None:
         """Advance every env by ``nsub`` physics steps; ``target`` (N, nactive) is updated in place."""
         _ramp_controls(target, command, self._budget, *self._completion, self.ctrl_idx, self.control)
-        # depth = -min(dist, 0): +0.0 without contact, never -0.0
         if self.batch is None:
-            smallest = self._step_single()
-            self.depth[0] = -smallest if smallest < 0.0 else 0.0
+            self.depth[0] = sensor_depth(self._step_single())
             return
         self.batch.rollout(self.nsub, control=self.control, record=("sensordata",), out=self._record)
         np.minimum.reduce(self._record["sensordata"][:, :, self._depth_adr], axis=1, out=self._min_dist)
         depth = np.minimum(self._min_dist, 0.0, out=self.depth)
-        np.subtract(0.0, depth, out=depth)
+        np.subtract(0.0, depth, out=depth)  # sensor_depth, batched: -min(dist, 0), +0.0 without contact
 
     def _step_single(self) -> float:
         """Plain mj_step calls, one per ramp row, on the env's own MjData (what env.data shows); returns
