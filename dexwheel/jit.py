@@ -3,23 +3,78 @@
 numba keeps compiled kernels next to their module, else in the user cache directory, else in
 ``NUMBA_CACHE_DIR``; with none of them writable (a read-only install and home), ``njit(cache=True)``
 raises at import. Then the kernels are compiled without a cache, once per process (a few seconds).
+
+numba invalidates a cached kernel only when the kernel's own source file changes, yet a kernel's
+compiled code includes every kernel it calls, from any module: a changed callee (say the hard-write
+drive's step, called by the G20 task's step) would keep running its old code. So each kernel's cache
+is also stamped with one hash of all dexwheel sources and flushed when that hash changes.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import warnings
 from collections.abc import Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import TypeVar, overload
 
 from numba import njit
+from numba.core.caching import FunctionCache
+
+from dexwheel.atomic import atomic_open
 
 F = TypeVar("F", bound=Callable[..., object])
+PACKAGE = Path(__file__).resolve().parent
 
 
-def kernel(fn: F) -> F:
-    """``njit(cache=True)(fn)``, or ``njit(fn)`` with one warning when numba has nowhere to cache."""
+@functools.cache
+def sources_digest() -> str:
+    """A hash of every ``.py`` file of the dexwheel package (path and content)."""
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(PACKAGE.rglob("*.py")):
+        h.update(path.relative_to(PACKAGE).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _flush_if_stale(dispatcher: object, fn: Callable[..., object]) -> None:
+    """Drop ``fn``'s cached code unless it was compiled from the current sources (see module docstring)."""
+    cache = getattr(dispatcher, "_cache", None)
+    if not isinstance(cache, FunctionCache):
+        return
+    stamp = Path(cache.cache_path) / f"{fn.__module__}.{fn.__qualname__}.sources"
+    digest = sources_digest()
     try:
-        return njit(cache=True)(fn)
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    cache.flush()
+    try:
+        with atomic_open(stamp) as f:
+            f.write(digest.encode())
+    except OSError:  # a read-only cache: numba did not cache there either
+        pass
+
+
+@overload
+def kernel(fn: F, *, parallel: bool = False) -> F: ...
+
+
+@overload
+def kernel(fn: None = None, *, parallel: bool = False) -> Callable[[F], F]: ...
+
+
+def kernel(fn: F | None = None, *, parallel: bool = False) -> F | Callable[[F], F]:
+    """``njit(cache=True)(fn)``, or ``njit(fn)`` with one warning when numba has nowhere to cache.
+
+    ``@kernel(parallel=True)``: numba's ``parallel`` (``prange`` loops on its worker threads).
+    """
+    if fn is None:
+        return functools.partial(kernel, parallel=parallel)  # type: ignore[return-value]
+    try:
+        dispatcher = njit(cache=True, parallel=parallel)(fn)
     except RuntimeError as exc:
         if "cannot cache" not in str(exc):
             raise
@@ -29,4 +84,6 @@ def kernel(fn: F) -> F:
             RuntimeWarning,
             stacklevel=1,  # one location and one text: shown once, not once per kernel
         )
-        return njit(fn)
+        return njit(parallel=parallel)(fn)
+    _flush_if_stale(dispatcher, fn)
+    return dispatcher

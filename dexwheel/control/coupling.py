@@ -81,6 +81,12 @@ class MimicCompletion:
                 entry.append((i, float(self.mimic_ratio[k]), float(self.full_lower[i]), float(self.full_upper[i])))
             self.followers.append(entry)
 
+    @property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """``(active_idx, mimic_idx, mimic_src, mimic_ratio, full_lower, full_upper)``: the completion as
+        plain arrays, for compiled kernels (:func:`dexwheel.sim.projection.complete_clipped`)."""
+        return self.active_idx, self.mimic_idx, self.mimic_src, self.mimic_ratio, self.full_lower, self.full_upper
+
     def _checked(self, q_active: ArrayLike) -> np.ndarray:
         q = np.asarray(q_active, dtype=np.float64)
         if q.shape[-1:] != (self.nactive,):

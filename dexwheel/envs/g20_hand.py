@@ -48,6 +48,7 @@ from typing import Any
 
 import gymnasium as gym
 import mujoco
+import numba
 import numpy as np
 from gymnasium import spaces
 
@@ -63,7 +64,18 @@ from dexwheel.control import (
 )
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.envs import g20_kernels
-from dexwheel.envs.g20_kernels import VALUE_KEYS
+from dexwheel.envs.g20_kernels import (
+    ACTION_KINDS,
+    CLIPPED,
+    INFO_KEYS,
+    SWITCHED,
+    hard_write_advance,
+    hard_write_advance_threaded,
+    info_arrays,
+    info_dict,
+    task_dtype,
+    task_params_dtype,
+)
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import (
     ACTIVE_JOINTS,
@@ -76,9 +88,16 @@ from dexwheel.robots.g20 import (
     SDK_MAX_VALUE,
 )
 from dexwheel.robots.mjcf import build_spec
-from dexwheel.sim.hand_drive import HardWriteDrive, PDDrive, default_threads
+from dexwheel.sim.hand_drive import (
+    HardWriteDrive,
+    PDDrive,
+    default_threads,
+    hard_write_dtype,
+    hard_write_params_dtype,
+    hard_write_sizes,
+)
 from dexwheel.sim.model_checks import check_robot_model, require_actuators, require_joints
-from dexwheel.sim.projection import CollisionProjector, add_deepest_contact_sensor
+from dexwheel.sim.projection import CollisionProjector, add_chain_contact_sensors, add_deepest_contact_sensor
 
 DRIVES = ("hard_write", "pd")
 ACTIONS = ("normalized", "sdk255", "nominal", "delta")
@@ -94,9 +113,7 @@ GOAL_PRESETS: dict[str, tuple[int, ...]] = {
 }
 #: Reward terms, in the order they are summed (mjlab names).
 REWARD_TERMS = ("joint_pos_tracking", "penetration", "action_rate_l2")
-assert VALUE_KEYS[: len(REWARD_TERMS)] == tuple(f"reward_{t}" for t in REWARD_TERMS)
-#: ``info`` keys besides VALUE_KEYS, in the order of :meth:`G20HandTask.counts`.
-COUNT_KEYS = ("projection_checks", "projection_limited", "projection_fallback", "action_clipped", "goal_switched")
+assert INFO_KEYS[: len(REWARD_TERMS)] == tuple(f"reward_{t}" for t in REWARD_TERMS)
 ACTUATORS = tuple(f"{j}_pos" for j in ALL_JOINTS)
 
 
@@ -273,6 +290,7 @@ class G20ActionMap:
                 g20_normalized_mapping() if self.kind == "normalized" else g20_delta_mapping(self.delta_scale)
             )
         self._mimic_names = frozenset(MIMIC_JOINTS)
+        self.batch_shape = (num_envs, self.dim)
         self._uniform = bool(np.all(self.low == self.low[0]) and np.all(self.high == self.high[0]))
         self._lo, self._hi = float(self.low[0]), float(self.high[0])
         self._symmetric = self._uniform and self._lo == -self._hi
@@ -320,18 +338,27 @@ class G20ActionMap:
                 raise ActionError(f"NominalMapping: joint values must be numbers: {exc}") from None
         return row
 
-    def _as_batch(self, actions: Any) -> np.ndarray:
-        n, a = self.num_envs, self.dim
+    def as_batch(self, actions: Any, *, float32: bool = False) -> np.ndarray:
+        """``actions`` as a C-contiguous float64 ``(N, A)`` array; a clear error for anything else.
+
+        ``float32``: a C-contiguous float32 array is passed on as it is (the compiled step widens each
+        entry to float64 exactly as a conversion would, and saves the copy).
+        """
+        if float32 and type(actions) is np.ndarray and actions.dtype == np.float32 and actions.flags.c_contiguous:
+            if actions.shape != self.batch_shape:
+                raise ActionError(self._shape_error(actions.shape))
+            return actions
         try:
-            arr = np.asarray(actions, dtype=np.float64)
+            arr = np.ascontiguousarray(actions, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ActionError(f"action ({self.kind}) must be numeric with shape {self._shape_text()}: {exc}") from None
-        if arr.shape != (n, a):
-            raise ActionError(
-                f"action ({self.kind}) must have shape {self._shape_text()}, got "
-                f"{arr.shape[1:] if self.num_envs == 1 and arr.ndim >= 1 else arr.shape}"
-            )
+        if arr.shape != self.batch_shape:
+            raise ActionError(self._shape_error(arr.shape))
         return arr
+
+    def _shape_error(self, shape: tuple[int, ...]) -> str:
+        got = shape[1:] if self.num_envs == 1 and len(shape) >= 1 else shape
+        return f"action ({self.kind}) must have shape {self._shape_text()}, got {got}"
 
     def _shape_text(self) -> str:
         return f"({self.dim},)" if self.num_envs == 1 else f"({self.num_envs}, {self.dim})"
@@ -354,7 +381,7 @@ class G20ActionMap:
 
     def map(self, actions: Any, command: np.ndarray, previous: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(new command (N, 16), accepted raw action (N, A), clipped entries per env)``; no input is modified."""
-        a = self._as_batch(actions)
+        a = self.as_batch(actions)
         if self._symmetric:
             ok = np.abs(a).max() <= self._hi  # NaN fails the comparison
         elif self._uniform:
@@ -363,24 +390,50 @@ class G20ActionMap:
             ok = bool((a >= self.low).all() and (a <= self.high).all())
         clipped = np.zeros(self.num_envs, dtype=np.int64)
         if not ok:
-            bad = ~((a >= self.low) & (a <= self.high))
-            if not self.clip:
-                i = int(np.flatnonzero(bad.any(axis=1))[0])
-                self._raise_for_row(i, a[i])
-            a = a.copy()
-            nan = np.isnan(a)
-            hold = np.zeros_like(a) if self.kind == "delta" else previous
-            a[nan] = hold[nan]
-            np.clip(a, self.low, self.high, out=a)
-            clipped = bad.sum(axis=1)
-            warnings.warn(
-                f"G20Hand ({self.kind} action): clipped {int(clipped.sum())} out-of-range/non-finite entries",
-                ActionClipWarning,
-                stacklevel=4,
-            )
+            a, clipped = self.repair(a, previous, stacklevel=6)  # via map, _advance_pd, advance, env.step
         # the control mappings' own arithmetic, batched; their state (previous goal) is the task's `command`
         new = self.reference.goals(a, command)
         return new, a, clipped
+
+    def repair(self, a: np.ndarray, previous: np.ndarray, stacklevel: int = 4) -> tuple[np.ndarray, np.ndarray]:
+        """Actions with an out-of-range/NaN/inf entry: raise :class:`ActionError` naming it, or with
+        ``out_of_range="clip"`` return ``(clipped copy, clipped entries per env)`` (NaN holds ``previous``).
+        ``stacklevel``: the warning's, pointing at the caller of ``env.step``."""
+        bad = ~((a >= self.low) & (a <= self.high))
+        if not self.clip:
+            i = int(np.flatnonzero(bad.any(axis=1))[0])
+            self._raise_for_row(i, a[i])
+        a = a.astype(np.float64)  # a copy
+        nan = np.isnan(a)
+        hold = np.zeros_like(a) if self.kind == "delta" else previous
+        a[nan] = hold[nan]
+        np.clip(a, self.low, self.high, out=a)
+        clipped = bad.sum(axis=1)
+        warnings.warn(
+            f"G20Hand ({self.kind} action): clipped {int(clipped.sum())} out-of-range/non-finite entries",
+            ActionClipWarning,
+            stacklevel=stacklevel,
+        )
+        return a, clipped
+
+    def fill_params(self, p: np.ndarray) -> None:
+        """The mapping's settings into a :func:`~dexwheel.envs.g20_kernels.task_params_dtype` record."""
+        p["kind"] = ACTION_KINDS.index(self.kind)
+        p["low"], p["high"] = self.low, self.high
+        p["norm_sub"], p["norm_div"], p["norm_one"] = self.norm_params
+        if self.kind == "sdk255":
+            sdk = self._sdk
+            p["lower"], p["upper"] = G20_MIMIC.active_lower, G20_MIMIC.active_upper
+            p["sdk_channel"], p["sdk_pos"], p["sdk_dir"] = sdk.channels, sdk._active_pos, sdk._dir
+            p["sdk_min"], p["sdk_max"], p["sdk_span"], p["sdk_div"] = sdk._min, sdk._max, sdk._span, sdk._div
+            p["sdk_max_value"] = SDK_MAX_VALUE
+            return
+        ref = self.reference
+        p["lower"], p["upper"] = ref.lower, ref.upper
+        if self.kind == "normalized":
+            p["half_span"] = ref._half_span
+        elif self.kind == "delta":
+            p["scale"] = ref.scale
 
 
 class G20HandTask:
@@ -404,7 +457,8 @@ class G20HandTask:
             desc = dataclasses.replace(desc, contact_excludes=cfg.contact_excludes)
         self.description = desc
         spec = build_spec(desc)
-        add_deepest_contact_sensor(spec)  # PD reads its penetration from it
+        add_deepest_contact_sensor(spec)  # both drives read their penetration from it
+        add_chain_contact_sensors(spec, ACTIVE_JOINTS)  # the projection's per-joint contacts
         self.model = model = spec.compile()
         check_robot_model(model, ALL_JOINTS, ACTUATORS, source=f"{desc.name} MJCF")
         jid = require_joints(model, ALL_JOINTS, desc.name)
@@ -420,34 +474,52 @@ class G20HandTask:
         self.projector = CollisionProjector(
             model, self.coupling, self.qpos_adr, cfg.penetration_tol, cfg.projection_iters, cfg.projection_group_free
         )
-        args = (model, self.datas, self.coupling, self.qpos_adr, self.ctrl_idx)
-        self._hard_write = cfg.drive == "hard_write"
-        if self._hard_write:
-            self.drive: HardWriteDrive | PDDrive = HardWriteDrive(
-                *args, slew_rad_s=cfg.slew, projector=self.projector if cfg.projection else None
-            )
-        else:
-            threads = 1 if n == 1 else (cfg.num_threads or default_threads(n))
-            self.drive = PDDrive(
-                *args, slew_rad_s=cfg.slew, timestep=self.timestep, nsub=self.nsub, num_threads=threads
-            )
         self.actions = G20ActionMap(cfg, self.coupling, n)
         self.presets = {name: self.actions.preset(name) for name in GOAL_PRESETS}
         self.open_pose = self.presets["open"]
         na = len(ACTIVE_JOINTS)
         nf = len(ALL_JOINTS)
-        #: hard-write: the applied pose; PD: the actuator targets (both: active joints, the slew state).
-        self.q = np.zeros((n, na))
+        a = self.actions.dim
+        hard_write = cfg.drive == "hard_write"
+        #: One record per env (g20_kernels.task_dtype; hard-write: the drive's record nested), one record
+        #: of settings (task_params_dtype): the task's and the drive's arrays are views of their fields.
+        drive_records = (
+            (hard_write_dtype(na, nf), hard_write_params_dtype(*hard_write_sizes(self.coupling)))
+            if hard_write
+            else (None, None)
+        )
+        self.state = state = np.zeros(n, dtype=task_dtype(na, nf, a, drive_records[0]))
+        self.params = p = np.zeros(1, dtype=task_params_dtype(na, a, drive_records[1]))
+        args = (model, self.datas, self.coupling, self.qpos_adr, self.ctrl_idx)
+        #: Worker threads of several envs' steps (one env: none).
+        self.num_threads = 1 if n == 1 else (cfg.num_threads or default_threads(n))
+        if hard_write:
+            self.drive: HardWriteDrive | PDDrive = HardWriteDrive(
+                *args, slew_rad_s=cfg.slew, dt=self.dt, projector=self.projector, project=cfg.projection,
+                state=state["drive"], params=p["drive"],
+            )  # fmt: skip
+        else:
+            self.drive = PDDrive(
+                *args, slew_rad_s=cfg.slew, timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads
+            )
+        #: hard-write: the applied pose (the drive's); PD: the actuator targets (both: the slew state).
+        self.q = self.drive.q if isinstance(self.drive, HardWriteDrive) else np.zeros((n, na))
         # [goal, command] per env in one block, so both tracking errors come from one subtraction
-        self._targets = np.zeros((n, 2, na))
+        self._targets = state["targets"]
         self.goal = self._targets[:, 0]
         self.command = self._targets[:, 1]
-        self.raw_action = np.zeros((n, self.actions.dim))
-        self.qpos = np.zeros((n, nf))
-        self.qvel = np.zeros((n, nf))
-        self.elapsed = np.zeros(n, dtype=np.int64)
+        self.raw_action = state["raw_action"]
+        self.last_norm = state["last_norm"]
+        self.qpos = state["qpos"]
+        self.qvel = state["qvel"]
+        self.elapsed = state["elapsed"]
+        #: The last step's ``info`` per env, one row each (columns: g20_kernels.INFO_KEYS).
+        self.info = state["info"]
+        self.clipped = self.info[:, CLIPPED]
+        self.switched = self.info[:, SWITCHED]
+        self.reward = state["reward"]
+        self.truncated = state["truncated"]
         self.rngs: list[np.random.Generator | None] = [None] * n
-        a = self.actions.dim
         self.obs_slices = {
             "qpos": slice(0, nf),
             "qvel": slice(nf, 2 * nf),
@@ -457,22 +529,20 @@ class G20HandTask:
         self.obs_dim = 2 * nf + na + a
         self.observation_space = spaces.Box(-np.inf, np.inf, (self.obs_dim,), np.float32)
         self.max_episode_steps = cfg.max_episode_steps
-        self.last_norm = np.zeros((n, a))
         self._active_idx = self.coupling.active_idx
         self._inv_dt = 1.0 / self.dt
         # joint_pos_tracking = w * exp(-mean(err^2) / std^2): the kernel's weights
         self._weights = np.array([-1.0 / (na * cfg.tracking_std**2), cfg.tracking_weight, -cfg.penetration_weight,
                                   -cfg.action_rate_weight])  # fmt: skip
+        self.actions.fill_params(p)
+        p["active_idx"], p["weights"], p["inv_dt"] = self._active_idx, self._weights, self._inv_dt
+        p["max_steps"] = cfg.max_episode_steps or 0
         # the last step's results: the task's own buffers (step() hands out copies)
         self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
-        self.reward = np.zeros(n)
-        self.values = np.zeros((n, len(VALUE_KEYS)))  # info values, VALUE_KEYS order
-        self.clipped = np.zeros(n, dtype=np.int64)
-        self.switched = np.zeros(n, dtype=bool)
         self.terminated = np.zeros(n, dtype=bool)  # pose tracking never terminates
-        self.truncated = np.zeros(n, dtype=bool)
-        #: (checks, limited, fallback) of the last step (zeros for PD, which has no projection)
-        self.projection = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
+        self._switch_steps = int(cfg.goal_switch_steps)
+        #: hard_write_advance's arguments after the actions (None for PD)
+        self._hard_write_args = (state, p, self.obs) if hard_write else None
 
     # -- goals -----------------------------------------------------------------------------------
     def pose_depth(self, q_active: np.ndarray) -> float:
@@ -559,48 +629,56 @@ class G20HandTask:
 
     # -- step --------------------------------------------------------------------------------------
     def advance(self, actions: Any) -> None:
-        """One control step of every env, results in the task's buffers (``obs``, ``reward``, ``values``,
-        ``projection``, ``clipped``, ``switched``, ``truncated``); raises, changing nothing, on an invalid
-        action."""
-        command, raw, self.clipped = self.actions.map(actions, self.command, self.raw_action)
+        """One control step of every env, results in the task's buffers (``obs``, ``reward``, ``info``,
+        ``truncated``); raises, changing nothing, on an invalid action."""
+        args = self._hard_write_args
+        if args is not None:  # the whole step in one compiled call
+            a = self.actions.as_batch(actions, float32=True)
+            step = hard_write_advance
+            if self.num_threads > 1:
+                numba.set_num_threads(self.num_threads)  # both per calling thread
+                numba.set_parallel_chunksize(1)  # envs one by one: projection makes their costs uneven
+                step = hard_write_advance_threaded
+            if step(a, *args) >= 0:  # nothing changed: raise, or clip and step
+                a, clipped = self.actions.repair(a, self.raw_action)
+                step(a, *args)
+                self.clipped[:] = clipped
+            elif self.actions.clip:
+                self.clipped[:] = 0
+        else:
+            self._advance_pd(actions)
+        if self._switch_steps:
+            self._switch_goals()
+
+    def _switch_goals(self) -> None:
+        """A new goal in every env whose episode reached a multiple of ``goal_switch_steps``."""
+        switched = self.elapsed % self._switch_steps == 0
+        self.switched[:] = switched
+        for i in np.flatnonzero(switched).tolist():
+            self.goal[i] = self.sample_goal(self.rngs[i])  # type: ignore[arg-type]
+            self.obs[i] = self.observation([i])[0]
+
+    def _advance_pd(self, actions: Any) -> None:
+        command, raw, clipped = self.actions.map(actions, self.command, self.raw_action)
         # -- from here on the step commits --------------------------------------------------------
-        cfg = self.cfg
         self.command[:] = command
         drive = self.drive
-        if isinstance(drive, HardWriteDrive):
-            drive.step(self.q, command, self.dt)
-            qpos = drive.full.copy()
-            qvel = qpos - self.qpos
-            qvel *= self._inv_dt
-            self.projection = drive.stats()
-        else:
-            drive.step(self.q, command)
-            qpos = drive.qpos[:, self.qpos_adr]  # fancy indexing: copies
-            qvel = drive.qvel[:, self.dof_adr]
-        self.qpos = qpos
-        self.qvel = qvel
-        self.raw_action = raw
+        drive.step(self.q, command)
+        self.qpos[:] = drive.qpos[:, self.qpos_adr]
+        self.qvel[:] = drive.qvel[:, self.dof_adr]
+        self.raw_action[:] = raw
+        self.clipped[:] = clipped
         self.elapsed += 1
-        g20_kernels.rewards_and_observations(qpos, qvel, self._targets, self._active_idx, raw, self.last_norm,
-                                             *self.actions.norm_params, drive.depth, self._weights, self.values,
-                                             self.reward, self.obs)  # fmt: skip
-        if cfg.goal_switch_steps > 0:
-            self.switched = self.elapsed % cfg.goal_switch_steps == 0
-            for i in np.flatnonzero(self.switched).tolist():
-                self.goal[i] = self.sample_goal(self.rngs[i])  # type: ignore[arg-type]
-                self.obs[i] = self.observation([i])[0]
+        g20_kernels.rewards_and_observations(self.qpos, self.qvel, self._targets, self._active_idx, raw,
+                                             self.last_norm, *self.actions.norm_params, drive.depth, self._weights,
+                                             self.info, self.reward, self.obs)  # fmt: skip
         if self.max_episode_steps is not None:
             np.greater_equal(self.elapsed, self.max_episode_steps, out=self.truncated)
-
-    def counts(self) -> tuple[np.ndarray, ...]:
-        """The last step's integer/boolean ``info`` values, in :data:`COUNT_KEYS` order (the task's arrays)."""
-        return (*self.projection, self.clipped, self.switched)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays."""
         self.advance(actions)
-        info: dict[str, np.ndarray] = dict(zip(VALUE_KEYS, self.values.T.copy(), strict=True))
-        info.update(zip(COUNT_KEYS, (a.copy() for a in self.counts()), strict=True))
+        info = info_arrays(self.info)
         return self.obs.copy(), self.reward.copy(), self.terminated.copy(), self.truncated.copy(), info
 
     def observation(self, idx: np.ndarray | list[int] | slice = slice(None)) -> np.ndarray:
@@ -669,24 +747,29 @@ class G20HandEnv(gym.Env):
         if self._needs_reset:
             raise gym.error.ResetNeeded("G20Hand: call reset() before step()")
         task = self.task
-        if not isinstance(action, np.ndarray) and isinstance(action, Mapping):
+        if not isinstance(action, np.ndarray):
+            action = self._as_array(action)
+        task.advance(action[None])
+        if self.render_mode == "human":
+            self.render()
+        info = info_dict(task.info[0].tolist())
+        return task.obs[0].copy(), task.reward.item(0), task.terminated.item(0), task.truncated.item(0), info
+
+    def _as_array(self, action: Any) -> np.ndarray:
+        """A ``{joint: radians}`` dict (nominal actions) or any array-like as an array."""
+        task = self.task
+        if isinstance(action, Mapping):
             if task.actions.kind != "nominal":
                 raise ActionError(
                     f"a {{joint: radians}} action needs action='nominal'; this env uses action={task.actions.kind!r}"
                 )
-            action = task.actions.nominal_dict(action, task.command[0])
+            return task.actions.nominal_dict(action, task.command[0])
         try:
-            batch = np.asarray(action)[None]
+            return np.asarray(action, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ActionError(
                 f"action ({task.actions.kind}) must be numeric with shape {self.action_space.shape}: {exc}"
             ) from None
-        task.advance(batch)
-        info = dict(zip(VALUE_KEYS, task.values[0].tolist(), strict=True))
-        info.update(zip(COUNT_KEYS, (a.item(0) for a in task.counts()), strict=True))
-        if self.render_mode == "human":
-            self.render()
-        return task.obs[0].copy(), float(task.reward[0]), bool(task.terminated[0]), bool(task.truncated[0]), info
 
     def render(self) -> np.ndarray | None:
         if self.render_mode is None:

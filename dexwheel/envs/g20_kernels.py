@@ -1,21 +1,33 @@
-"""The G20 task's per-step arithmetic after the drive, compiled with numba: one loop over the env axis.
+"""The G20 task's per-step arithmetic, compiled with numba: one loop over the env axis.
 
-The single env (N = 1) and the native vector env run the same kernel, so they agree bit for bit by
-construction; one call replaces the two dozen numpy calls (each costing more than its 16-element
+The single env (N = 1) and the native vector env run the same kernels, so they agree bit for bit by
+construction; one call replaces the dozens of numpy calls (each costing more than its 16-element
 arithmetic) that made most of a step's overhead. ``exp`` is libm's, the same bits on every x86-64 CPU.
 Compiled on first use and cached next to this file.
+
+* :func:`rewards_and_observations`: after a drive step (the PD drive).
+* :func:`hard_write_advance`: a whole hard-write control step (action check and mapping, the drive's
+  :func:`~dexwheel.sim.hand_drive.hard_write_env` with its MuJoCo calls, rewards, observation,
+  truncation) in one call. Its state is one record per env (:func:`task_dtype`), its settings one
+  record (:func:`task_params_dtype`): a few arguments, since each costs a kernel call ~0.1 us.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any
 
 import numpy as np
+from numba import prange
 
 from dexwheel.jit import kernel
+from dexwheel.sim.hand_drive import hard_write_env
 
-#: ``values`` columns, in ``info`` order: the reward terms (REWARD_TERMS), then the errors and depth.
-VALUE_KEYS = (
+#: A step's ``info`` keys, in order: the reward terms (in the order they are summed), the errors
+#: and depth, then what projection, clipping and goal switching did. Each env keeps them as one
+#: float64 row (counts and flags are exact there), so that a vector env's info is one transposed copy.
+INFO_KEYS = (
     "reward_joint_pos_tracking",
     "reward_penetration",
     "reward_action_rate_l2",
@@ -23,54 +35,256 @@ VALUE_KEYS = (
     "mean_joint_error",
     "command_error",
     "max_penetration",
+    "projection_checks",
+    "projection_limited",
+    "projection_fallback",
+    "action_clipped",
+    "goal_switched",
 )
+R_TRACKING, R_PENETRATION, R_ACTION_RATE, TRACKING_ERROR, MEAN_ERROR, COMMAND_ERROR, MAX_PENETRATION = range(7)
+CHECKS, LIMITED, FALLBACK, CLIPPED, SWITCHED = range(7, 12)
+#: Integer and boolean keys (their columns hold exact small integers).
+INFO_INTS = {"projection_checks": CHECKS, "projection_limited": LIMITED, "action_clipped": CLIPPED}
+INFO_BOOLS = {"projection_fallback": FALLBACK, "goal_switched": SWITCHED}
+
+
+def info_dict(v: list[float]) -> dict[str, Any]:
+    """One env's info from its row (``tolist()``): a dict literal, twice as fast as ``dict(zip())``."""
+    return {
+        "reward_joint_pos_tracking": v[0],
+        "reward_penetration": v[1],
+        "reward_action_rate_l2": v[2],
+        "tracking_error": v[3],
+        "mean_joint_error": v[4],
+        "command_error": v[5],
+        "max_penetration": v[6],
+        "projection_checks": int(v[7]),
+        "projection_limited": int(v[8]),
+        "projection_fallback": v[9] != 0.0,
+        "action_clipped": int(v[10]),
+        "goal_switched": v[11] != 0.0,
+    }
+
+
+def info_arrays(rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The info of several envs from their rows ``(N, 12)``: one fresh array per key, typed."""
+    columns = rows.T.copy()
+    info: dict[str, np.ndarray] = dict(zip(INFO_KEYS, columns, strict=True))
+    for key, col in INFO_INTS.items():
+        info[key] = columns[col].astype(np.int64)
+    for key, col in INFO_BOOLS.items():
+        info[key] = columns[col] != 0.0
+    return info
+
+
+assert tuple(info_dict(list(range(12)))) == INFO_KEYS, "info_dict must list INFO_KEYS in order"
+#: ``action`` kinds as the kernels number them.
+ACTION_KINDS = ("normalized", "delta", "nominal", "sdk255")
+NORMALIZED, DELTA, NOMINAL, SDK255 = range(4)
 Array = np.ndarray
+
+
+@functools.cache  # one dtype object per shape: numba types records fast only for a dtype it has seen
+def task_dtype(nactive: int, nfull: int, action_dim: int, drive: np.dtype | None = None) -> np.dtype:
+    """One env's task state, a record (the task's arrays are views of these fields); ``drive``: the
+    drive's own record (:func:`~dexwheel.sim.hand_drive.hard_write_dtype`), nested as field ``drive``."""
+    f8 = np.float64
+    return np.dtype(
+        ([("drive", drive)] if drive is not None else [])
+        + [
+            ("targets", f8, (2, nactive)),  # [goal, command]: both tracking errors from one block
+            ("raw_action", f8, (action_dim,)),  # the last accepted action, in its own units
+            ("last_norm", f8, (action_dim,)),  # the same scaled to [-1, 1]
+            ("qpos", f8, (nfull,)),
+            ("qvel", f8, (nfull,)),
+            ("info", f8, (len(INFO_KEYS),)),
+            ("reward", f8),
+            ("elapsed", np.int64),
+            ("truncated", np.bool_),
+        ],
+        align=True,
+    )
+
+
+@functools.cache
+def task_params_dtype(nactive: int, action_dim: int, drive: np.dtype | None = None) -> np.dtype:
+    """The task's settings for :func:`hard_write_advance`, one record; ``drive``: the drive's settings
+    (:func:`~dexwheel.sim.hand_drive.hard_write_params_dtype`), nested as field ``drive``."""
+    f8, ip = np.float64, np.intp
+    return np.dtype(
+        ([("drive", drive)] if drive is not None else [])
+        + [
+            ("kind", ip),  # ACTION_KINDS index
+            ("low", f8, (action_dim,)),  # accepted action range
+            ("high", f8, (action_dim,)),
+            ("lower", f8, (nactive,)),  # the mapping's joint limits (goals are clipped to them)
+            ("upper", f8, (nactive,)),
+            ("half_span", f8, (nactive,)),  # normalized: lower + (a + 1) * half_span
+            ("scale", f8, (nactive,)),  # delta: previous + scale * a
+            # sdk255, per mapped channel e: q[pos] = (min + t * span if dir > 0 else max - t * span) / div
+            ("sdk_channel", ip, (nactive,)),
+            ("sdk_pos", ip, (nactive,)),
+            ("sdk_dir", f8, (nactive,)),
+            ("sdk_min", f8, (nactive,)),
+            ("sdk_max", f8, (nactive,)),
+            ("sdk_span", f8, (nactive,)),
+            ("sdk_div", f8, (nactive,)),
+            ("sdk_max_value", f8),
+            ("norm_sub", f8, (action_dim,)),  # last_norm = (raw - sub) / div - one
+            ("norm_div", f8, (action_dim,)),
+            ("norm_one", f8),
+            ("active_idx", ip, (nactive,)),
+            ("weights", f8, (4,)),  # see rewards_and_observations
+            ("inv_dt", f8),
+            ("max_steps", np.int64),  # truncate after this many steps (0: never)
+        ],
+        align=True,
+    )
+
+
+@kernel
+def _reward_and_observation(qpos: Array, qvel: Array, targets: Array, active_idx: Array, raw: Array,
+                            last_norm: Array, norm_sub: Array, norm_div: Array, norm_one: float, depth: float,
+                            weights: Array, info: Array, obs: Array) -> float:  # fmt: skip
+    """One env's reward terms, errors and observation (see :func:`rewards_and_observations`); returns the reward."""
+    na, nf, a = active_idx.shape[0], qpos.shape[0], raw.shape[0]
+    sq = 0.0
+    abs_sum = 0.0
+    worst = 0.0
+    worst_cmd = 0.0
+    for k in range(na):
+        q = qpos[active_idx[k]]
+        e = q - targets[0, k]
+        sq += e * e
+        abs_sum += abs(e)
+        worst = max(worst, abs(e))
+        worst_cmd = max(worst_cmd, abs(q - targets[1, k]))
+    rate = 0.0
+    for k in range(a):
+        x = (raw[k] - norm_sub[k]) / norm_div[k] - norm_one
+        d = x - last_norm[k]
+        rate += d * d
+        last_norm[k] = x
+    r_track = math.exp(sq * weights[0]) * weights[1]
+    r_pen = 0.0 + depth * weights[2]  # +0.0 without contact, not -0.0
+    r_rate = rate * weights[3]
+    info[R_TRACKING], info[R_PENETRATION], info[R_ACTION_RATE] = r_track, r_pen, r_rate
+    info[TRACKING_ERROR], info[MEAN_ERROR], info[COMMAND_ERROR] = worst, abs_sum / na, worst_cmd
+    info[MAX_PENETRATION] = depth
+    for k in range(nf):
+        obs[k] = qpos[k]
+        obs[nf + k] = qvel[k]
+    for k in range(na):
+        obs[2 * nf + k] = targets[0, k]
+    for k in range(a):
+        obs[2 * nf + na + k] = last_norm[k]
+    return r_track + r_pen + r_rate
 
 
 @kernel
 def rewards_and_observations(qpos: Array, qvel: Array, targets: Array, active_idx: Array, raw: Array,
                              last_norm: Array, norm_sub: Array, norm_div: Array, norm_one: float, depth: Array,
-                             weights: Array, values: Array, reward: Array, obs: Array) -> None:  # fmt: skip
+                             weights: Array, infos: Array, reward: Array, obs: Array) -> None:  # fmt: skip
     """Reward terms, tracking errors and the observation of every env after its drive step.
 
     ``qpos``/``qvel`` ``(N, 21)``; ``targets`` ``(N, 2, 16)`` goal and command; ``raw`` the accepted
     action ``(N, A)``, normalised as ``(raw - norm_sub) / norm_div - norm_one`` into ``last_norm`` (in
     place, after the action-rate term has read the previous one); ``depth`` the step's deepest contact.
     ``weights``: ``-1 / (16 std^2)``, tracking weight, ``-penetration_weight``, ``-action_rate_weight``.
-    Writes ``values`` (:data:`VALUE_KEYS`), ``reward`` (the terms' sum, in order) and ``obs``
+    Writes ``infos`` (the reward, error and depth columns of :data:`INFO_KEYS`), ``reward`` (the terms' sum, in order) and ``obs``
     ``[qpos, qvel, goal, normalised action]`` (float32).
     """
-    na, nf, a = active_idx.shape[0], qpos.shape[1], raw.shape[1]
     for i in range(qpos.shape[0]):
-        sq = 0.0
-        abs_sum = 0.0
-        worst = 0.0
-        worst_cmd = 0.0
-        for k in range(na):
-            q = qpos[i, active_idx[k]]
-            e = q - targets[i, 0, k]
-            sq += e * e
-            abs_sum += abs(e)
-            worst = max(worst, abs(e))
-            worst_cmd = max(worst_cmd, abs(q - targets[i, 1, k]))
-        rate = 0.0
+        reward[i] = _reward_and_observation(qpos[i], qvel[i], targets[i], active_idx, raw[i], last_norm[i], norm_sub,
+                                            norm_div, norm_one, depth[i], weights, infos[i], obs[i])  # fmt: skip
+
+
+@kernel
+def first_invalid(actions: Array, low: Array, high: Array) -> int:
+    """Flat index of the first action entry outside ``[low, high]`` or NaN; -1 when all are valid."""
+    n, a = actions.shape
+    for i in range(n):
         for k in range(a):
-            x = (raw[i, k] - norm_sub[k]) / norm_div[k] - norm_one
-            d = x - last_norm[i, k]
-            rate += d * d
-            last_norm[i, k] = x
-        r_track = math.exp(sq * weights[0]) * weights[1]
-        r_pen = 0.0 + depth[i] * weights[2]  # +0.0 without contact, not -0.0
-        r_rate = rate * weights[3]
-        reward[i] = r_track + r_pen + r_rate
-        v = values[i]
-        v[0], v[1], v[2] = r_track, r_pen, r_rate
-        v[3], v[4], v[5], v[6] = worst, abs_sum / na, worst_cmd, depth[i]
-        o = obs[i]
-        for k in range(nf):
-            o[k] = qpos[i, k]
-            o[nf + k] = qvel[i, k]
-        for k in range(na):
-            o[2 * nf + k] = targets[i, 0, k]
-        for k in range(a):
-            o[2 * nf + na + k] = last_norm[i, k]
+            x = actions[i, k]
+            if not (low[k] <= x <= high[k]):
+                return i * a + k
+    return -1
+
+
+@kernel
+def map_action(p: Any, action: Array, command: Array) -> None:
+    """A checked action -> the new command (active joints, clipped to the limits), in place.
+
+    The G20 control mappings' ``goals()`` element by element (:mod:`dexwheel.control`), bit for bit;
+    ``command`` holds the previous command on entry (the delta mapping adds to it).
+    """
+    kind = p.kind
+    na = command.shape[0]
+    if kind == SDK255:
+        for e in range(na):
+            t = action[p.sdk_channel[e]] / p.sdk_max_value
+            value = p.sdk_min[e] + t * p.sdk_span[e] if p.sdk_dir[e] > 0 else p.sdk_max[e] - t * p.sdk_span[e]
+            command[p.sdk_pos[e]] = value / p.sdk_div[e]
+    for j in range(na):
+        if kind == NORMALIZED:
+            g = p.lower[j] + (action[j] + 1.0) * p.half_span[j]
+        elif kind == DELTA:
+            g = command[j] + p.scale[j] * action[j]
+        elif kind == NOMINAL:
+            g = action[j]
+        else:
+            g = command[j]
+        command[j] = min(max(g, p.lower[j]), p.upper[j])
+
+
+@kernel
+def _advance_env(t: Any, p: Any, action: Array, obs: Array) -> None:
+    """One env's hard-write control step: record ``t`` (drive record nested), checked ``action``."""
+    s = t.drive
+    command = t.targets[1]
+    map_action(p, action, command)
+    t.raw_action[:] = action
+    hard_write_env(s, p.drive, command)
+    for k in range(t.qpos.shape[0]):
+        t.qvel[k] = (s.full[k] - t.qpos[k]) * p.inv_dt
+        t.qpos[k] = s.full[k]
+    t.reward = _reward_and_observation(t.qpos, t.qvel, t.targets, p.active_idx, t.raw_action, t.last_norm,
+                                       p.norm_sub, p.norm_div, p.norm_one, s.depth, p.weights, t.info,
+                                       obs)  # fmt: skip
+    t.info[CHECKS], t.info[LIMITED], t.info[FALLBACK] = s.checks, s.limited, s.fallback
+    t.elapsed += 1
+    t.truncated = p.max_steps > 0 and t.elapsed >= p.max_steps
+
+
+@kernel
+def hard_write_advance(actions: Array, tasks: Array, params: Array, obs: Array) -> int:
+    """One hard-write control step of every env; returns -1, or, changing nothing, the flat index of
+    the first invalid action entry.
+
+    ``actions`` ``(N, A)`` float64 or float32 (each entry widened to float64 as a conversion would);
+    ``tasks`` one record per env (:func:`task_dtype` with the drive's record nested); ``params`` one
+    record (:func:`task_params_dtype`, the drive's nested); ``obs`` ``(N, D)`` float32. ``qvel`` is the
+    joint motion of the step divided by ``dt`` (the written qvel is 0).
+    """
+    p = params[0]
+    bad = first_invalid(actions, p.low, p.high)
+    if bad >= 0:
+        return bad
+    for i in range(actions.shape[0]):
+        _advance_env(tasks[i], p, actions[i], obs[i])
+    return -1
+
+
+@kernel(parallel=True)
+def hard_write_advance_threaded(actions: Array, tasks: Array, params: Array, obs: Array) -> int:
+    """:func:`hard_write_advance` with the envs spread over numba's worker threads (several envs).
+
+    Each env has its own MjData and touches nothing of another's, so the result is the serial one,
+    bit for bit, whatever the thread count (``numba.set_num_threads``).
+    """
+    bad = first_invalid(actions, params[0].low, params[0].high)
+    if bad >= 0:
+        return bad
+    for i in prange(actions.shape[0]):  # no record variable crosses into the loop: numba cannot pass one in
+        _advance_env(tasks[i], params[0], actions[i], obs[i])
+    return -1

@@ -54,6 +54,8 @@ class G20HandVectorEnv(VectorEnv):
         self.obs_slices = dict(task.obs_slices)
         self._generators: list[np.random.Generator | None] = [None] * self.num_envs
         self._needs_reset = True
+        self._every_env = np.ones(self.num_envs, dtype=bool)
+        self._every_env.flags.writeable = False  # shared by every step's info masks
         self._renderer: mujoco.Renderer | None = None
         self._camera: mujoco.MjvCamera | None = None
 
@@ -93,7 +95,7 @@ class G20HandVectorEnv(VectorEnv):
             actions = np.stack([task.actions.nominal_dict(a, task.command[i]) for i, a in enumerate(actions)])
         obs, reward, terminated, truncated, info = task.step(actions)
         done = terminated | truncated
-        infos = self._with_masks(info, np.ones(self.num_envs, dtype=bool))
+        infos = self._with_masks(info, self._every_env)
         if done.any():
             idx = np.flatnonzero(done)
             final_obs = np.full(self.num_envs, None, dtype=object)
@@ -150,8 +152,9 @@ class G20HandVectorEnv(VectorEnv):
     @staticmethod
     def _with_masks(info: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, Any]:
         """Gymnasium's vector info layout: ``key`` and its env mask ``_key`` (one shared, read-only mask)."""
-        mask = mask.copy()
-        mask.flags.writeable = False
+        if mask.flags.writeable:
+            mask = mask.copy()
+            mask.flags.writeable = False
         out: dict[str, Any] = {}
         for key, value in info.items():
             out[key] = value

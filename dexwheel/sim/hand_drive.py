@@ -17,8 +17,10 @@ for bit.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -26,13 +28,29 @@ from mujoco import batch as mj_batch
 
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.jit import kernel
-from dexwheel.sim.projection import CollisionProjector, contact_depth, deepest_contact_adr, sensor_depth
-from dexwheel.sim.slew import slew_budget, slew_toward
+from dexwheel.sim.mujoco_c import (
+    CTRL,
+    DATA,
+    QPOS,
+    QVEL,
+    SENSORDATA,
+    STATE_TIME,
+    data_addresses,
+    f64_array,
+    mj_forward,
+    mj_setState,
+)
+from dexwheel.sim.projection import (
+    CollisionProjector,
+    complete_clipped,
+    contact_depth,
+    deepest_contact_adr,
+    project_pose,
+    sensor_depth,
+)
+from dexwheel.sim.slew import slew_budget
 
 INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
-_S = mujoco.mjtState
-#: What a hard-write sets, in one ``mj_setState`` call: [time, qpos, qvel, ctrl].
-WRITE_SPEC = int(_S.mjSTATE_TIME | _S.mjSTATE_QPOS | _S.mjSTATE_QVEL | _S.mjSTATE_CTRL)
 
 
 def default_threads(num_envs: int) -> int:
@@ -86,12 +104,78 @@ class _BatchDrive:
         self.depth[i] = contact_depth(d)
 
 
-class HardWriteDrive(_BatchDrive):
-    """Kinematic drive: slew, project, write qpos/ctrl, ``qvel = 0``, ``mj_forward``.
+@functools.cache  # one dtype object per shape: numba types records fast only for a dtype it has seen
+def hard_write_dtype(nactive: int, nfull: int) -> np.dtype:
+    """One env's hard-write state, a record (the drive keeps one per env; fields are its arrays)."""
+    f8, i8 = np.float64, np.int64
+    return np.dtype(
+        [
+            ("q", f8, (nactive,)),  # the applied pose (active joints): the slew state
+            ("full", f8, (nfull,)),  # the written pose, mimic joints completed
+            ("last_safe", f8, (nactive,)),  # the last pose known not to penetrate
+            ("stalled_cand", f8, (nactive,)),  # the candidate whose projection was a fixed point
+            ("candidate", f8, (nactive,)),  # scratch: the slewed command
+            ("scratch", f8, (nfull,)),  # scratch: projection trials
+            ("time", f8),
+            ("depth", f8),  # deepest penetration (m) after the last write
+            ("checks", i8),
+            ("limited", i8),
+            ("fallback", np.bool_),
+            ("safe", np.bool_),  # the current pose is known not to penetrate
+            ("stalled", np.bool_),
+            ("addr", np.intp, (5,)),  # mujoco_c.data_addresses
+        ],
+        align=True,
+    )
 
-    Its MuJoCo calls run on the calling thread: they are short (2-12 us) and interleaved with Python
-    (the projection's decisions), so worker threads lose more to GIL hand-offs than they gain
-    (measured: 2 threads were 1.2-1.5x slower than one at 64 envs).
+
+def hard_write_sizes(coupling: MimicCompletion) -> tuple[int, int, int]:
+    """``(nactive, nfull, nmimic)``: what :func:`hard_write_params_dtype` is shaped by."""
+    return coupling.nactive, coupling.nfull, int(coupling.mimic_idx.size)
+
+
+@functools.cache
+def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int) -> np.dtype:
+    """What every env's hard-write step shares: the model and the drive's settings, as one record."""
+    na, nf, nm = nactive, nfull, nmimic
+    ip, f8 = np.intp, np.float64
+    return np.dtype(
+        [
+            ("model", ip),
+            ("nq", ip),
+            ("nv", ip),
+            ("nu", ip),
+            ("nsensordata", ip),
+            ("dt", f8),
+            ("step", f8, (na,)),  # slew: largest move per step of each active joint (inf: jump)
+            ("project", np.bool_),
+            ("tol", f8),
+            ("iters", ip),
+            ("group_free", np.bool_),
+            ("sensor_adr", ip, (na + 1,)),  # CollisionProjector.sensor_adr
+            ("qpos_adr", ip, (nf,)),
+            ("ctrl_idx", ip, (nf,)),
+            # MimicCompletion.arrays
+            ("active_idx", ip, (na,)),
+            ("mimic_idx", ip, (nm,)),
+            ("mimic_src", ip, (nm,)),
+            ("mimic_ratio", f8, (nm,)),
+            ("full_lower", f8, (nf,)),
+            ("full_upper", f8, (nf,)),
+        ],
+        align=True,
+    )
+
+
+class HardWriteDrive(_BatchDrive):
+    """Kinematic drive: slew, project, write qpos/ctrl, ``qvel = 0``, ``mj_forward``: one compiled call.
+
+    The per-env state is one record per env (:func:`hard_write_dtype`, array :attr:`state`, which
+    may be a field of the caller's records, as is :attr:`params`); the attributes ``q``, ``full``,
+    ``depth``, ``safe``, ``last_safe``, ``checks``, ``limited`` and ``fallback`` are views of its
+    fields. The compiled :func:`hard_write_env` steps one env, MuJoCo calls included; the task calls
+    it from its own step kernel (:func:`dexwheel.envs.g20_kernels.hard_write_advance`), so that a
+    whole control step is one call.
     """
 
     def __init__(
@@ -103,121 +187,127 @@ class HardWriteDrive(_BatchDrive):
         ctrl_idx: np.ndarray,
         *,
         slew_rad_s: float,
-        projector: CollisionProjector | None,
+        dt: float,
+        projector: CollisionProjector,
+        project: bool,
+        state: np.ndarray | None = None,
+        params: np.ndarray | None = None,
     ) -> None:
         super().__init__(model, datas, coupling, qpos_adr, ctrl_idx)
         self.slew_rad_s = float(slew_rad_s)
-        self._step_dt = -1.0
-        self._step = coupling.slew_steps(self.slew_rad_s, 1.0)
-        self.projector = projector
-        n = self.num_envs
-        self.candidate = np.zeros((n, coupling.nactive))
-        #: The written poses (N, nfull), mimic joints completed.
-        self.full = np.zeros((n, coupling.nfull))
-        self.checks = np.zeros(n, dtype=np.int64)
-        self.limited = np.zeros(n, dtype=np.int64)
-        self.fallback = np.zeros(n, dtype=bool)
-        # A projection whose result equals its start is a fixed point: the same start and candidate
-        # give the same result again, so holding a blocked pose costs no collision checks.
-        self._stalled = np.zeros(n, dtype=bool)
-        self._stalled_cand = np.zeros((n, coupling.nactive))
-        #: Whether each env's current pose is known not to penetrate, and its last such pose.
-        self.safe = np.ones(n, dtype=bool)
-        self.last_safe = np.zeros((n, coupling.nactive))
-        # [time, qpos, qvel = 0, ctrl] per env, written with one mj_setState (when the joints are all of
-        # qpos and ctrl, in order; otherwise field by field).
-        self._fast_write = self._qpos_whole and self._ctrl_whole and model.na == 0
-        nq, nv = model.nq, model.nv
-        self._wstate = np.zeros((n, mujoco.mj_stateSize(model, WRITE_SPEC)))
-        self._w_qpos = slice(1, 1 + nq)
-        self._w_ctrl = slice(1 + nq + nv, 1 + nq + nv + model.nu)
+        self.projector = projector if project else None
+        # the records may be fields of a task's own records (one kernel argument for both)
+        if state is None:
+            state = np.zeros(self.num_envs, dtype=hard_write_dtype(coupling.nactive, coupling.nfull))
+        self.state = state
+        state["addr"] = data_addresses(self.datas)
+        state["safe"] = True
+        self.q, self.full, self.depth = state["q"], state["full"], state["depth"]
+        self.safe, self.last_safe = state["safe"], state["last_safe"]
+        self.checks, self.limited, self.fallback = state["checks"], state["limited"], state["fallback"]
+        if params is None:
+            params = np.zeros(1, dtype=hard_write_params_dtype(*hard_write_sizes(coupling)))
+        self.params = p = params
+        p["model"], p["nq"], p["nv"], p["nu"], p["nsensordata"] = (
+            model._address, model.nq, model.nv, model.nu, model.nsensordata
+        )  # fmt: skip
+        p["dt"] = dt
+        p["step"] = coupling.slew_steps(self.slew_rad_s, dt)
+        p["project"] = project
+        p["tol"], p["iters"], p["group_free"] = projector.tol, projector.iters, projector.group_free
+        p["sensor_adr"], p["qpos_adr"], p["ctrl_idx"] = projector.sensor_adr, self.qpos_adr, self.ctrl_idx
+        for name, value in zip(_COMPLETION_FIELDS, coupling.arrays, strict=True):
+            p[name] = value
 
     def reset_env(self, i: int, full: np.ndarray, q_active: np.ndarray, fallback: np.ndarray) -> None:
         """Start env ``i`` at rest in ``full``; ``fallback`` is its last safe pose if ``full`` penetrates."""
-        self._stalled[i] = False
-        self.full[i] = full
+        s = self.state[i : i + 1]
         self.set_pose(i, full)
-        mujoco.mj_getState(self.model, self.datas[i], self._wstate[i], WRITE_SPEC)
-        self.safe[i] = self.projector is None or self.depth[i] <= self.projector.tol
-        self.last_safe[i] = q_active if self.safe[i] else fallback
+        s["q"], s["full"], s["time"], s["stalled"] = q_active, full, self.datas[i].time, False
+        s["safe"] = self.projector is None or self.depth[i] <= self.projector.tol
+        s["last_safe"] = q_active if s["safe"][0] else fallback
 
-    def step(self, q: np.ndarray, command: np.ndarray, dt: float) -> None:
-        """Advance every env by one physics step of ``dt``; ``q`` (N, nactive) is updated in place."""
-        if dt != self._step_dt:
-            self._step, self._step_dt = self.coupling.slew_steps(self.slew_rad_s, dt), dt
-        if self.projector is None:
-            slew_toward(q, command, self._step, out=q)
-        else:
-            slew_toward(q, command, self._step, out=self.candidate)
-            self.checks = np.zeros(self.num_envs, dtype=np.int64)
-            self.limited = np.zeros(self.num_envs, dtype=np.int64)
-            self.fallback = np.zeros(self.num_envs, dtype=bool)
-            self._project(q)
-        if self._fast_write:
-            w = self._wstate
-            w[:, 0] += dt
-            self.coupling.complete(q, self.full, clip_mimic=True)
-            w[:, self._w_qpos] = self.full
-            w[:, self._w_ctrl] = self.full
-        else:
-            self.coupling.complete(q, self.full, clip_mimic=True)
-        self._forward(dt)
 
-    def stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(checks, limited, fallback)`` per env of the last step (fresh arrays the caller may keep)."""
-        if self.projector is None:
-            n = self.num_envs
-            return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-        return self.checks, self.limited, self.fallback
+_COMPLETION_FIELDS = ("active_idx", "mimic_idx", "mimic_src", "mimic_ratio", "full_lower", "full_upper")
 
-    def _project(self, q: np.ndarray) -> None:
-        proj, cand = self.projector, self.candidate
-        assert proj is not None
-        start = q.copy()
-        # Which envs need no check, decided for all envs at once: holding the current safe pose, or
-        # the same candidate as a step whose projection was a fixed point.
-        same = cand == q
-        skip = (self.safe & same.all(axis=1)) | (self._stalled & (cand == self._stalled_cand).all(axis=1))
-        full_cand = self.coupling.complete(cand, clip_mimic=True)
-        checks, limited, fallback, safe, last_safe, datas = (
-            self.checks,
-            self.limited,
-            self.fallback,
-            self.safe,
-            self.last_safe,
-            self.datas,
-        )
-        for i in np.flatnonzero(~skip).tolist():
-            res = proj.project(
-                datas[i],
-                start[i],
-                cand[i],
-                q[i],
-                start_is_safe=bool(safe[i]),
-                last_safe=last_safe[i],
-                full=full_cand[i],
-            )
-            checks[i] = res.checks
-            limited[i] = res.limited
-            fallback[i] = res.fallback
-            safe[i] = res.safe
-        np.copyto(last_safe, q, where=safe[:, None])
-        # a result equal to its start is a fixed point for this candidate
-        self._stalled = safe & (q == start).all(axis=1)
-        np.copyto(self._stalled_cand, cand, where=self._stalled[:, None])
 
-    def _forward(self, dt: float) -> None:
-        model, datas, full, depth, w = self.model, self.datas, self.full, self.depth, self._wstate
-        fast = self._fast_write
-        for i, d in enumerate(datas):
-            if fast:
-                mujoco.mj_setState(model, d, w[i], WRITE_SPEC)
-            else:
-                self._write(d, full[i])
-                d.qvel[:] = 0.0
-                d.time += dt
-            mujoco.mj_forward(model, d)
-            depth[i] = contact_depth(d)
+@kernel
+def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
+    """One hard-write physics step of one env: record ``s`` (:func:`hard_write_dtype`) toward ``command``.
+
+    Slew (``q`` moved toward ``command`` by at most ``p.step`` per joint, as ``command - (diff -
+    clip(diff, -step, step))``, so a joint within reach lands on its command exactly), then write the pose (``qpos``/``ctrl`` = the completed
+    pose, ``qvel = 0``, ``time += dt``) and ``mj_forward``. With collision projection (``p.project``)
+    the slewed candidate is written and forwarded first: its contact sensors are the projection's
+    first check, so a candidate within the tolerance (free motion) costs one ``mj_forward`` and
+    nothing else. A penetrating one is projected (:func:`project_pose`) and the result written and
+    forwarded again. A candidate equal to the safe current pose, or to the last candidate whose
+    projection was a fixed point, needs no check.
+    """
+    q, cand = s.q, s.candidate
+    na = q.shape[0]
+    for j in range(na):
+        diff = command[j] - q[j]
+        b = p.step[j]
+        cand[j] = command[j] - (diff - min(max(diff, -b), b))
+    s.time += p.dt
+    s.checks, s.limited, s.fallback = 0, 0, False
+    if not p.project:
+        q[:] = cand
+        _write_and_forward(s, p)
+        return
+    same = True
+    same_stalled = s.stalled
+    for j in range(na):
+        same = same and cand[j] == q[j]
+        same_stalled = same_stalled and cand[j] == s.stalled_cand[j]
+    if (s.safe and same) or same_stalled:
+        _write_and_forward(s, p)  # q unchanged
+        s.stalled = s.safe
+        return
+    start = q.copy()
+    q[:] = cand
+    _write_and_forward(s, p)
+    s.checks = 1
+    if s.depth > p.tol:
+        completion = (p.active_idx, p.mimic_idx, p.mimic_src, p.mimic_ratio, p.full_lower, p.full_upper)
+        qpos = f64_array(s.addr[QPOS], p.nq)
+        sensors = f64_array(s.addr[SENSORDATA], p.nsensordata)
+        s.checks, s.limited, s.fallback = project_pose(
+            p.model, s.addr[DATA], qpos, sensors, p.qpos_adr, p.sensor_adr, completion, p.tol, p.iters,
+            p.group_free, start, cand, s.safe, s.last_safe, q, s.scratch,
+        )  # fmt: skip
+        _write_and_forward(s, p)
+    s.safe = True
+    s.last_safe[:] = q
+    stalled = True  # a result equal to its start is a fixed point for this candidate
+    for j in range(na):
+        stalled = stalled and q[j] == start[j]
+    s.stalled = stalled
+    if stalled:
+        s.stalled_cand[:] = cand
+
+
+@kernel
+def _write_and_forward(s: Any, p: Any) -> None:
+    """Write pose ``s.q`` (completed into ``s.full``) as qpos and ctrl, ``qvel = 0`` and ``s.time``;
+    ``mj_forward``; ``s.depth`` from the deepest-contact sensor."""
+    completion = (p.active_idx, p.mimic_idx, p.mimic_src, p.mimic_ratio, p.full_lower, p.full_upper)
+    full = s.full
+    complete_clipped(s.q, completion, full)
+    qpos = f64_array(s.addr[QPOS], p.nq)
+    ctrl = f64_array(s.addr[CTRL], p.nu)
+    for k in range(full.shape[0]):
+        qpos[p.qpos_adr[k]] = full[k]
+        ctrl[p.ctrl_idx[k]] = full[k]
+    f64_array(s.addr[QVEL], p.nv)[:] = 0.0
+    data = s.addr[DATA]
+    time = np.empty(1)
+    time[0] = s.time
+    mj_setState(p.model, data, time.ctypes.data, STATE_TIME)
+    mj_forward(p.model, data)
+    d = f64_array(s.addr[SENSORDATA], p.nsensordata)[p.sensor_adr[0]]
+    s.depth = -d if d < 0.0 else 0.0
 
 
 class PDDrive(_BatchDrive):

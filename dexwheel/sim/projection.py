@@ -14,30 +14,23 @@ pose is written, the projector turns the slewed candidate into the closest pose 
   A blocked thumb thus costs two checks plus the thumb's own, not one per joint of the hand;
 * if the result still penetrates (only possible when the start pose did), fall back to the last safe pose.
 
-Each trial costs ``mj_kinematics`` + ``mj_collision`` (no full ``mj_forward``), on the MjData the
-drive writes anyway. A joint that is already against a contact is detected with one check at the
+Each trial costs ``mj_kinematics`` + ``mj_collision`` + the contact sensors (no full ``mj_forward``),
+on the MjData the drive writes anyway, all inside one compiled call (:func:`project_pose`): which
+joints touch a too-deep contact comes from one contact sensor per active joint over the subtree it
+moves (:func:`add_chain_contact_sensors`), evaluated in C. A joint that is already against a contact is detected with one check at the
 smallest bisection step (``2**-iters`` of its move) instead of running all bisection iterations.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import mujoco
 import numpy as np
 
 from dexwheel.control.coupling import MimicCompletion
+from dexwheel.jit import kernel
+from dexwheel.sim.mujoco_c import mj_collision, mj_kinematics, mj_sensorPos
 
-
-@dataclass(slots=True)
-class ProjectionResult:
-    """What one projection did: ``checks`` collision evaluations, ``limited`` joints not accepted whole,
-    ``fallback`` whether the last safe pose was used, ``safe`` whether the result is known not to penetrate."""
-
-    checks: int = 0
-    limited: int = 0
-    fallback: bool = False
-    safe: bool = True
+Array = np.ndarray
 
 
 def contact_depth(data: mujoco.MjData) -> float:
@@ -86,11 +79,49 @@ def sensor_depth(dist: float) -> float:
     return -float(dist) if dist < 0.0 else 0.0
 
 
-class CollisionProjector:
-    """Per-joint collision projection of one candidate pose (see module docstring).
+#: Per active joint, a contact sensor over the subtree its joint moves (``<DEEPEST_CONTACT_SENSOR>:<joint>``):
+#: which joints touch a too-deep contact, read in C after each trial's collision pass.
+CHAIN_SENSOR_FORMAT = DEEPEST_CONTACT_SENSOR + ":{}"
 
-    ``qpos_adr`` maps the coupling's full joint vector into ``data.qpos``. The projector keeps no
-    per-env state; the caller owns the start pose (assumed safe unless told otherwise) and the data.
+
+def add_chain_contact_sensors(spec: mujoco.MjSpec, joints: tuple[str, ...] | list[str]) -> None:
+    """Add, for each of ``joints``, a deepest-contact sensor over the subtree of the joint's body."""
+    for name in joints:
+        spec.add_sensor(
+            name=CHAIN_SENSOR_FORMAT.format(name),
+            type=mujoco.mjtSensor.mjSENS_CONTACT,
+            objtype=mujoco.mjtObj.mjOBJ_XBODY,  # the body's subtree
+            objname=spec.joint(name).parent.name,
+            intprm=[1 << int(mujoco.mjtConDataField.mjCONDATA_DIST), 1, 1],
+        )
+
+
+def _sensor_adr(model: mujoco.MjModel, name: str, fix: str) -> int:
+    try:
+        return int(model.sensor_adr[model.sensor(name).id])
+    except KeyError:
+        raise ValueError(f"model has no sensor {name!r}; add it with {fix}") from None
+
+
+def _subtrees(model: mujoco.MjModel) -> np.ndarray:
+    """``(nbody, nbody)``: row ``r`` marks the bodies in the subtree of body ``r``."""
+    inside = np.eye(model.nbody, dtype=bool)
+    for b in range(1, model.nbody):  # parents precede children in MuJoCo's body order
+        c = int(model.body_parentid[b])
+        while c > 0:
+            inside[c, b] = True
+            c = int(model.body_parentid[c])
+    inside[0] = True
+    return inside
+
+
+class CollisionProjector:
+    """Per-joint collision projection of candidate poses (see module docstring), for a compiled step.
+
+    ``qpos_adr`` maps the coupling's full joint vector into ``data.qpos``. The model needs the
+    :data:`DEEPEST_CONTACT_SENSOR` and a :data:`CHAIN_SENSOR_FORMAT` sensor per active joint
+    (:func:`add_deepest_contact_sensor`, :func:`add_chain_contact_sensors`). The projector keeps no
+    per-env state: :func:`project_pose` gets the start pose, the last safe pose and the MjData.
     """
 
     def __init__(
@@ -110,134 +141,154 @@ class CollisionProjector:
         self.coupling = coupling
         self.tol = float(tol)
         self.iters = int(iters)
-        adr = np.asarray(qpos_adr, dtype=np.intp)
-        self._contiguous = bool(np.array_equal(adr, np.arange(adr[0], adr[0] + adr.size)))
-        self._q0 = int(adr[0])
-        self._q1 = int(adr[0] + adr.size)
-        self.qpos_adr = adr
-        self._smallest = 2.0**-self.iters
         self.group_free = bool(group_free)
-        # moves[a, b]: active joint a (with its mimic followers) moves body b.
-        jnt_of_full = np.full(model.nq, -1, dtype=np.intp)
-        for k in range(model.njnt):
-            jnt_of_full[model.jnt_qposadr[k]] = k
-        self.moves = np.zeros((coupling.nactive, model.nbody), dtype=bool)
+        self.qpos_adr = np.asarray(qpos_adr, dtype=np.intp)
+        joints = coupling.active_layout.names
+        fix = "add_deepest_contact_sensor(spec) and add_chain_contact_sensors(spec, active joints)"
+        #: sensordata addresses: the deepest contact overall, then one per active joint's subtree
+        self.sensor_adr = np.array(
+            [_sensor_adr(model, DEEPEST_CONTACT_SENSOR, fix)]
+            + [_sensor_adr(model, CHAIN_SENSOR_FORMAT.format(j), fix) for j in joints],
+            dtype=np.intp,
+        )
+        # A joint's sensor stands for "a contact touches a body this joint moves": its mimic followers
+        # must sit in its own subtree (true of finger chains).
+        subtree = _subtrees(model)
+        jnt_of_qpos = {int(model.jnt_qposadr[k]): k for k in range(model.njnt)}
         for a, followers in enumerate(coupling.followers):
+            root = int(model.jnt_bodyid[jnt_of_qpos[int(self.qpos_adr[coupling.active_idx[a]])]])
             for i, *_ in followers:
-                jnt = jnt_of_full[adr[i]]
-                root = model.jnt_bodyid[jnt]
-                for b in range(model.nbody):
-                    c = b
-                    while c > root:
-                        c = model.body_parentid[c]
-                    if c == root:
-                        self.moves[a, b] = True
-        self._geom_body = model.geom_bodyid.copy()
-
-    def _write(self, data: mujoco.MjData, full: np.ndarray) -> None:
-        if self._contiguous:
-            data.qpos[self._q0 : self._q1] = full
-        else:
-            data.qpos[self.qpos_adr] = full
+                body = int(model.jnt_bodyid[jnt_of_qpos[int(self.qpos_adr[i])]])
+                if not subtree[root, body]:
+                    raise ValueError(
+                        f"collision projection: joint {coupling.layout.names[i]} follows {joints[a]} but is not "
+                        f"in its subtree; the per-joint contact sensors cannot attribute its contacts"
+                    )
 
     def depth(self, data: mujoco.MjData, full: np.ndarray) -> float:
         """Deepest active penetration (m) of pose ``full``: kinematics + collision only."""
-        self._write(data, full)
-        mujoco.mj_kinematics(self.model, data)
-        mujoco.mj_collision(self.model, data)
-        return contact_depth(data)
-
-    def _deep_bodies(self, data: mujoco.MjData) -> np.ndarray:
-        """Bodies in a contact deeper than ``tol`` (from the last check on ``data``)."""
-        n = data.ncon
-        if n == 0:
-            return np.zeros(0, dtype=np.intp)
-        contact = data.contact
-        deep = (contact.dist < -self.tol) & (contact.exclude == 0)
-        return np.unique(self._geom_body[contact.geom[deep]])
+        return pose_depth(
+            self.model._address, data._address, data.qpos, data.sensordata, self.qpos_adr, self.sensor_adr[0], full
+        )
 
     def penetrates(self, data: mujoco.MjData, full: np.ndarray) -> bool:
         return self.depth(data, full) > self.tol
 
-    def project(
-        self,
-        data: mujoco.MjData,
-        start: np.ndarray,
-        candidate: np.ndarray,
-        out: np.ndarray,
-        *,
-        start_is_safe: bool = True,
-        last_safe: np.ndarray | None = None,
-        full: np.ndarray | None = None,
-    ) -> ProjectionResult:
-        """Write into ``out`` (active joints) the accepted pose on the way from ``start`` to ``candidate``.
 
-        ``data`` is used as scratch: its kinematics and contacts are those of the last trial.
-        ``full`` may pass the completed candidate (all joints) when the caller has it.
-        """
-        coupling = self.coupling
-        full = coupling.complete(candidate, clip_mimic=True) if full is None else full.copy()
-        res = ProjectionResult(checks=1)
-        if self.depth(data, full) <= self.tol:
-            out[:] = candidate
-            return res
-        q = np.array(start, dtype=np.float64)
-        dq = candidate - q
-        moving = int(np.count_nonzero(dq))
-        order = np.argsort(-np.abs(dq), kind="stable")[:moving]
-        tol = self.tol
-        moved = False
-        if self.group_free and moving > 1:
-            deep = self._deep_bodies(data)
-            free = ~self.moves[order][:, deep].any(axis=1)
-            if free.any() and not free.all():
-                trial = q.copy()
-                trial[order[free]] = candidate[order[free]]
-                coupling.complete(trial, full, clip_mimic=True)
-                res.checks += 1
-                if self.depth(data, full) <= tol:
-                    q = trial
-                    moved = True
-                    order = order[~free]
-        coupling.complete(q, full, clip_mimic=True)
-        for a in order.tolist():
-            origin = q[a]
-            step = dq[a]
-            coupling.set_joint(full, a, candidate[a])
-            res.checks += 1
-            if self.depth(data, full) <= tol:
-                q[a] = candidate[a]
+@kernel
+def pose_depth(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, adr: int, full: Array) -> float:
+    """Write ``full`` into ``qpos`` and return the deepest penetration of that pose (``>= 0``).
+
+    ``mj_kinematics`` + ``mj_collision`` + the position sensors (the contact sensors; nothing else
+    is evaluated): a trial, not a forward pass.
+    """
+    for k in range(full.shape[0]):
+        qpos[qpos_adr[k]] = full[k]
+    mj_kinematics(model, data)
+    mj_collision(model, data)
+    mj_sensorPos(model, data)
+    d = sensors[adr]
+    return -d if d < 0.0 else 0.0
+
+
+@kernel
+def complete_clipped(q: Array, completion: tuple, full: Array) -> None:
+    """``full`` = active joints ``q`` with their mimic joints (``ratio * source``), each clipped to its
+    limits: :meth:`MimicCompletion.complete` with ``clip_mimic``, per element (``completion`` is
+    :attr:`MimicCompletion.arrays`)."""
+    active_idx, mimic_idx, mimic_src, ratio, lower, upper = completion
+    for j in range(active_idx.shape[0]):
+        f = active_idx[j]
+        full[f] = min(max(q[j], lower[f]), upper[f])
+    for m in range(mimic_idx.shape[0]):
+        f = mimic_idx[m]
+        full[f] = min(max(q[mimic_src[m]] * ratio[m], lower[f]), upper[f])
+
+
+@kernel
+def _set_joint(full: Array, a: int, value: float, completion: tuple) -> None:
+    """Active joint ``a`` (unclipped) and its mimic followers (clipped) in ``full``: one projection trial's move."""
+    active_idx, mimic_idx, mimic_src, ratio, lower, upper = completion
+    full[active_idx[a]] = value
+    for m in range(mimic_idx.shape[0]):
+        if mimic_src[m] == a:
+            f = mimic_idx[m]
+            full[f] = min(max(value * ratio[m], lower[f]), upper[f])
+
+
+@kernel
+def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, sensor_adr: Array,
+                 completion: tuple, tol: float, iters: int, group_free: bool, start: Array, candidate: Array,
+                 start_is_safe: bool, last_safe: Array, out: Array, full: Array) -> tuple[int, int, bool]:  # fmt: skip
+    """Write into ``out`` the accepted pose on the way from ``start`` to a penetrating ``candidate``.
+
+    Called once the candidate (active joints) has been evaluated on ``data`` and found deeper than
+    ``tol``: ``sensors`` still hold its contacts (which joints touch a too-deep one). Returns
+    ``(checks, limited, fallback)``: collision evaluations (the candidate's included), joints not
+    accepted whole and whether the result penetrated (possible only from a penetrating start) so that
+    ``last_safe`` was used. ``data`` is scratch (its kinematics and contacts are the last trial's), so
+    is ``full``.
+    """
+    adr = sensor_adr[0]
+    checks, limited = 1, 0
+    q = start.copy()
+    dq = candidate - q
+    order = np.argsort(-np.abs(dq), kind="mergesort")  # largest |dq| first, ties in joint order
+    moving = np.count_nonzero(dq)
+    order = order[:moving]
+    moved = False
+    if group_free and moving > 1:
+        # joints whose subtree touches no too-deep contact of the candidate move together, in one check
+        free = np.empty(moving, dtype=np.bool_)
+        for k in range(moving):
+            free[k] = sensors[sensor_adr[1 + order[k]]] >= -tol
+        nfree = np.count_nonzero(free)
+        if 0 < nfree < moving:
+            trial = q.copy()
+            for k in range(moving):
+                if free[k]:
+                    trial[order[k]] = candidate[order[k]]
+            complete_clipped(trial, completion, full)
+            checks += 1
+            if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) <= tol:
+                q = trial
                 moved = True
-                continue
-            res.limited += 1
-            # Already against a contact? One check at the smallest step instead of a full bisection.
-            lo = self._smallest
-            coupling.set_joint(full, a, origin + lo * step)
-            res.checks += 1
-            if self.depth(data, full) > tol:
-                coupling.set_joint(full, a, origin)
-                continue
-            hi = 1.0
-            for _ in range(self.iters):
-                mid = 0.5 * (lo + hi)
-                coupling.set_joint(full, a, origin + mid * step)
-                res.checks += 1
-                if self.depth(data, full) <= tol:
-                    lo = mid
-                else:
-                    hi = mid
-            q[a] = origin + lo * step
-            coupling.set_joint(full, a, q[a])
+                order = order[~free]
+    complete_clipped(q, completion, full)
+    smallest = 2.0**-iters
+    for a in order:
+        origin = q[a]
+        step = dq[a]
+        _set_joint(full, a, candidate[a], completion)
+        checks += 1
+        if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) <= tol:
+            q[a] = candidate[a]
             moved = True
-        if not moved and not start_is_safe:
-            res.checks += 1
-            if self.depth(data, full) > tol:
-                if last_safe is None:
-                    res.safe = False
-                    out[:] = q
-                else:
-                    out[:] = last_safe
-                    res.fallback = True
-                return res
-        out[:] = q
-        return res
+            continue
+        limited += 1
+        # Already against a contact? One check at the smallest step instead of a full bisection.
+        lo = smallest
+        _set_joint(full, a, origin + lo * step, completion)
+        checks += 1
+        if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) > tol:
+            _set_joint(full, a, origin, completion)
+            continue
+        hi = 1.0
+        for _ in range(iters):
+            mid = 0.5 * (lo + hi)
+            _set_joint(full, a, origin + mid * step, completion)
+            checks += 1
+            if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) <= tol:
+                lo = mid
+            else:
+                hi = mid
+        q[a] = origin + lo * step
+        _set_joint(full, a, q[a], completion)
+        moved = True
+    if not moved and not start_is_safe:
+        checks += 1
+        if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) > tol:
+            out[:] = last_safe
+            return checks, limited, True
+    out[:] = q
+    return checks, limited, False

@@ -1,0 +1,82 @@
+"""MuJoCo's C API inside compiled kernels: a step's MuJoCo calls without a trip through Python.
+
+A hard-write step is one ``mj_forward`` (13-19 us on the G20) plus about 40 us of Python around it
+when each MuJoCo call goes through the bindings. Here the kernels call the C functions themselves:
+numba's ``ExternalFunction`` names a symbol of ``libmujoco`` (the library the ``mujoco`` wheel ships
+and its bindings use), which llvmlite resolves when a kernel is loaded, so the kernels stay cacheable.
+MjModel/MjData are passed as their C addresses (the bindings' ``_address``) and MjData's arrays are
+read and written through :func:`f64_array` views of their buffers.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import mujoco
+import numpy as np
+from numba import carray, types
+from numba.extending import intrinsic
+
+from dexwheel.jit import kernel
+
+
+def _library_path() -> str:
+    """The ``libmujoco`` shipped inside the ``mujoco`` package (the one its bindings load)."""
+    package = Path(mujoco.__file__).parent
+    pattern = {"win32": "mujoco*.dll", "darwin": "libmujoco*.dylib"}.get(sys.platform, "libmujoco.so*")
+    found = sorted(package.glob(pattern))
+    if found:
+        return str(found[0])
+    system = ctypes.util.find_library("mujoco")
+    if system is None:
+        raise ImportError(f"dexwheel: no MuJoCo library ({pattern}) in {package} or on the system library path")
+    return system
+
+
+llvm.load_library_permanently(_library_path())
+
+_MODEL_DATA = types.void(types.voidptr, types.voidptr)
+mj_forward = types.ExternalFunction("mj_forward", _MODEL_DATA)
+mj_kinematics = types.ExternalFunction("mj_kinematics", _MODEL_DATA)
+mj_collision = types.ExternalFunction("mj_collision", _MODEL_DATA)
+#: The position-stage sensors (the contact sensors the projection reads after ``mj_collision``).
+mj_sensorPos = types.ExternalFunction("mj_sensorPos", _MODEL_DATA)
+mj_setState = types.ExternalFunction("mj_setState", types.void(types.voidptr, types.voidptr, types.voidptr, types.intc))
+
+STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)
+
+#: Columns of :func:`data_addresses`' table.
+DATA, QPOS, QVEL, CTRL, SENSORDATA = range(5)
+
+
+@intrinsic
+def _f64_pointer(typingctx, address):  # noqa: ANN001, ANN202  (numba's intrinsic protocol)
+    """An integer address as a ``double*`` (for :func:`numba.carray`)."""
+    sig = types.CPointer(types.float64)(types.intp)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
+@kernel
+def f64_array(address: int, size: int) -> np.ndarray:
+    """Inside a kernel: the ``size`` doubles at ``address`` as an array (a view, no copy)."""
+    return carray(_f64_pointer(address), size)
+
+
+def data_addresses(datas: Sequence[mujoco.MjData]) -> np.ndarray:
+    """``(N, 5)`` addresses per MjData: the struct, ``qpos``, ``qvel``, ``ctrl``, ``sensordata``.
+
+    The arrays live in the MjData's one buffer, allocated once, so the addresses hold as long as the
+    MjData does (the caller keeps it alive).
+    """
+    table = np.zeros((len(datas), 5), dtype=np.intp)
+    for i, d in enumerate(datas):
+        table[i] = (d._address, d.qpos.ctypes.data, d.qvel.ctypes.data, d.ctrl.ctypes.data, d.sensordata.ctypes.data)
+    return table

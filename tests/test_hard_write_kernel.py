@@ -1,0 +1,172 @@
+"""The compiled hard-write step: MuJoCo's C calls from numba, the projection's contact sensors, actions
+in float32, and the kernel cache's invalidation."""
+
+import subprocess
+import sys
+import textwrap
+
+import mujoco
+import numpy as np
+import pytest
+
+from dexwheel.control import G20_MIMIC, ActionClipWarning
+from dexwheel.envs.g20_hand import G20HandEnv
+from dexwheel.envs.g20_kernels import INFO_KEYS
+from dexwheel.envs.g20_vector import G20HandVectorEnv
+from dexwheel.robots.g20 import ACTIVE_JOINTS
+from dexwheel.sim.projection import CHAIN_SENSOR_FORMAT, DEEPEST_CONTACT_SENSOR, contact_depth
+
+TOL = 5e-4
+
+
+def _random_actions(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, (n, len(ACTIVE_JOINTS))).astype(np.float32)
+
+
+def test_compiled_step_leaves_what_the_bindings_mj_forward_computes():
+    """After each step (random actions: projection trials and contacts), a fresh MjData given the
+    written qpos/qvel/ctrl/time and forwarded through the Python bindings is identical."""
+    env = G20HandEnv(reset_noise_scale=0.0)
+    env.reset(seed=1)
+    fresh = mujoco.MjData(env.model)
+    contacts = 0
+    for action in _random_actions(60):
+        env.step(action)
+        d = env.data
+        assert not d.qvel.any() and np.array_equal(d.ctrl, d.qpos)
+        fresh.qpos[:], fresh.qvel[:], fresh.ctrl[:], fresh.time = d.qpos, d.qvel, d.ctrl, d.time
+        mujoco.mj_forward(env.model, fresh)
+        for field in ("xpos", "xquat", "sensordata", "qacc", "efc_force"):
+            np.testing.assert_array_equal(getattr(d, field), getattr(fresh, field), err_msg=field)
+        assert d.ncon == fresh.ncon
+        np.testing.assert_array_equal(d.contact.dist, fresh.contact.dist)
+        contacts += d.ncon
+    assert contacts > 0  # the sequence did touch
+
+
+def test_float32_and_float64_actions_step_identically():
+    """float32 actions go to the compiled step as they are; the result is the float64 conversion's."""
+    runs = []
+    for dtype in (np.float32, np.float64):
+        env = G20HandEnv(reset_noise_scale=0.0)
+        obs, _ = env.reset(seed=3)
+        trace = [obs]
+        for action in _random_actions(40, seed=3):
+            obs, reward, _, _, info = env.step(action.astype(dtype))
+            trace += [obs, np.float64(reward), np.array([info[k] for k in INFO_KEYS], dtype=np.float64)]
+        runs.append(trace)
+    for a, b in zip(*runs, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_info_keeps_its_types():
+    env = G20HandEnv(reset_noise_scale=0.0, out_of_range="clip")
+    env.reset(seed=0)
+    with pytest.warns(ActionClipWarning) as caught:
+        _, _, _, _, info = env.step(np.full(len(ACTIVE_JOINTS), 2.0, np.float32))
+    assert caught[0].filename == __file__  # the warning points at the env.step call
+    assert tuple(info) == INFO_KEYS
+    assert all(type(info[k]) is int for k in ("projection_checks", "projection_limited", "action_clipped"))
+    assert all(type(info[k]) is bool for k in ("projection_fallback", "goal_switched"))
+    assert info["action_clipped"] == len(ACTIVE_JOINTS) and info["projection_checks"] >= 1
+
+
+def test_projection_costs_no_trial_in_free_motion():
+    """A candidate within the tolerance is checked by the write's own mj_forward: projection on and
+    off give the same trajectory in free space, one check per moving step."""
+    moves = [np.full(len(ACTIVE_JOINTS), -1.0, np.float32), np.zeros(len(ACTIVE_JOINTS), np.float32)] * 3
+    runs = {}
+    for projection in (False, True):
+        env = G20HandEnv(collision_projection=projection, reset_noise_scale=0.0, goal_mode="presets")
+        env.reset(seed=0)
+        trace = []
+        for action in moves:
+            for _ in range(4):
+                obs, _, _, _, info = env.step(action)
+                trace.append((obs, info["projection_checks"], info["max_penetration"]))
+        runs[projection] = trace
+    for (obs_off, checks_off, _), (obs_on, checks_on, depth) in zip(runs[False], runs[True], strict=True):
+        np.testing.assert_array_equal(obs_off, obs_on)
+        assert checks_off == 0 and checks_on <= 1 and depth <= TOL
+    assert sum(c for _, c, _ in runs[True]) > 0
+
+
+def test_chain_contact_sensors_attribute_contacts_to_the_joints_that_move_them():
+    """The projection reads, per active joint, the deepest contact touching its subtree from a MuJoCo
+    sensor; recomputed from the contact list and the body tree, over random poses."""
+    env = G20HandEnv(reset_noise_scale=0.0)
+    model = env.model
+    d = mujoco.MjData(model)
+    adr = lambda name: model.sensor_adr[model.sensor(name).id]  # noqa: E731
+    chain_adr = [adr(CHAIN_SENSOR_FORMAT.format(j)) for j in ACTIVE_JOINTS]
+    subtree_of = []
+    for j in ACTIVE_JOINTS:
+        root = model.jnt_bodyid[model.joint(j).id]
+        inside = np.zeros(model.nbody, dtype=bool)
+        for b in range(model.nbody):
+            c = b
+            while c > root:
+                c = model.body_parentid[c]
+            inside[b] = c == root
+        subtree_of.append(inside)
+    rng = np.random.default_rng(0)
+    penetrating = 0
+    for _ in range(400):
+        d.qpos[:] = G20_MIMIC.complete(rng.uniform(G20_MIMIC.active_lower, G20_MIMIC.active_upper), clip_mimic=True)
+        mujoco.mj_kinematics(model, d)
+        mujoco.mj_collision(model, d)
+        mujoco.mj_sensorPos(model, d)
+        assert -min(d.sensordata[adr(DEEPEST_CONTACT_SENSOR)], 0.0) == contact_depth(d)
+        dist = d.contact.dist
+        bodies = model.geom_bodyid[d.contact.geom]
+        for a, inside in enumerate(subtree_of):
+            touching = inside[bodies].any(axis=1) & (d.contact.exclude == 0)
+            expected = min(dist[touching].min(), 0.0) if touching.any() else 0.0
+            assert min(d.sensordata[chain_adr[a]], 0.0) == expected
+        penetrating += contact_depth(d) > TOL
+    assert penetrating > 20
+
+
+def test_a_changed_callee_invalidates_the_cached_callers(tmp_path):
+    """numba re-validates a cached kernel against its own file only; dexwheel.jit flushes it when any
+    package source changed, so a kernel never runs the old code of a kernel it calls."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "callee.py").write_text("from dexwheel.jit import kernel\n\n@kernel\ndef value():\n    return 1\n")
+    (pkg / "caller.py").write_text(
+        "from dexwheel.jit import kernel\nfrom pkg.callee import value\n\n@kernel\ndef twice():\n    return 2 * value()\n"
+    )
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import dexwheel.jit as jit
+        jit.PACKAGE = __import__("pathlib").Path({str(pkg)!r})
+        from pkg.caller import twice
+        print(twice())
+        """
+    )
+    run = lambda: subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)  # noqa: E731
+    assert run().stdout.split() == ["2"]
+    assert run().stdout.split() == ["2"]  # from the cache
+    (pkg / "callee.py").write_text("from dexwheel.jit import kernel\n\n@kernel\ndef value():\n    return 5\n")
+    assert run().stdout.split() == ["10"]  # caller.py is unchanged, its cached code was not reused
+
+
+def test_threaded_vector_step_matches_single_envs():
+    """Several envs' hard-write steps run on numba's worker threads; each env still computes what a
+    single env computes (random actions: uneven projection work per env)."""
+    num_envs = 3
+    vec = G20HandVectorEnv(num_envs=num_envs, num_threads=2, reset_noise_scale=0.0)
+    singles = [G20HandEnv(reset_noise_scale=0.0) for _ in range(num_envs)]
+    obs, _ = vec.reset(seed=7)
+    for i, env in enumerate(singles):
+        np.testing.assert_array_equal(env.reset(seed=7 + i)[0], obs[i])
+    actions = np.random.default_rng(7).uniform(-1, 1, (30, num_envs, len(ACTIVE_JOINTS))).astype(np.float32)
+    for a in actions:
+        obs, reward, _, _, info = vec.step(a)
+        for i, env in enumerate(singles):
+            o, r, _, _, inf = env.step(a[i])
+            np.testing.assert_array_equal(o, obs[i])
+            assert r == reward[i] and inf["projection_checks"] == info["projection_checks"][i]
