@@ -48,7 +48,6 @@ from typing import Any
 
 import gymnasium as gym
 import mujoco
-import numba
 import numpy as np
 from gymnasium import spaces
 
@@ -75,6 +74,7 @@ from dexwheel.envs.g20_kernels import (
     info_dict,
     task_dtype,
     task_params_dtype,
+    use_threads,
 )
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import (
@@ -537,6 +537,7 @@ class G20HandTask:
         self.actions.fill_params(p)
         p["active_idx"], p["weights"], p["inv_dt"] = self._active_idx, self._weights, self._inv_dt
         p["max_steps"] = cfg.max_episode_steps or 0
+        self._hard_write_step = hard_write_advance_threaded if self.num_threads > 1 else hard_write_advance
         # the last step's results: the task's own buffers (step() hands out copies)
         self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
         self.terminated = np.zeros(n, dtype=bool)  # pose tracking never terminates
@@ -634,11 +635,9 @@ class G20HandTask:
         args = self._hard_write_args
         if args is not None:  # the whole step in one compiled call
             a = self.actions.as_batch(actions, float32=True)
-            step = hard_write_advance
+            step = self._hard_write_step
             if self.num_threads > 1:
-                numba.set_num_threads(self.num_threads)  # both per calling thread
-                numba.set_parallel_chunksize(1)  # envs one by one: projection makes their costs uneven
-                step = hard_write_advance_threaded
+                use_threads(self.num_threads)
             if step(a, *args) >= 0:  # nothing changed: raise, or clip and step
                 a, clipped = self.actions.repair(a, self.raw_action)
                 step(a, *args)

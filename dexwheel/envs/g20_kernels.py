@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from typing import Any
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -277,10 +279,11 @@ def hard_write_advance(actions: Array, tasks: Array, params: Array, obs: Array) 
 
 @kernel(parallel=True)
 def hard_write_advance_threaded(actions: Array, tasks: Array, params: Array, obs: Array) -> int:
-    """:func:`hard_write_advance` with the envs spread over numba's worker threads (several envs).
+    """:func:`hard_write_advance` with the envs spread over numba's worker threads (see
+    :func:`use_threads`).
 
     Each env has its own MjData and touches nothing of another's, so the result is the serial one,
-    bit for bit, whatever the thread count (``numba.set_num_threads``).
+    bit for bit, whatever the thread count.
     """
     bad = first_invalid(actions, params[0].low, params[0].high)
     if bad >= 0:
@@ -288,3 +291,16 @@ def hard_write_advance_threaded(actions: Array, tasks: Array, params: Array, obs
     for i in prange(actions.shape[0]):  # no record variable crosses into the loop: numba cannot pass one in
         _advance_env(tasks[i], params[0], actions[i], obs[i])
     return -1
+
+
+_thread_settings = threading.local()
+
+
+def use_threads(num_threads: int) -> None:
+    """numba's thread count and one env per chunk (projection makes env costs uneven) for the calling
+    thread's parallel kernels. Both are settings of the calling thread and cost 1-2 us to set, so they
+    are set only when they change (calls from inside a kernel would make it uncacheable)."""
+    if getattr(_thread_settings, "num_threads", None) != num_threads:
+        numba.set_num_threads(num_threads)
+        numba.set_parallel_chunksize(1)
+        _thread_settings.num_threads = num_threads

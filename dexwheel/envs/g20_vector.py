@@ -1,10 +1,10 @@
 """Native vector env of G20Hand-v0: all envs stepped by one batched :class:`G20HandTask`.
 
 ``gymnasium.make_vec("G20Hand-v0", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)``.
-The task logic (action mapping, slew, rewards, observations) runs over the env axis (numpy, and
-compiled kernels for the PD targets, rewards and observations); physics
-runs through one ``mujoco.batch.Batch`` call over all envs (PD) or per-env MuJoCo calls (hard-write,
-projection), never one Python ``env.step`` per env. Each env computes exactly what a single
+The task logic (action mapping, slew, rewards, observations) runs over the env axis in compiled
+kernels. PD: the physics of all envs is one ``mujoco.batch.Batch`` call; hard-write: the whole step of
+all envs is one compiled call spreading them over numba's worker threads (``num_threads``, default
+one per core). Never one Python ``env.step`` per env. Each env computes exactly what a single
 :class:`~dexwheel.envs.g20_hand.G20HandEnv` computes, so ``reset(seed=s)`` (env ``i`` seeded with
 ``s + i``) reproduces ``N`` single envs created with seeds ``s + i`` bit for bit.
 

@@ -5,14 +5,14 @@ commanded active-joint positions as an ``(N, nactive)`` array:
 
 * :class:`HardWriteDrive` (the seed's default): slew toward the command, optional collision
   projection, write qpos (mimic joints completed) and the matching ctrl, ``qvel = 0``, one
-  ``mj_forward``. No ``mj_step``. One call is one physics step of length ``dt``.
+  ``mj_forward``. No ``mj_step``. One step is one physics step of length ``dt``, compiled whole,
+  MuJoCo calls included (:func:`hard_write_env`, run from the task's step kernel).
 * :class:`PDDrive` (``--pd-drive``): the slewed targets (mimic joints coupled: ``ratio * source``)
   go into the position actuators of all joints and ``mj_step`` runs ``nsub`` times per call.
 
-The arithmetic (slew, mimic completion) is batched over envs (PD: one compiled loop), and several
-envs' PD steps run in one ``mujoco.batch.Batch`` call on its C++ thread pool. Each env is computed by
-the same arithmetic whatever ``N`` and the thread count are, so a batch reproduces single envs bit
-for bit.
+The PD targets of all envs come from one compiled loop, and several envs' PD steps run in one
+``mujoco.batch.Batch`` call on its C++ thread pool. Each env is computed by the same arithmetic
+whatever ``N`` and the thread count are, so a batch reproduces single envs bit for bit.
 """
 
 from __future__ import annotations
