@@ -338,7 +338,7 @@ class G20ActionMap:
                 raise ActionError(f"NominalMapping: joint values must be numbers: {exc}") from None
         return row
 
-    def as_batch(self, actions: Any, *, float32: bool = False) -> np.ndarray:
+    def as_batch(self, actions: Any, float32: bool = False) -> np.ndarray:
         """``actions`` as a C-contiguous float64 ``(N, A)`` array; a clear error for anything else.
 
         ``float32``: a C-contiguous float32 array is passed on as it is (the compiled step widens each
@@ -634,7 +634,7 @@ class G20HandTask:
         ``truncated``); raises, changing nothing, on an invalid action."""
         args = self._hard_write_args
         if args is not None:  # the whole step in one compiled call
-            a = self.actions.as_batch(actions, float32=True)
+            a = self.actions.as_batch(actions, True)  # float32 as it is
             step = self._hard_write_step
             if self.num_threads > 1:
                 use_threads(self.num_threads)
@@ -729,6 +729,8 @@ class G20HandEnv(gym.Env):
         self.obs_slices = dict(task.obs_slices)
         self._renderer: Any = None
         self._needs_reset = True
+        # env 0's rows of the task's buffers (views, made once: step() reads them every step)
+        self._obs, self._info = task.obs[0], task.info[0]
 
     # -- gymnasium API -------------------------------------------------------------------------------
     def reset(
@@ -751,8 +753,8 @@ class G20HandEnv(gym.Env):
         task.advance(action[None])
         if self.render_mode == "human":
             self.render()
-        info = info_dict(task.info[0].tolist())
-        return task.obs[0].copy(), task.reward.item(0), task.terminated.item(0), task.truncated.item(0), info
+        info = info_dict(self._info.tolist())
+        return self._obs.copy(), task.reward.item(0), task.terminated.item(0), task.truncated.item(0), info
 
     def _as_array(self, action: Any) -> np.ndarray:
         """A ``{joint: radians}`` dict (nominal actions) or any array-like as an array."""
