@@ -193,11 +193,12 @@ def test_action_mappings_match_dexwheel_control_bit_for_bit():
                 expected = ref(nominal(env, a))
             env.step(a)
             np.testing.assert_array_equal(env.task.coupling.complete(env.command), expected)
-    env, ref = make(action="sdk255"), G20SdkMapping("left")
-    env.reset(seed=0)
-    for cmd in [rng.uniform(0, 255, 20), rng.integers(0, 256, 20).astype(float), np.zeros(20)]:
-        env.step(cmd)
-        np.testing.assert_array_equal(env.task.coupling.complete(env.command), ref(cmd))
+    for hand in ("left", "right"):  # the hands' SDK tables differ (directions, ranges)
+        env, ref = make(action="sdk255", hand=hand), G20SdkMapping(hand)
+        env.reset(seed=0)
+        for cmd in [rng.uniform(0, 255, 20), rng.integers(0, 256, 20).astype(float), np.zeros(20)]:
+            env.step(cmd)
+            np.testing.assert_array_equal(env.task.coupling.complete(env.command), ref(cmd))
     env, ref = make(action="delta", delta_scale=0.05), g20_delta_mapping(0.05)
     env.reset(seed=0)
     ref.reset(env.command)

@@ -251,8 +251,9 @@ class G20ActionMap:
     """Batched actions -> commanded active-joint positions, ``(N, A) -> (N, 16)``.
 
     The arithmetic is the G20 mappings' of :mod:`dexwheel.control` (their pure, batch-capable
-    ``goals()``); their state (the previous goal) lives in the task's ``command`` array instead, so
-    that a rejected action changes nothing. Input checks run batched here; an invalid row is handed
+    ``goals()``; the hard-write step kernel repeats it per element, :func:`~dexwheel.envs.g20_kernels.map_action`,
+    and a test holds the two bit-identical); their state (the previous goal) lives in the task's
+    ``command`` array instead, so that a rejected action changes nothing. Input checks run batched here; an invalid row is handed
     to the mapping itself, which raises with its own message (field, joint, allowed range).
     """
 

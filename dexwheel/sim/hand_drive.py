@@ -171,11 +171,10 @@ class HardWriteDrive(_BatchDrive):
     """Kinematic drive: slew, project, write qpos/ctrl, ``qvel = 0``, ``mj_forward``: one compiled call.
 
     The per-env state is one record per env (:func:`hard_write_dtype`, array :attr:`state`, which
-    may be a field of the caller's records, as is :attr:`params`); the attributes ``q``, ``full``,
-    ``depth``, ``safe``, ``last_safe``, ``checks``, ``limited`` and ``fallback`` are views of its
-    fields. The compiled :func:`hard_write_env` steps one env, MuJoCo calls included; the task calls
-    it from its own step kernel (:func:`dexwheel.envs.g20_kernels.hard_write_advance`), so that a
-    whole control step is one call.
+    may be a field of the caller's records, as is :attr:`params`); the attributes ``q`` (the applied
+    pose), ``depth`` and ``safe`` are views of its fields. The compiled :func:`hard_write_env` steps
+    one env, MuJoCo calls included; the task calls it from its own step kernel
+    (:func:`dexwheel.envs.g20_kernels.hard_write_advance`), so that a whole control step is one call.
     """
 
     def __init__(
@@ -202,9 +201,7 @@ class HardWriteDrive(_BatchDrive):
         self.state = state
         state["addr"] = data_addresses(self.datas)
         state["safe"] = True
-        self.q, self.full, self.depth = state["q"], state["full"], state["depth"]
-        self.safe, self.last_safe = state["safe"], state["last_safe"]
-        self.checks, self.limited, self.fallback = state["checks"], state["limited"], state["fallback"]
+        self.q, self.depth, self.safe = state["q"], state["depth"], state["safe"]
         if params is None:
             params = np.zeros(1, dtype=hard_write_params_dtype(*hard_write_sizes(coupling)))
         self.params = p = params

@@ -171,9 +171,6 @@ class CollisionProjector:
             self.model._address, data._address, data.qpos, data.sensordata, self.qpos_adr, self.sensor_adr[0], full
         )
 
-    def penetrates(self, data: mujoco.MjData, full: np.ndarray) -> bool:
-        return self.depth(data, full) > self.tol
-
 
 @kernel
 def pose_depth(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, adr: int, full: Array) -> float:
