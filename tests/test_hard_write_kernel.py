@@ -170,3 +170,40 @@ def test_threaded_vector_step_matches_single_envs():
             o, r, _, _, inf = env.step(a[i])
             np.testing.assert_array_equal(o, obs[i])
             assert r == reward[i] and inf["projection_checks"] == info["projection_checks"][i]
+
+
+FORK_SCRIPT = """
+import multiprocessing as mp
+import numpy as np
+from dexwheel.envs.g20_vector import G20HandVectorEnv
+
+def rollout():
+    vec = G20HandVectorEnv(num_envs=2, num_threads=2, reset_noise_scale=0.0)
+    obs, _ = vec.reset(seed=5)
+    for a in np.random.default_rng(5).uniform(-1, 1, (10, 2, 16)).astype(np.float32):
+        obs, *_ = vec.step(a)
+    return obs
+
+def child(queue):
+    queue.put(rollout())
+
+if __name__ == "__main__":
+    parent = rollout()  # starts numba's worker threads in this process
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=child, args=(queue,))
+    proc.start()
+    forked = queue.get(timeout=120)
+    proc.join(30)
+    print(proc.exitcode, np.array_equal(forked, parent))
+"""
+
+
+def test_a_forked_child_steps_a_threaded_vector_env(tmp_path):
+    """GNU OpenMP's pool does not survive fork(); a forked child steps its envs on one thread instead
+    of being ended by numba, and computes the same."""
+    script = tmp_path / "fork_child.py"
+    script.write_text(FORK_SCRIPT)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "True"], out.stdout + out.stderr

@@ -74,6 +74,7 @@ from dexwheel.envs.g20_kernels import (
     info_dict,
     task_dtype,
     task_params_dtype,
+    threads_usable,
     use_threads,
 )
 from dexwheel.robots import get_robot
@@ -638,7 +639,10 @@ class G20HandTask:
             a = self.actions.as_batch(actions, True)  # float32 as it is
             step = self._hard_write_step
             if self.num_threads > 1:
-                use_threads(self.num_threads)
+                if threads_usable():
+                    use_threads(self.num_threads)
+                else:  # a forked child of a process whose OpenMP pool ran: the same results, one thread
+                    step = hard_write_advance
             if step(a, *args) >= 0:  # nothing changed: raise, or clip and step
                 a, clipped = self.actions.repair(a, self.raw_action)
                 step(a, *args)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import threading
 from typing import Any
 
@@ -294,6 +295,18 @@ def hard_write_advance_threaded(actions: Array, tasks: Array, params: Array, obs
 
 
 _thread_settings = threading.local()
+# GNU OpenMP's worker pool does not survive fork(): numba ends a forked child at its first parallel
+# call if the parent had started the pool. Such a child steps its envs on its own thread instead.
+_pool = {"started": False, "forked": False}
+os.register_at_fork(after_in_child=lambda: _pool.update(forked=_pool["started"]))
+
+
+def threads_usable() -> bool:
+    """Whether this process may run the threaded kernel (not a fork of a process whose OpenMP pool ran)."""
+    if _pool["forked"] and numba.threading_layer() == "omp":
+        return False
+    _pool["started"] = True
+    return True
 
 
 def use_threads(num_threads: int) -> None:
