@@ -246,7 +246,8 @@ def _advance_env(t: Any, p: Any, action: Array, obs: Array) -> None:
     s = t.drive
     command = t.targets[1]
     map_action(p, action, command)
-    t.raw_action[:] = action
+    for k in range(action.shape[0]):
+        t.raw_action[k] = action[k]
     hard_write_env(s, p.drive, command)
     for k in range(t.qpos.shape[0]):
         t.qvel[k] = (s.full[k] - t.qpos[k]) * p.inv_dt

@@ -250,7 +250,7 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
     s.time += p.dt
     s.checks, s.limited, s.fallback = 0, 0, False
     if not p.project:
-        q[:] = cand
+        _copy(q, cand)
         _write_and_forward(s, p)
         return
     same = True
@@ -263,7 +263,7 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
         s.stalled = s.safe
         return
     start = q.copy()
-    q[:] = cand
+    _copy(q, cand)
     _write_and_forward(s, p)
     s.checks = 1
     if s.depth > p.tol:
@@ -276,13 +276,20 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
         )  # fmt: skip
         _write_and_forward(s, p)
     s.safe = True
-    s.last_safe[:] = q
+    _copy(s.last_safe, q)
     stalled = True  # a result equal to its start is a fixed point for this candidate
     for j in range(na):
         stalled = stalled and q[j] == start[j]
     s.stalled = stalled
     if stalled:
-        s.stalled_cand[:] = cand
+        _copy(s.stalled_cand, cand)
+
+
+@kernel
+def _copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``dst[:] = src`` for arrays of one length (no shape-mismatch error to compile: see project_pose)."""
+    for j in range(dst.shape[0]):
+        dst[j] = src[j]
 
 
 @kernel
@@ -297,7 +304,9 @@ def _write_and_forward(s: Any, p: Any) -> None:
     for k in range(full.shape[0]):
         qpos[p.qpos_adr[k]] = full[k]
         ctrl[p.ctrl_idx[k]] = full[k]
-    f64_array(s.addr[QVEL], p.nv)[:] = 0.0
+    qvel = f64_array(s.addr[QVEL], p.nv)
+    for k in range(p.nv):
+        qvel[k] = 0.0
     data = s.addr[DATA]
     time = np.empty(1)
     time[0] = s.time

@@ -214,6 +214,24 @@ def _set_joint(full: Array, a: int, value: float, completion: tuple) -> None:
 
 
 @kernel
+def _moving_joints_by_size(dq: Array) -> Array:
+    """The joints with ``dq != 0``, largest ``|dq|`` first, ties in joint order (an insertion sort:
+    16 entries at most, and stable)."""
+    order = np.empty(dq.shape[0], dtype=np.intp)
+    n = 0
+    for j in range(dq.shape[0]):
+        if dq[j] == 0.0:
+            continue
+        k = n
+        while k > 0 and abs(dq[order[k - 1]]) < abs(dq[j]):
+            order[k] = order[k - 1]
+            k -= 1
+        order[k] = j
+        n += 1
+    return order[:n]
+
+
+@kernel
 def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, sensor_adr: Array,
                  completion: tuple, tol: float, iters: int, group_free: bool, start: Array, candidate: Array,
                  start_is_safe: bool, last_safe: Array, out: Array, full: Array) -> tuple[int, int, bool]:  # fmt: skip
@@ -226,20 +244,26 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
     ``last_safe`` was used. ``data`` is scratch (its kinematics and contacts are the last trial's), so
     is ``full``.
     """
+    # Element loops rather than array expressions throughout: those carry numba's shape-mismatch
+    # errors, whose message formatting alone tripled this kernel's compile time.
     adr = sensor_adr[0]
+    na = start.shape[0]
     checks, limited = 1, 0
     q = start.copy()
-    dq = candidate - q
-    order = np.argsort(-np.abs(dq), kind="mergesort")  # largest |dq| first, ties in joint order
-    moving = np.count_nonzero(dq)
-    order = order[:moving]
+    dq = np.empty(na)
+    for j in range(na):
+        dq[j] = candidate[j] - q[j]
+    order = _moving_joints_by_size(dq)
+    moving = order.shape[0]
     moved = False
     if group_free and moving > 1:
         # joints whose subtree touches no too-deep contact of the candidate move together, in one check
         free = np.empty(moving, dtype=np.bool_)
         for k in range(moving):
             free[k] = sensors[sensor_adr[1 + order[k]]] >= -tol
-        nfree = np.count_nonzero(free)
+        nfree = 0
+        for k in range(moving):
+            nfree += free[k]
         if 0 < nfree < moving:
             trial = q.copy()
             for k in range(moving):
@@ -250,7 +274,13 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
             if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) <= tol:
                 q = trial
                 moved = True
-                order = order[~free]
+                rest = np.empty(moving - nfree, dtype=order.dtype)
+                r = 0
+                for k in range(moving):
+                    if not free[k]:
+                        rest[r] = order[k]
+                        r += 1
+                order = rest
     complete_clipped(q, completion, full)
     smallest = 2.0**-iters
     for a in order:
@@ -285,7 +315,9 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
     if not moved and not start_is_safe:
         checks += 1
         if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) > tol:
-            out[:] = last_safe
+            for j in range(na):
+                out[j] = last_safe[j]
             return checks, limited, True
-    out[:] = q
+    for j in range(na):
+        out[j] = q[j]
     return checks, limited, False
