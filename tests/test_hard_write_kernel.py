@@ -207,3 +207,16 @@ def test_a_forked_child_steps_a_threaded_vector_env(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "True"], out.stdout + out.stderr
+
+
+def test_projection_names_a_missing_contact_sensor():
+    from dexwheel.robots import get_robot
+    from dexwheel.robots.mjcf import build_spec
+    from dexwheel.sim.projection import CollisionProjector, add_deepest_contact_sensor
+
+    spec = build_spec(get_robot("g20_left"))
+    add_deepest_contact_sensor(spec)  # but no per-joint sensors
+    model = spec.compile()
+    qpos_adr = model.jnt_qposadr[[model.joint(j).id for j in G20_MIMIC.layout.names]]
+    with pytest.raises(ValueError, match=r"no sensor 'deepest_contact:pinky_mcp_roll'.*add_chain_contact_sensors"):
+        CollisionProjector(model, G20_MIMIC, qpos_adr)

@@ -66,12 +66,7 @@ def add_deepest_contact_sensor(spec: mujoco.MjSpec) -> None:
 
 def deepest_contact_adr(model: mujoco.MjModel) -> int:
     """Where :data:`DEEPEST_CONTACT_SENSOR` sits in ``sensordata`` (a clear error if the model lacks it)."""
-    try:
-        return int(model.sensor_adr[model.sensor(DEEPEST_CONTACT_SENSOR).id])
-    except KeyError:
-        raise ValueError(
-            f"model has no sensor {DEEPEST_CONTACT_SENSOR!r}; add it with add_deepest_contact_sensor(spec)"
-        ) from None
+    return _sensor_adr(model, DEEPEST_CONTACT_SENSOR, "add_deepest_contact_sensor(spec)")
 
 
 def sensor_depth(dist: float) -> float:
