@@ -109,6 +109,13 @@ class G20SdkMapping(BoundedMapping):
         self._cmd = np.empty(SDK_CHANNELS, dtype=np.float64)
         self._out = np.empty(len(ALL_JOINTS), dtype=np.float64)
 
+    @property
+    def table(self) -> tuple[np.ndarray, ...]:
+        """``(channels, active_pos, dir, min, max, span, div)``: per mapped channel ``e``, joint
+        ``active_pos[e]`` = ``(min + t * span if dir > 0 else max - t * span) / div`` with ``t`` =
+        value / 255 (what :meth:`goals` computes; compiled kernels take it as plain arrays)."""
+        return self.channels, self._active_pos, self._dir, self._min, self._max, self._span, self._div
+
     def _label(self, c: int) -> str:
         joint = SDK_CHANNEL_JOINTS[c]
         return f"SDK channel {c} ({joint if joint is not None else 'reserved'})"

@@ -194,12 +194,12 @@ class NormalizedMapping(_GoalMapping):
     ) -> None:
         super().__init__(limits, names, completion, out_of_range)
         self._last = np.zeros(self.action_dim, dtype=np.float64)
-        self._half_span = 0.5 * (self.upper - self.lower)
-        self._goal[:] = self.lower + self._half_span
+        self.half_span = 0.5 * (self.upper - self.lower)
+        self._goal[:] = self.lower + self.half_span
 
     def goals(self, actions: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
         """Checked actions ``(..., A)`` -> goals ``(..., A)`` within the limits; pure (no state), any batch."""
-        return self._clip_to_limits(self.lower + (actions + 1.0) * self._half_span)
+        return self._clip_to_limits(self.lower + (actions + 1.0) * self.half_span)
 
     def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._last, self._label)

@@ -424,16 +424,16 @@ class G20ActionMap:
         p["low"], p["high"] = self.low, self.high
         p["norm_sub"], p["norm_div"], p["norm_one"] = self.norm_params
         if self.kind == "sdk255":
-            sdk = self._sdk
             p["lower"], p["upper"] = G20_MIMIC.active_lower, G20_MIMIC.active_upper
-            p["sdk_channel"], p["sdk_pos"], p["sdk_dir"] = sdk.channels, sdk._active_pos, sdk._dir
-            p["sdk_min"], p["sdk_max"], p["sdk_span"], p["sdk_div"] = sdk._min, sdk._max, sdk._span, sdk._div
+            for field, values in zip(("sdk_channel", "sdk_pos", "sdk_dir", "sdk_min", "sdk_max", "sdk_span", "sdk_div"),
+                                     self._sdk.table, strict=True):  # fmt: skip
+                p[field] = values
             p["sdk_max_value"] = SDK_MAX_VALUE
             return
         ref = self.reference
         p["lower"], p["upper"] = ref.lower, ref.upper
         if self.kind == "normalized":
-            p["half_span"] = ref._half_span
+            p["half_span"] = ref.half_span
         elif self.kind == "delta":
             p["scale"] = ref.scale
 
