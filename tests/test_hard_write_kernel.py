@@ -169,7 +169,16 @@ def test_threaded_vector_step_matches_single_envs():
         for i, env in enumerate(singles):
             o, r, _, _, inf = env.step(a[i])
             np.testing.assert_array_equal(o, obs[i])
-            assert r == reward[i] and inf["projection_checks"] == info["projection_checks"][i]
+            assert r == reward[i]
+            for key in INFO_KEYS:
+                assert info[key][i] == inf[key], key
+    kinds = {key: info[key].dtype.kind for key in INFO_KEYS}
+    assert [k for k, kind in kinds.items() if kind == "i"] == [
+        "projection_checks",
+        "projection_limited",
+        "action_clipped",
+    ]
+    assert [k for k, kind in kinds.items() if kind == "b"] == ["projection_fallback", "goal_switched"]
 
 
 FORK_SCRIPT = """

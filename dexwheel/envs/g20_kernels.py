@@ -46,9 +46,6 @@ INFO_KEYS = (
 )
 R_TRACKING, R_PENETRATION, R_ACTION_RATE, TRACKING_ERROR, MEAN_ERROR, COMMAND_ERROR, MAX_PENETRATION = range(7)
 CHECKS, LIMITED, FALLBACK, CLIPPED, SWITCHED = range(7, 12)
-#: Integer and boolean keys (their columns hold exact small integers).
-INFO_INTS = {"projection_checks": CHECKS, "projection_limited": LIMITED, "action_clipped": CLIPPED}
-INFO_BOOLS = {"projection_fallback": FALLBACK, "goal_switched": SWITCHED}
 
 
 def info_dict(v: list[float]) -> dict[str, Any]:
@@ -70,17 +67,30 @@ def info_dict(v: list[float]) -> dict[str, Any]:
 
 
 def info_arrays(rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The info of several envs from their rows ``(N, 12)``: one fresh array per key, typed."""
-    columns = rows.T.copy()
-    info: dict[str, np.ndarray] = dict(zip(INFO_KEYS, columns, strict=True))
-    for key, col in INFO_INTS.items():
-        info[key] = columns[col].astype(np.int64)
-    for key, col in INFO_BOOLS.items():
-        info[key] = columns[col] != 0.0
-    return info
+    """The info of several envs from their rows ``(N, 12)``: one fresh array per key, typed (a vector
+    env builds it every step: two copies, then views)."""
+    v = rows.T.copy()
+    n = v[7:].astype(np.int64)  # checks, limited, fallback, clipped, switched
+    flags = n[2::2] != 0  # fallback, switched
+    return {
+        "reward_joint_pos_tracking": v[0],
+        "reward_penetration": v[1],
+        "reward_action_rate_l2": v[2],
+        "tracking_error": v[3],
+        "mean_joint_error": v[4],
+        "command_error": v[5],
+        "max_penetration": v[6],
+        "projection_checks": n[0],
+        "projection_limited": n[1],
+        "projection_fallback": flags[0],
+        "action_clipped": n[3],
+        "goal_switched": flags[1],
+    }
 
 
 assert tuple(info_dict(list(range(12)))) == INFO_KEYS, "info_dict must list INFO_KEYS in order"
+assert tuple(info_arrays(np.zeros((1, 12)))) == INFO_KEYS, "info_arrays must list INFO_KEYS in order"
+assert (FALLBACK, SWITCHED) == (CHECKS + 2, CHECKS + 4) and (LIMITED, CLIPPED) == (CHECKS + 1, CHECKS + 3)
 #: ``action`` kinds as the kernels number them.
 ACTION_KINDS = ("normalized", "delta", "nominal", "sdk255")
 NORMALIZED, DELTA, NOMINAL, SDK255 = range(4)

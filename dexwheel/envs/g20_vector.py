@@ -155,10 +155,8 @@ class G20HandVectorEnv(VectorEnv):
         if mask.flags.writeable:
             mask = mask.copy()
             mask.flags.writeable = False
-        out: dict[str, Any] = {}
-        for key, value in info.items():
-            out[key] = value
-            out[f"_{key}"] = mask
+        out: dict[str, Any] = dict(info)
+        out.update(dict.fromkeys([f"_{key}" for key in info], mask))
         return out
 
     @property
