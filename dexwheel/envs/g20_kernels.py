@@ -72,20 +72,7 @@ def info_arrays(rows: np.ndarray) -> dict[str, np.ndarray]:
     v = rows.T.copy()
     n = v[7:].astype(np.int64)  # checks, limited, fallback, clipped, switched
     flags = n[2::2] != 0  # fallback, switched
-    return {
-        "reward_joint_pos_tracking": v[0],
-        "reward_penetration": v[1],
-        "reward_action_rate_l2": v[2],
-        "tracking_error": v[3],
-        "mean_joint_error": v[4],
-        "command_error": v[5],
-        "max_penetration": v[6],
-        "projection_checks": n[0],
-        "projection_limited": n[1],
-        "projection_fallback": flags[0],
-        "action_clipped": n[3],
-        "goal_switched": flags[1],
-    }
+    return dict(zip(INFO_KEYS, (*v[:7], n[0], n[1], flags[0], n[3], flags[1]), strict=True))
 
 
 assert tuple(info_dict(list(range(12)))) == INFO_KEYS, "info_dict must list INFO_KEYS in order"
