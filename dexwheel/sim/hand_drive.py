@@ -170,8 +170,9 @@ def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int) -> np.dtype:
 class HardWriteDrive(_BatchDrive):
     """Kinematic drive: slew, project, write qpos/ctrl, ``qvel = 0``, ``mj_forward``: one compiled call.
 
-    The per-env state is one record per env (:func:`hard_write_dtype`, array :attr:`state`, which
-    may be a field of the caller's records, as is :attr:`params`); the attributes ``q`` (the applied
+    The per-env state is one record per env (``state``, :func:`hard_write_dtype`) and the settings one
+    record (``params``, :func:`hard_write_params_dtype`), both given by the caller, usually as fields
+    of its own records (so that one kernel argument carries both); the attributes ``q`` (the applied
     pose), ``depth`` and ``safe`` are views of its fields. The compiled :func:`hard_write_env` steps
     one env, MuJoCo calls included; the task calls it from its own step kernel
     (:func:`dexwheel.envs.g20_kernels.hard_write_advance`), so that a whole control step is one call.
@@ -189,21 +190,16 @@ class HardWriteDrive(_BatchDrive):
         dt: float,
         projector: CollisionProjector,
         project: bool,
-        state: np.ndarray | None = None,
-        params: np.ndarray | None = None,
+        state: np.ndarray,
+        params: np.ndarray,
     ) -> None:
         super().__init__(model, datas, coupling, qpos_adr, ctrl_idx)
         self.slew_rad_s = float(slew_rad_s)
         self.projector = projector if project else None
-        # the records may be fields of a task's own records (one kernel argument for both)
-        if state is None:
-            state = np.zeros(self.num_envs, dtype=hard_write_dtype(coupling.nactive, coupling.nfull))
         self.state = state
         state["addr"] = data_addresses(self.datas)
         state["safe"] = True
         self.q, self.depth, self.safe = state["q"], state["depth"], state["safe"]
-        if params is None:
-            params = np.zeros(1, dtype=hard_write_params_dtype(*hard_write_sizes(coupling)))
         self.params = p = params
         p["model"], p["nq"], p["nv"], p["nu"], p["nsensordata"] = (
             model._address, model.nq, model.nv, model.nu, model.nsensordata
@@ -226,6 +222,12 @@ class HardWriteDrive(_BatchDrive):
 
 
 _COMPLETION_FIELDS = ("active_idx", "mimic_idx", "mimic_src", "mimic_ratio", "full_lower", "full_upper")
+
+
+@kernel
+def _completion(p: Any) -> tuple:
+    """The params record's :attr:`MimicCompletion.arrays` (fields :data:`_COMPLETION_FIELDS`)."""
+    return p.active_idx, p.mimic_idx, p.mimic_src, p.mimic_ratio, p.full_lower, p.full_upper
 
 
 @kernel
@@ -267,7 +269,7 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
     _write_and_forward(s, p)
     s.checks = 1
     if s.depth > p.tol:
-        completion = (p.active_idx, p.mimic_idx, p.mimic_src, p.mimic_ratio, p.full_lower, p.full_upper)
+        completion = _completion(p)
         qpos = f64_array(s.addr[QPOS], p.nq)
         sensors = f64_array(s.addr[SENSORDATA], p.nsensordata)
         s.checks, s.limited, s.fallback = project_pose(
@@ -296,7 +298,7 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
 def _write_and_forward(s: Any, p: Any) -> None:
     """Write pose ``s.q`` (completed into ``s.full``) as qpos and ctrl, ``qvel = 0`` and ``s.time``;
     ``mj_forward``; ``s.depth`` from the deepest-contact sensor."""
-    completion = (p.active_idx, p.mimic_idx, p.mimic_src, p.mimic_ratio, p.full_lower, p.full_upper)
+    completion = _completion(p)
     full = s.full
     complete_clipped(s.q, completion, full)
     qpos = f64_array(s.addr[QPOS], p.nq)
