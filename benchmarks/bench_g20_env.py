@@ -9,8 +9,10 @@ printed as ratios (no absolute targets are asserted anywhere):
    projection moving into and out of a pose with active contacts (thumb pressed into the palm);
    PD in free space and in contact. With projection, a second ratio counts the projection's own
    physics too: a step whose candidate penetrates (``projection_checks`` >= 2) forwards the
-   candidate once more and runs ``checks - 1`` trials (``mj_kinematics`` + ``mj_collision`` + the
-   contact sensors); a candidate within the tolerance costs the one ``mj_forward`` alone. Env and
+   candidate once more and runs ``checks - 1`` trials, each costed as a one-joint trial
+   (``mj_kinematics`` + ``mj_geomDistance`` over that joint's geom pairs, averaged over the joints at
+   the recorded poses; the rarer trials that run ``mj_collision`` cost more, so this ratio errs
+   high); a candidate within the tolerance costs the one ``mj_forward`` alone. Env and
    raw timings alternate in rounds (shared machines are noisy); each round gives a ratio and the
    median round is printed, for the bare env and for the ``gymnasium.make`` stack. Resets happen
    outside the timed passes.
@@ -32,11 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gymnasium as gym  # noqa: E402
 import mujoco  # noqa: E402
+import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from reference import print_reference  # noqa: E402  (benchmarks/, the script's own directory)
 
 from dexwheel.envs import register_envs  # noqa: E402
 from dexwheel.robots.g20 import ACTIVE_JOINTS  # noqa: E402
+from dexwheel.sim.projection import moved_depth  # noqa: E402
 
 register_envs()
 
@@ -91,13 +95,15 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
                     d.ctrl[:] = c
                     mujoco.mj_step(model, d)
 
-    def check_pass() -> None:  # what one projection trial costs in MuJoCo: kinematics + collision + sensors
-        d = raw_data
-        for p in poses:
-            d.qpos[:] = p
-            mujoco.mj_kinematics(model, d)
-            mujoco.mj_collision(model, d)
-            mujoco.mj_sensorPos(model, d)
+    proj = task.projector
+    pair_tables = (raw_data.geom_xpos.ravel(), proj.pair_start, proj.pairs, proj.pair_reach)
+    every_qpos = np.arange(model.nq)
+    check_args = (model._address, raw_data._address, raw_data.qpos, every_qpos, np.asarray(poses), pair_tables)
+
+    def check_pass() -> None:  # what the projection's trials cost in MuJoCo, one per recorded pose
+        one_joint_trials(*check_args, len(ACTIVE_JOINTS))
+
+    check_pass()  # compiled before the timed rounds
 
     def env_pass(e: gym.Env) -> float:
         e.reset(seed=0)
@@ -134,6 +140,14 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
         )
     print(line)
     wrapped.close()
+
+
+@numba.njit
+def one_joint_trials(model: int, data: int, qpos: np.ndarray, every: np.ndarray, poses: np.ndarray,
+                     pair_tables: tuple, njoints: int) -> None:  # fmt: skip
+    """The one-joint trial (``moved_depth``) at each pose, for the active joints in turn."""
+    for k in range(poses.shape[0]):
+        moved_depth(model, data, qpos, every, poses[k], k % njoints, pair_tables)
 
 
 class _FloorEnv(gym.Env):

@@ -19,8 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar, overload
 
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
 from numba.core.caching import FunctionCache
+from numba.extending import intrinsic
 
 from dexwheel.atomic import atomic_open
 
@@ -87,3 +89,24 @@ def kernel(fn: F | None = None, *, parallel: bool = False) -> F | Callable[[F], 
         return njit(parallel=parallel)(fn)
     _flush_if_stale(dispatcher, fn)
     return dispatcher
+
+
+@intrinsic
+def fetch_add(typingctx, counters, index):  # noqa: ANN001, ANN202  (numba's intrinsic protocol)
+    """Inside a kernel: ``counters[index] += 1`` as one atomic operation; returns the old value.
+
+    numba has no atomics on the CPU; this is LLVM's ``atomicrmw add``. Worker threads of a parallel
+    kernel use it to take the next piece of work from a shared counter (dynamic scheduling: numba's
+    own ``prange`` splits its range evenly in advance).
+    """
+    if not (isinstance(counters, types.Array) and counters.dtype == types.int64 and counters.ndim == 1):
+        return None
+    sig = types.int64(counters, types.intp)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+        array_type = signature.args[0]
+        array = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, array, [args[1]])
+        return builder.atomic_rmw("add", pointer, context.get_constant(types.int64, 1), "monotonic")
+
+    return sig, codegen

@@ -14,7 +14,14 @@ from dexwheel.envs.g20_hand import G20HandEnv
 from dexwheel.envs.g20_kernels import INFO_KEYS
 from dexwheel.envs.g20_vector import G20HandVectorEnv
 from dexwheel.robots.g20 import ACTIVE_JOINTS
-from dexwheel.sim.projection import CHAIN_SENSOR_FORMAT, DEEPEST_CONTACT_SENSOR, contact_depth
+from dexwheel.sim.projection import (
+    CHAIN_SENSOR_FORMAT,
+    DEEPEST_CONTACT_SENSOR,
+    contact_depth,
+    contact_pairs,
+    moved_depth,
+    project_pose,
+)
 
 TOL = 5e-4
 
@@ -125,6 +132,87 @@ def test_chain_contact_sensors_attribute_contacts_to_the_joints_that_move_them()
             assert min(d.sensordata[chain_adr[a]], 0.0) == expected
         penetrating += contact_depth(d) > TOL
     assert penetrating > 20
+
+
+def test_contact_pairs_are_the_pairs_mj_collision_reports():
+    """The pair list comes from MuJoCo's own filters: every contact of random poses is on a listed
+    pair, and no pair is of one body, or of a finger link and its parent link (MuJoCo filters those
+    unless one of them is welded to the world, as the palm is)."""
+    model = G20HandEnv(reset_noise_scale=0.0).model
+    pairs = {tuple(p) for p in contact_pairs(model).tolist()}
+    for g, h in pairs:
+        b, c = model.geom_bodyid[g], model.geom_bodyid[h]
+        assert b != c
+        if c in (model.body_parentid[b],) or b == model.body_parentid[c]:
+            assert 0 in (model.body_weldid[b], model.body_weldid[c])
+    d = mujoco.MjData(model)
+    rng = np.random.default_rng(1)
+    seen = set()
+    for _ in range(300):
+        d.qpos[:] = G20_MIMIC.complete(rng.uniform(G20_MIMIC.active_lower, G20_MIMIC.active_upper), clip_mimic=True)
+        mujoco.mj_kinematics(model, d)
+        mujoco.mj_collision(model, d)
+        seen |= {tuple(sorted(p)) for p in d.contact.geom[d.contact.exclude == 0].tolist()}
+    assert seen <= pairs and len(seen) > len(pairs) // 4
+
+
+def test_a_one_joint_trial_measures_what_the_joints_contact_sensor_reports():
+    """moved_depth (mj_kinematics + mj_geomDistance over the joint's pairs) equals, bit for bit, the
+    deepest contact touching the joint's subtree after mj_collision (its chain sensor), for every
+    active joint over random poses."""
+    env = G20HandEnv(reset_noise_scale=0.0)
+    model, projector = env.model, env.task.projector
+    d = mujoco.MjData(model)
+    tables = (d.geom_xpos.ravel(), projector.pair_start, projector.pairs, projector.pair_reach)
+    rng = np.random.default_rng(2)
+    penetrating = 0
+    for _ in range(200):
+        full = G20_MIMIC.complete(rng.uniform(G20_MIMIC.active_lower, G20_MIMIC.active_upper), clip_mimic=True)
+        depths = [
+            moved_depth(model._address, d._address, d.qpos, projector.qpos_adr, full, a, tables)
+            for a in range(len(ACTIVE_JOINTS))
+        ]
+        mujoco.mj_collision(model, d)
+        mujoco.mj_sensorPos(model, d)
+        for a, depth in enumerate(depths):
+            assert depth == -min(d.sensordata[projector.sensor_adr[1 + a]], 0.0), ACTIVE_JOINTS[a]
+            penetrating += depth > TOL
+    assert penetrating > 100
+
+
+def test_one_joint_trials_from_a_safe_start_project_as_full_collision_checks_do():
+    """From a safe start the per-joint trials measure only the moved joint's pairs; told the start may
+    penetrate, project_pose checks every contact instead. Both accept the same pose, bit for bit."""
+    env = G20HandEnv(reset_noise_scale=0.0)
+    model, projector, task = env.model, env.task.projector, env.task
+    d = mujoco.MjData(model)
+    tables = (d.geom_xpos.ravel(), projector.pair_start, projector.pairs, projector.pair_reach)
+    completion = G20_MIMIC.arrays
+    rng = np.random.default_rng(4)
+    compared = limited = 0
+    while compared < 60:
+        start = rng.uniform(G20_MIMIC.active_lower, G20_MIMIC.active_upper)
+        if task.pose_depth(start) > TOL:
+            continue
+        candidate = np.clip(start + rng.uniform(-0.6, 0.6, start.size), G20_MIMIC.active_lower, G20_MIMIC.active_upper)
+        if task.pose_depth(candidate) <= TOL:  # pose_depth leaves the candidate's contacts in a scratch MjData
+            continue
+        results = []
+        for start_is_safe in (True, False):
+            projector.depth(d, G20_MIMIC.complete(candidate, clip_mimic=True))  # the candidate's sensors
+            out, scratch = np.empty_like(start), np.empty(G20_MIMIC.nfull)
+            checks, lim, fallback = project_pose(
+                model._address, d._address, d.qpos, d.sensordata, projector.qpos_adr, projector.sensor_adr,
+                completion, tables, TOL, projector.iters, True, start, candidate, start_is_safe, start, out, scratch,
+            )  # fmt: skip
+            results.append((out, lim, fallback))
+        (out_fast, lim_fast, fb_fast), (out_full, lim_full, fb_full) = results
+        np.testing.assert_array_equal(out_fast, out_full)
+        assert (lim_fast, fb_fast) == (lim_full, fb_full) and not fb_fast
+        assert task.pose_depth(out_fast) <= TOL
+        compared += 1
+        limited += lim_fast
+    assert limited > 30  # bisections were compared, not only whole moves
 
 
 def test_a_changed_callee_invalidates_the_cached_callers(tmp_path):

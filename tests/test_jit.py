@@ -25,3 +25,27 @@ def test_kernels_compile_without_a_cache_directory_and_say_so_once():
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "1"]
+
+
+def test_fetch_add_hands_out_every_index_once_across_threads():
+    """The work counter of threaded kernels: worker threads racing on it each get distinct values, and
+    together every value below the total exactly once (a plain ``+= 1`` loses increments here)."""
+    import numba
+    import numpy as np
+
+    from dexwheel.jit import fetch_add
+
+    @numba.njit(parallel=True)
+    def take_all(total: int, workers: int) -> tuple[np.ndarray, np.ndarray]:
+        counter = np.zeros(1, dtype=np.int64)
+        owner = np.full(total, -1, dtype=np.int64)
+        for w in numba.prange(workers):
+            k = fetch_add(counter, 0)
+            while k < total:
+                owner[k] = w
+                k = fetch_add(counter, 0)
+        return owner, counter
+
+    owner, counter = take_all(200_000, 2)
+    assert (owner >= 0).all()  # every index handed out
+    assert counter[0] == 200_000 + 2  # one failed take per worker, no increment lost

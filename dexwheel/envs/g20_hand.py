@@ -486,7 +486,7 @@ class G20HandTask:
         #: One record per env (g20_kernels.task_dtype; hard-write: the drive's record nested), one record
         #: of settings (task_params_dtype): the task's and the drive's arrays are views of their fields.
         drive_records = (
-            (hard_write_dtype(na, nf), hard_write_params_dtype(*hard_write_sizes(self.coupling)))
+            (hard_write_dtype(na, nf), hard_write_params_dtype(*hard_write_sizes(self.coupling, self.projector)))
             if hard_write
             else (None, None)
         )
@@ -539,6 +539,7 @@ class G20HandTask:
         self.actions.fill_params(p)
         p["active_idx"], p["weights"], p["inv_dt"] = self._active_idx, self._weights, self._inv_dt
         p["max_steps"] = cfg.max_episode_steps or 0
+        p["workers"] = self.num_threads
         self._hard_write_step = hard_write_advance_threaded if self.num_threads > 1 else hard_write_advance
         # the last step's results: the task's own buffers (step() hands out copies)
         self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from dexwheel.jit import kernel
+from dexwheel.jit import fetch_add, kernel
 from dexwheel.sim.hand_drive import hard_write_env
 
 #: A step's ``info`` keys, in order: the reward terms (in the order they are summed), the errors
@@ -137,6 +137,7 @@ def task_params_dtype(nactive: int, action_dim: int, drive: np.dtype | None = No
             ("weights", f8, (4,)),  # see rewards_and_observations
             ("inv_dt", f8),
             ("max_steps", np.int64),  # truncate after this many steps (0: never)
+            ("workers", ip),  # threads of hard_write_advance_threaded (numba's thread count at least)
         ],
         align=True,
     )
@@ -281,14 +282,22 @@ def hard_write_advance_threaded(actions: Array, tasks: Array, params: Array, obs
     """:func:`hard_write_advance` with the envs spread over numba's worker threads (see
     :func:`use_threads`).
 
+    Collision projection makes env costs uneven (an env in contact may bisect a dozen trials per
+    joint while another does one check), so the envs are not split in advance: each worker takes the
+    next env from a shared counter, so a busy env does not hold up the envs queued behind it.
     Each env has its own MjData and touches nothing of another's, so the result is the serial one,
-    bit for bit, whatever the thread count.
+    bit for bit, whatever the thread count and order.
     """
     bad = first_invalid(actions, params[0].low, params[0].high)
     if bad >= 0:
         return bad
-    for i in prange(actions.shape[0]):  # no record variable crosses into the loop: numba cannot pass one in
-        _advance_env(tasks[i], params[0], actions[i], obs[i])
+    n = actions.shape[0]
+    taken = np.zeros(1, dtype=np.int64)  # envs handed out so far
+    for _ in prange(min(params[0].workers, n)):  # one iteration per worker thread
+        i = fetch_add(taken, 0)
+        while i < n:  # no record variable crosses into the loop: numba cannot pass one in
+            _advance_env(tasks[i], params[0], actions[i], obs[i])
+            i = fetch_add(taken, 0)
     return -1
 
 
@@ -308,10 +317,9 @@ def threads_usable() -> bool:
 
 
 def use_threads(num_threads: int) -> None:
-    """numba's thread count and one env per chunk (projection makes env costs uneven) for the calling
-    thread's parallel kernels. Both are settings of the calling thread and cost 1-2 us to set, so they
-    are set only when they change (calls from inside a kernel would make it uncacheable)."""
+    """numba's thread count for the calling thread's parallel kernels. It is a setting of the calling
+    thread and costs about 1 us to set, so it is set only when it changes (a call from inside a kernel
+    would make the kernel uncacheable)."""
     if getattr(_thread_settings, "num_threads", None) != num_threads:
         numba.set_num_threads(num_threads)
-        numba.set_parallel_chunksize(1)
         _thread_settings.num_threads = num_threads

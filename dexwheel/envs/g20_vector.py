@@ -27,6 +27,7 @@ from gymnasium.vector.utils import batch_space
 
 from dexwheel.control import ActionError
 from dexwheel.envs.g20_hand import G20HandConfig, G20HandTask, camera_config
+from dexwheel.envs.g20_kernels import INFO_KEYS
 from dexwheel.sim.rendering import render_each
 
 
@@ -56,6 +57,7 @@ class G20HandVectorEnv(VectorEnv):
         self._needs_reset = True
         self._every_env = np.ones(self.num_envs, dtype=bool)
         self._every_env.flags.writeable = False  # shared by every step's info masks
+        self._step_masks = dict.fromkeys([f"_{key}" for key in INFO_KEYS], self._every_env)
         self._renderer: mujoco.Renderer | None = None
         self._camera: mujoco.MjvCamera | None = None
 
@@ -95,7 +97,7 @@ class G20HandVectorEnv(VectorEnv):
             actions = np.stack([task.actions.nominal_dict(a, task.command[i]) for i, a in enumerate(actions)])
         obs, reward, terminated, truncated, info = task.step(actions)
         done = terminated | truncated
-        infos = self._with_masks(info, self._every_env)
+        infos = {**info, **self._step_masks}  # gymnasium's layout: each key with its env mask
         if done.any():
             idx = np.flatnonzero(done)
             final_obs = np.full(self.num_envs, None, dtype=object)

@@ -31,6 +31,7 @@ from dexwheel.jit import kernel
 from dexwheel.sim.mujoco_c import (
     CTRL,
     DATA,
+    GEOM_XPOS,
     QPOS,
     QVEL,
     SENSORDATA,
@@ -123,21 +124,21 @@ def hard_write_dtype(nactive: int, nfull: int) -> np.dtype:
             ("fallback", np.bool_),
             ("safe", np.bool_),  # the current pose is known not to penetrate
             ("stalled", np.bool_),
-            ("addr", np.intp, (5,)),  # mujoco_c.data_addresses
+            ("addr", np.intp, (6,)),  # mujoco_c.data_addresses
         ],
         align=True,
     )
 
 
-def hard_write_sizes(coupling: MimicCompletion) -> tuple[int, int, int]:
-    """``(nactive, nfull, nmimic)``: what :func:`hard_write_params_dtype` is shaped by."""
-    return coupling.nactive, coupling.nfull, int(coupling.mimic_idx.size)
+def hard_write_sizes(coupling: MimicCompletion, projector: CollisionProjector) -> tuple[int, int, int, int]:
+    """``(nactive, nfull, nmimic, npairs)``: what :func:`hard_write_params_dtype` is shaped by."""
+    return coupling.nactive, coupling.nfull, int(coupling.mimic_idx.size), len(projector.pairs)
 
 
 @functools.cache
-def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int) -> np.dtype:
+def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int, npairs: int) -> np.dtype:
     """What every env's hard-write step shares: the model and the drive's settings, as one record."""
-    na, nf, nm = nactive, nfull, nmimic
+    na, nf, nm, npr = nactive, nfull, nmimic, npairs
     ip, f8 = np.intp, np.float64
     return np.dtype(
         [
@@ -146,6 +147,7 @@ def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int) -> np.dtype:
             ("nv", ip),
             ("nu", ip),
             ("nsensordata", ip),
+            ("ngeom", ip),
             ("dt", f8),
             ("step", f8, (na,)),  # slew: largest move per step of each active joint (inf: jump)
             ("project", np.bool_),
@@ -153,6 +155,9 @@ def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int) -> np.dtype:
             ("iters", ip),
             ("group_free", np.bool_),
             ("sensor_adr", ip, (na + 1,)),  # CollisionProjector.sensor_adr
+            ("pair_start", ip, (na + 1,)),  # CollisionProjector.pair_start, .pairs, .pair_reach
+            ("pairs", ip, (npr, 2)),
+            ("pair_reach", f8, (npr,)),
             ("qpos_adr", ip, (nf,)),
             ("ctrl_idx", ip, (nf,)),
             # MimicCompletion.arrays
@@ -201,14 +206,15 @@ class HardWriteDrive(_BatchDrive):
         state["safe"] = True
         self.q, self.depth, self.safe = state["q"], state["depth"], state["safe"]
         self.params = p = params
-        p["model"], p["nq"], p["nv"], p["nu"], p["nsensordata"] = (
-            model._address, model.nq, model.nv, model.nu, model.nsensordata
+        p["model"], p["nq"], p["nv"], p["nu"], p["nsensordata"], p["ngeom"] = (
+            model._address, model.nq, model.nv, model.nu, model.nsensordata, model.ngeom
         )  # fmt: skip
         p["dt"] = dt
         p["step"] = coupling.slew_steps(self.slew_rad_s, dt)
         p["project"] = project
         p["tol"], p["iters"], p["group_free"] = projector.tol, projector.iters, projector.group_free
         p["sensor_adr"], p["qpos_adr"], p["ctrl_idx"] = projector.sensor_adr, self.qpos_adr, self.ctrl_idx
+        p["pair_start"], p["pairs"], p["pair_reach"] = projector.pair_start, projector.pairs, projector.pair_reach
         for name, value in zip(_COMPLETION_FIELDS, coupling.arrays, strict=True):
             p[name] = value
 
@@ -272,8 +278,9 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
         completion = _completion(p)
         qpos = f64_array(s.addr[QPOS], p.nq)
         sensors = f64_array(s.addr[SENSORDATA], p.nsensordata)
+        pair_tables = (f64_array(s.addr[GEOM_XPOS], 3 * p.ngeom), p.pair_start, p.pairs, p.pair_reach)
         s.checks, s.limited, s.fallback = project_pose(
-            p.model, s.addr[DATA], qpos, sensors, p.qpos_adr, p.sensor_adr, completion, p.tol, p.iters,
+            p.model, s.addr[DATA], qpos, sensors, p.qpos_adr, p.sensor_adr, completion, pair_tables, p.tol, p.iters,
             p.group_free, start, cand, s.safe, s.last_safe, q, s.scratch,
         )  # fmt: skip
         _write_and_forward(s, p)

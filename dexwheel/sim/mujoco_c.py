@@ -46,11 +46,16 @@ mj_collision = types.ExternalFunction("mj_collision", _MODEL_DATA)
 #: The position-stage sensors (the contact sensors the projection reads after ``mj_collision``).
 mj_sensorPos = types.ExternalFunction("mj_sensorPos", _MODEL_DATA)
 mj_setState = types.ExternalFunction("mj_setState", types.void(types.voidptr, types.voidptr, types.voidptr, types.intc))
+#: ``mj_geomDistance(m, d, geom1, geom2, distmax, fromto)``: the signed distance of two geoms by the
+#: collision function ``mj_collision`` uses for them (``fromto`` may be 0: not wanted).
+mj_geomDistance = types.ExternalFunction(
+    "mj_geomDistance", types.float64(types.voidptr, types.voidptr, types.intc, types.intc, types.float64, types.voidptr)
+)
 
 STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)
 
 #: Columns of :func:`data_addresses`' table.
-DATA, QPOS, QVEL, CTRL, SENSORDATA = range(5)
+DATA, QPOS, QVEL, CTRL, SENSORDATA, GEOM_XPOS = range(6)
 
 
 @intrinsic
@@ -71,12 +76,13 @@ def f64_array(address: int, size: int) -> np.ndarray:
 
 
 def data_addresses(datas: Sequence[mujoco.MjData]) -> np.ndarray:
-    """``(N, 5)`` addresses per MjData: the struct, ``qpos``, ``qvel``, ``ctrl``, ``sensordata``.
+    """``(N, 6)`` addresses per MjData: the struct, ``qpos``, ``qvel``, ``ctrl``, ``sensordata``, ``geom_xpos``.
 
     The arrays live in the MjData's one buffer, allocated once, so the addresses hold as long as the
     MjData does (the caller keeps it alive).
     """
-    table = np.zeros((len(datas), 5), dtype=np.intp)
+    table = np.zeros((len(datas), 6), dtype=np.intp)
     for i, d in enumerate(datas):
-        table[i] = (d._address, d.qpos.ctypes.data, d.qvel.ctypes.data, d.ctrl.ctypes.data, d.sensordata.ctypes.data)
+        arrays = (d.qpos, d.qvel, d.ctrl, d.sensordata, d.geom_xpos)
+        table[i] = (d._address, *(a.ctypes.data for a in arrays))
     return table
