@@ -4,6 +4,7 @@ import warnings
 
 import gymnasium as gym
 import mujoco
+import numba
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -20,6 +21,7 @@ from dexwheel.control import (
 )
 from dexwheel.envs import register_envs
 from dexwheel.envs.g20_hand import REWARD_TERMS, G20HandEnv
+from dexwheel.envs.g20_vector import G20HandVectorEnv
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, JOINT_LIMITS, MIMIC_JOINTS
 from dexwheel.sim.projection import contact_depth
 from dexwheel.sim.slew import slew_ramp
@@ -103,6 +105,9 @@ def test_config_errors_name_the_allowed_values():
         G20HandEnv(control_hz=30.0)
     with pytest.raises(ValueError, match="goal_presets"):
         G20HandEnv(goal_presets=["fist"])
+    most = numba.config.NUMBA_NUM_THREADS
+    with pytest.raises(ValueError, match=rf"num_threads must be between 1 and {most} .*got {most + 1}"):
+        G20HandVectorEnv(num_envs=2, num_threads=most + 1)  # refused when made, not at its first step
     with pytest.raises(TypeError):
         G20HandEnv(not_a_setting=1)
 

@@ -48,6 +48,7 @@ from typing import Any
 
 import gymnasium as gym
 import mujoco
+import numba
 import numpy as np
 from gymnasium import spaces
 
@@ -224,6 +225,12 @@ class G20HandConfig:
             )
         if self.num_threads is not None and (int(self.num_threads) != self.num_threads or self.num_threads < 1):
             raise ValueError(f"G20Hand: num_threads must be None or an integer >= 1, got {self.num_threads!r}")
+        most = numba.config.NUMBA_NUM_THREADS  # numba's pool, which runs the hard-write vector step
+        if self.drive == "hard_write" and self.num_threads is not None and self.num_threads > most:
+            raise ValueError(
+                f"G20Hand: num_threads must be between 1 and {most} (numba's thread pool, NUMBA_NUM_THREADS) "
+                f"for the hard_write drive, got {self.num_threads!r}"
+            )
         if int(self.width) < 1 or int(self.height) < 1:
             raise ValueError(f"G20Hand: width and height must be >= 1, got {self.width}x{self.height}")
 
