@@ -137,7 +137,7 @@ def task_params_dtype(nactive: int, action_dim: int, drive: np.dtype | None = No
             ("weights", f8, (4,)),  # see rewards_and_observations
             ("inv_dt", f8),
             ("max_steps", np.int64),  # truncate after this many steps (0: never)
-            ("workers", ip),  # threads of hard_write_advance_threaded (numba's thread count at least)
+            ("workers", ip),  # worker threads of hard_write_advance_threaded (use_threads sets numba's)
         ],
         align=True,
     )

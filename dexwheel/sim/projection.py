@@ -21,8 +21,9 @@ contact comes from one contact sensor per active joint over the subtree it moves
 ``mj_collision`` and the contact sensors. A trial that moves one joint from a safe pose only measures
 the geom pairs that joint's subtree is part of (:func:`moved_pairs`, ``mj_geomDistance``): every other
 contact is the safe pose's, so this decides exactly as the whole contact list would, at a third of
-its cost (a 12-iteration bisection is most of a blocked finger's price). A joint that is already against a contact is detected with one check at the
-smallest bisection step (``2**-iters`` of its move) instead of running all bisection iterations.
+its cost (a 12-iteration bisection is most of a blocked finger's price). A joint that is already
+against a contact is detected with one check at the smallest bisection step (``2**-iters`` of its
+move) instead of running all bisection iterations.
 """
 
 from __future__ import annotations
