@@ -195,7 +195,7 @@ def test_one_joint_trials_from_a_safe_start_project_as_full_collision_checks_do(
         if task.pose_depth(start) > TOL:
             continue
         candidate = np.clip(start + rng.uniform(-0.6, 0.6, start.size), G20_MIMIC.active_lower, G20_MIMIC.active_upper)
-        if task.pose_depth(candidate) <= TOL:  # pose_depth leaves the candidate's contacts in a scratch MjData
+        if task.pose_depth(candidate) <= TOL:  # only penetrating candidates are projected
             continue
         results = []
         for start_is_safe in (True, False):
