@@ -312,8 +312,9 @@ def _joint_depth(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
 
 @kernel
 def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, sensor_adr: Array,
-                 completion: tuple, pair_tables: tuple, tol: float, iters: int, group_free: bool, start: Array, candidate: Array,
-                 start_is_safe: bool, last_safe: Array, out: Array, full: Array) -> tuple[int, int, bool]:  # fmt: skip
+                 completion: tuple, pair_tables: tuple, tol: float, iters: int, group_free: bool,
+                 start: Array, candidate: Array, start_is_safe: bool, last_safe: Array, out: Array,
+                 full: Array) -> tuple[int, int, bool]:  # fmt: skip
     """Write into ``out`` the accepted pose on the way from ``start`` to a penetrating ``candidate``.
 
     Called once the candidate (active joints) has been evaluated on ``data`` and found deeper than
