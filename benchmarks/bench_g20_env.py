@@ -8,16 +8,17 @@ printed as ratios (no absolute targets are asserted anywhere):
    Cases: hard-write without and with collision projection, moving in free space; hard-write with
    projection moving into and out of a pose with active contacts (thumb pressed into the palm);
    PD in free space and in contact. With projection, a second ratio counts the projection's own
-   physics too: a step whose candidate penetrates (``projection_checks`` >= 2) forwards the
-   candidate once more and runs ``checks - 1`` trials, each costed as a one-joint trial
-   (``mj_kinematics`` + ``mj_geomDistance`` over that joint's geom pairs, averaged over the joints at
-   the recorded poses; the rarer trials that run ``mj_collision`` cost more, so this ratio errs
-   high); a candidate within the tolerance costs the one ``mj_forward`` alone. Env and
+   physics too: a step whose candidate penetrates (``projection_checks`` >= 2) also forwards the
+   candidate and runs the projection itself (``project_pose``, replayed compiled on the recorded
+   start and candidate, its result checked against the env's); a candidate within the tolerance
+   costs the one ``mj_forward`` alone. Env and
    raw timings alternate in rounds (shared machines are noisy); each round gives a ratio and the
    median round is printed, for the bare env and for the ``gymnasium.make`` stack. Resets happen
    outside the timed passes.
 2. Native vector env (``vectorization_mode="vector_entry_point"``) against a Python loop over N
-   single envs, at N = 1, 8, 64, both drives, random actions: env-steps per second and the ratio.
+   single envs, at N = 1, 8, 64, both drives, random actions: env-steps per second (median rounds)
+   and the speed-up: the median over rounds of the ratio of a loop round to the native round just
+   before it, with its quartiles (the second core of a shared machine comes and goes).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from reference import print_reference  # noqa: E402  (benchmarks/, the script's 
 
 from dexwheel.envs import register_envs  # noqa: E402
 from dexwheel.robots.g20 import ACTIVE_JOINTS  # noqa: E402
-from dexwheel.sim.projection import moved_depth  # noqa: E402
+from dexwheel.sim.mujoco_c import mj_forward  # noqa: E402
+from dexwheel.sim.projection import complete_clipped, project_pose  # noqa: E402
 
 register_envs()
 
@@ -74,13 +76,17 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
 
     # One pass records what the physics did, to replay it raw.
     wrapped.reset(seed=0)
-    poses, ctrls, checks = [], [], []
+    poses, ctrls, checks, projected = [], [], [], []
+    state = task.drive.state[0] if drive == "hard_write" else None
     for k in range(steps):
+        before = (state["q"].copy(), state["safe"], state["last_safe"].copy()) if state is not None else None
         _, _, _, _, info = wrapped.step(acts[k % nacts])
         poses.append(env.data.qpos.copy())
         if drive == "pd":  # the controls of every physics step (the slew ramps the targets)
             ctrls.append(task.drive.control[0].copy())
         checks.append(info["projection_checks"])
+        if info["projection_checks"] >= 2:  # start, candidate, start safe?, last safe, result
+            projected.append((before[0], state["candidate"].copy(), before[1], before[2], state["q"].copy()))
     nsub = task.nsub
 
     def raw_pass() -> None:
@@ -96,14 +102,16 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
                     mujoco.mj_step(model, d)
 
     proj = task.projector
-    pair_tables = (raw_data.geom_xpos.ravel(), proj.pair_start, proj.pairs, proj.pair_reach)
-    every_qpos = np.arange(model.nq)
-    check_args = (model._address, raw_data._address, raw_data.qpos, every_qpos, np.asarray(poses), pair_tables)
+    d = mujoco.MjData(model)
+    replay_args = (model._address, d._address, d.qpos, d.sensordata, proj.qpos_adr, proj.sensor_adr,
+                   task.coupling.arrays, *proj.trial_tables(d), proj.tol, proj.iters, proj.group_free,
+                   *(np.array(column) for column in zip(*projected, strict=True)))  # fmt: skip
 
-    def check_pass() -> None:  # what the projection's trials cost in MuJoCo, one per recorded pose
-        one_joint_trials(*check_args, len(ACTIVE_JOINTS))
+    def projection_pass() -> None:  # what the projection adds in MuJoCo and its own arithmetic
+        if projected:
+            projection_replay(*replay_args)
 
-    check_pass()  # compiled before the timed rounds
+    projection_pass()  # compiled before the timed rounds, and checked: the replay is the env's projection
 
     def env_pass(e: gym.Env) -> float:
         e.reset(seed=0)
@@ -118,7 +126,7 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
         raw.append(_clock(raw_pass, 1) / steps)
         bare.append(env_pass(env) / steps)
         made.append(env_pass(wrapped) / steps)
-        check.append(_clock(check_pass, 1) / steps)
+        check.append(_clock(projection_pass, 1) / steps)
     r_bare = statistics.median(b / r for b, r in zip(bare, raw, strict=True))
     r_made = statistics.median(m / r for m, r in zip(made, raw, strict=True))
     raw_what = "1 mj_forward" if drive == "hard_write" else f"{nsub} mj_step"
@@ -130,9 +138,8 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
     )
     if projection:
         c = np.asarray(checks)
-        rejected = np.mean(c >= 2)  # per step: one more mj_forward, and checks - 1 trials
-        trials = np.mean(np.where(c >= 2, c - 1, 0))
-        with_checks = [r * (1 + rejected) + trials * t for r, t in zip(raw, check, strict=True)]
+        rejected = np.mean(c >= 2)
+        with_checks = [r + t for r, t in zip(raw, check, strict=True)]
         r_checks = statistics.median(b / w for b, w in zip(bare, with_checks, strict=True))
         line += (
             f" | {c.mean():4.2f} checks/step ({rejected:4.0%} of candidates penetrate), "
@@ -143,11 +150,23 @@ def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...]
 
 
 @numba.njit
-def one_joint_trials(model: int, data: int, qpos: np.ndarray, every: np.ndarray, poses: np.ndarray,
-                     pair_tables: tuple, njoints: int) -> None:  # fmt: skip
-    """The one-joint trial (``moved_depth``) at each pose, for the active joints in turn."""
-    for k in range(poses.shape[0]):
-        moved_depth(model, data, qpos, every, poses[k], k % njoints, pair_tables)
+def projection_replay(model: int, data: int, qpos: np.ndarray, sensors: np.ndarray, qpos_adr: np.ndarray,
+                      sensor_adr: np.ndarray, completion: tuple, pair_tables: tuple, rigid_tables: tuple, tol: float,
+                      iters: int, group_free: bool, starts: np.ndarray, candidates: np.ndarray, safe: np.ndarray,
+                      last_safe: np.ndarray, results: np.ndarray) -> None:  # fmt: skip
+    """Each recorded projection again: the candidate's ``mj_forward`` (its contact sensors are the
+    first check), then ``project_pose``; raises if a result differs from the env's."""
+    full, scratch, out = np.empty(qpos_adr.shape[0]), np.empty(qpos_adr.shape[0]), np.empty(starts.shape[1])
+    for k in range(starts.shape[0]):
+        complete_clipped(candidates[k], completion, full)
+        for j in range(full.shape[0]):
+            qpos[qpos_adr[j]] = full[j]
+        mj_forward(model, data)
+        project_pose(model, data, qpos, sensors, qpos_adr, sensor_adr, completion, pair_tables, rigid_tables, tol,
+                     iters, group_free, starts[k], candidates[k], safe[k], last_safe[k], out, scratch)  # fmt: skip
+        for j in range(out.shape[0]):
+            if out[j] != results[k, j]:
+                raise AssertionError("projection_replay: the replayed projection differs from the env's")
 
 
 class _FloorEnv(gym.Env):
@@ -225,11 +244,13 @@ def bench_vector(drive: str, n: int, steps: int, rounds: int) -> None:
         t_vec.append(_clock(vec_pass(r), 1))
         t_loop.append(_clock(loop_pass(r), 1))
     ratio = [tl / tv for tv, tl in zip(t_vec, t_loop, strict=True)]
-    sps_vec = n * steps / min(t_vec)
-    sps_loop = n * steps / min(t_loop)
+    sps_vec = n * steps / statistics.median(t_vec)
+    sps_loop = n * steps / statistics.median(t_loop)
+    q1, _, q3 = statistics.quantiles(ratio, n=4)
     print(
         f"vector {drive:<10} N={n:<3} native {sps_vec:9.0f} env-steps/s | loop of singles {sps_loop:9.0f} "
-        f"env-steps/s | speed-up {sps_vec / sps_loop:5.2f}x (per-round median {statistics.median(ratio):5.2f}x)"
+        f"env-steps/s | speed-up {statistics.median(ratio):5.2f}x (median of {rounds} interleaved rounds; "
+        f"quartiles {q1:4.2f}-{q3:4.2f}x)"
     )
     vec.close()
     for e in singles:
@@ -257,10 +278,12 @@ def main() -> None:
     if args.only == "single":
         return
     print("-- native vector env vs a loop of N single envs (random actions) --")
-    vsteps = 64 if args.quick else 256  # env-steps per env and round, divided by N/8 for large N
+    # env-steps per env and round (divided by N/8 for large N); short rounds, many of them, so that a
+    # round and its pair see the same machine
+    vsteps, vrounds = (64, 3) if args.quick else (128, 31)
     for drive in ("hard_write", "pd"):
         for n in (1, 8, 64):
-            bench_vector(drive, n, max(8, vsteps * 8 // max(n, 8)), rounds)
+            bench_vector(drive, n, max(8, vsteps * 8 // max(n, 8)), vrounds)
 
 
 if __name__ == "__main__":

@@ -17,10 +17,13 @@ from dexwheel.robots.g20 import ACTIVE_JOINTS
 from dexwheel.sim.projection import (
     CHAIN_SENSOR_FORMAT,
     DEEPEST_CONTACT_SENSOR,
+    capture_frames,
     contact_depth,
     contact_pairs,
+    group_depth,
     moved_depth,
     project_pose,
+    rotated_depth,
 )
 
 TOL = 5e-4
@@ -159,11 +162,12 @@ def test_contact_pairs_are_the_pairs_mj_collision_reports():
 def test_a_one_joint_trial_measures_what_the_joints_contact_sensor_reports():
     """moved_depth (mj_kinematics + mj_geomDistance over the joint's pairs) equals, bit for bit, the
     deepest contact touching the joint's subtree after mj_collision (its chain sensor), for every
-    active joint over random poses."""
+    active joint over random poses; group_depth of a random set of joints (each pair measured once)
+    equals the deepest of their sensors."""
     env = G20HandEnv(reset_noise_scale=0.0)
     model, projector = env.model, env.task.projector
     d = mujoco.MjData(model)
-    tables = (d.geom_xpos.ravel(), projector.pair_start, projector.pairs, projector.pair_reach)
+    tables, rigid = projector.trial_tables(d)
     rng = np.random.default_rng(2)
     penetrating = 0
     for _ in range(200):
@@ -172,21 +176,55 @@ def test_a_one_joint_trial_measures_what_the_joints_contact_sensor_reports():
             moved_depth(model._address, d._address, d.qpos, projector.qpos_adr, full, a, tables)
             for a in range(len(ACTIVE_JOINTS))
         ]
+        joints = np.flatnonzero(rng.random(len(ACTIVE_JOINTS)) < 0.5)
+        together = group_depth(model._address, d._address, d.qpos, projector.qpos_adr, full, joints, tables, rigid)
         mujoco.mj_collision(model, d)
         mujoco.mj_sensorPos(model, d)
+        sensed = [-min(d.sensordata[projector.sensor_adr[1 + a]], 0.0) for a in range(len(ACTIVE_JOINTS))]
         for a, depth in enumerate(depths):
-            assert depth == -min(d.sensordata[projector.sensor_adr[1 + a]], 0.0), ACTIVE_JOINTS[a]
+            assert depth == sensed[a], ACTIVE_JOINTS[a]
             penetrating += depth > TOL
+        assert together == max([sensed[a] for a in joints], default=0.0)
+    assert penetrating > 100
+
+
+def test_a_rigidly_turned_trial_measures_what_the_kinematics_give():
+    """rotated_depth (the subtree of the moved joint and its mimic followers turned about their axes
+    from captured poses) agrees with moved_depth (mj_kinematics) to rounding, for every active joint,
+    over random poses and moves, mimic followers at their limits included."""
+    env = G20HandEnv(reset_noise_scale=0.0)
+    model, projector = env.model, env.task.projector
+    d = mujoco.MjData(model)
+    tables, rigid_tables = projector.trial_tables(d)
+    assert (np.diff(projector.movers[0]) >= 1).all()  # every G20 joint is a hinge chain: all turn rigidly
+    base, frames = np.empty(G20_MIMIC.nfull), np.empty(12 * model.ngeom)
+    rng = np.random.default_rng(5)
+    lower, upper = G20_MIMIC.active_lower, G20_MIMIC.active_upper
+    worst, penetrating = 0.0, 0
+    for _ in range(100):
+        full = G20_MIMIC.complete(rng.uniform(lower, upper), clip_mimic=True)
+        for a in range(len(ACTIVE_JOINTS)):
+            moved_depth(model._address, d._address, d.qpos, projector.qpos_adr, full, a, tables)
+            capture_frames(a, full, tables, rigid_tables, base, frames)
+            trial = full.copy()
+            G20_MIMIC.set_joint(trial, a, rng.uniform(lower[a], upper[a]))
+            turned = rotated_depth(model._address, d._address, a, trial, tables, rigid_tables, base, frames)
+            kinematic = moved_depth(model._address, d._address, d.qpos, projector.qpos_adr, trial, a, tables)
+            worst = max(worst, abs(turned - kinematic))
+            penetrating += kinematic > TOL
+    assert worst < 1e-15
     assert penetrating > 100
 
 
 def test_one_joint_trials_from_a_safe_start_project_as_full_collision_checks_do():
-    """From a safe start the per-joint trials measure only the moved joint's pairs; told the start may
-    penetrate, project_pose checks every contact instead. Both accept the same pose, bit for bit."""
+    """From a safe start the per-joint trials measure only the moved joint's pairs, and a bisection
+    turns the joint's subtree rigidly instead of running the kinematics; told the start may penetrate,
+    project_pose checks every contact instead. Both accept the same pose, bit for bit (the depths
+    differ by rounding only, ~1e-17 m: a decision could flip only that close to the tolerance)."""
     env = G20HandEnv(reset_noise_scale=0.0)
     model, projector, task = env.model, env.task.projector, env.task
     d = mujoco.MjData(model)
-    tables = (d.geom_xpos.ravel(), projector.pair_start, projector.pairs, projector.pair_reach)
+    tables, rigid_tables = projector.trial_tables(d)
     completion = G20_MIMIC.arrays
     rng = np.random.default_rng(4)
     compared = limited = 0
@@ -203,7 +241,8 @@ def test_one_joint_trials_from_a_safe_start_project_as_full_collision_checks_do(
             out, scratch = np.empty_like(start), np.empty(G20_MIMIC.nfull)
             checks, lim, fallback = project_pose(
                 model._address, d._address, d.qpos, d.sensordata, projector.qpos_adr, projector.sensor_adr,
-                completion, tables, TOL, projector.iters, True, start, candidate, start_is_safe, start, out, scratch,
+                completion, tables, rigid_tables, TOL, projector.iters, True, start, candidate, start_is_safe, start,
+                out, scratch,
             )  # fmt: skip
             results.append((out, lim, fallback))
         (out_fast, lim_fast, fb_fast), (out_full, lim_full, fb_full) = results

@@ -69,10 +69,11 @@ from dexwheel.envs.g20_kernels import (
     CLIPPED,
     INFO_KEYS,
     SWITCHED,
+    gather_results,
     hard_write_advance,
     hard_write_advance_threaded,
-    info_arrays,
     info_dict,
+    results_info,
     task_dtype,
     task_params_dtype,
     threads_usable,
@@ -550,6 +551,8 @@ class G20HandTask:
         self._hard_write_step = hard_write_advance_threaded if self.num_threads > 1 else hard_write_advance
         # the last step's results: the task's own buffers (step() hands out copies)
         self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
+        #: gather_results' blocks: float info and reward, counts, flags and truncated (one column per env)
+        self._results = (np.zeros((8, n)), np.zeros((3, n), dtype=np.int64), np.zeros((3, n), dtype=np.bool_))
         self.terminated = np.zeros(n, dtype=bool)  # pose tracking never terminates
         self._switch_steps = int(cfg.goal_switch_steps)
         #: hard_write_advance's arguments after the actions (None for PD)
@@ -687,11 +690,21 @@ class G20HandTask:
         if self.max_episode_steps is not None:
             np.greater_equal(self.elapsed, self.max_episode_steps, out=self.truncated)
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays."""
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], int]:
+        """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays and
+        how many envs' episodes ended."""
         self.advance(actions)
-        info = info_arrays(self.info)
-        return self.obs.copy(), self.reward.copy(), self.terminated.copy(), self.truncated.copy(), info
+        floats, counts, flags = self._results
+        ended = gather_results(self.state, floats, counts, flags)
+        floats, counts, flags = floats.copy(), counts.copy(), flags.copy()
+        return (
+            self.obs.copy(),
+            floats[-1],
+            self.terminated.copy(),
+            flags[-1],
+            results_info(floats, counts, flags),
+            ended,
+        )
 
     def observation(self, idx: np.ndarray | list[int] | slice = slice(None)) -> np.ndarray:
         """``[qpos, qvel, goal, last_action]`` as float32, one row per env in ``idx``."""

@@ -29,7 +29,8 @@ from dexwheel.sim.hand_drive import hard_write_env
 
 #: A step's ``info`` keys, in order: the reward terms (in the order they are summed), the errors
 #: and depth, then what projection, clipping and goal switching did. Each env keeps them as one
-#: float64 row (counts and flags are exact there), so that a vector env's info is one transposed copy.
+#: float64 row of its record (counts and flags are exact there); a vector step gathers the rows into
+#: typed blocks (:func:`gather_results`).
 INFO_KEYS = (
     "reward_joint_pos_tracking",
     "reward_penetration",
@@ -66,18 +67,54 @@ def info_dict(v: list[float]) -> dict[str, Any]:
     }
 
 
-def info_arrays(rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The info of several envs from their rows ``(N, 12)``: one fresh array per key, typed (a vector
-    env builds it every step: two copies, then views)."""
-    v = rows.T.copy()
-    n = v[7:].astype(np.int64)  # checks, limited, fallback, clipped, switched
-    flags = n[2::2] != 0  # fallback, switched
-    return dict(zip(INFO_KEYS, (*v[:7], n[0], n[1], flags[0], n[3], flags[1]), strict=True))
+@kernel
+def gather_results(tasks: Array, floats: Array, counts: Array, flags: Array) -> int:
+    """Copy every env's info row, reward and ``truncated`` from its record into typed blocks, one
+    column per env: ``floats`` ``(8, N)`` (the first seven INFO_KEYS, then the reward), ``counts``
+    ``(3, N)`` int64 (projection checks and limited joints, clipped entries), ``flags`` ``(3, N)``
+    bool (projection fallback, goal switched, truncated). Returns how many envs were truncated: the
+    episodes that ended (pose tracking never terminates).
+
+    The envs' steps write their own records (no two threads share a cache line); this one serial
+    pass lays the results out so that a vector step hands them out as three copies.
+    """
+    ended = 0
+    for i in range(tasks.shape[0]):
+        t = tasks[i]
+        for k in range(7):
+            floats[k, i] = t.info[k]
+        floats[7, i] = t.reward
+        counts[0, i], counts[1, i], counts[2, i] = int(t.info[CHECKS]), int(t.info[LIMITED]), int(t.info[CLIPPED])
+        flags[0, i], flags[1, i], flags[2, i] = t.info[FALLBACK] != 0.0, t.info[SWITCHED] != 0.0, t.truncated
+        ended += t.truncated
+    return ended
+
+
+def results_info(floats: np.ndarray, counts: np.ndarray, flags: np.ndarray) -> dict[str, np.ndarray]:
+    """The info of a vector step from its (fresh) result blocks: views of their rows, in INFO_KEYS order."""
+    f0, f1, f2, f3, f4, f5, f6, _ = floats
+    checks, limited, clipped = counts
+    fallback, switched, _ = flags
+    return {
+        "reward_joint_pos_tracking": f0,
+        "reward_penetration": f1,
+        "reward_action_rate_l2": f2,
+        "tracking_error": f3,
+        "mean_joint_error": f4,
+        "command_error": f5,
+        "max_penetration": f6,
+        "projection_checks": checks,
+        "projection_limited": limited,
+        "projection_fallback": fallback,
+        "action_clipped": clipped,
+        "goal_switched": switched,
+    }
 
 
 assert tuple(info_dict(list(range(12)))) == INFO_KEYS, "info_dict must list INFO_KEYS in order"
-assert tuple(info_arrays(np.zeros((1, 12)))) == INFO_KEYS, "info_arrays must list INFO_KEYS in order"
-assert (FALLBACK, SWITCHED) == (CHECKS + 2, CHECKS + 4) and (LIMITED, CLIPPED) == (CHECKS + 1, CHECKS + 3)
+assert tuple(results_info(np.zeros((8, 1)), np.zeros((3, 1)), np.zeros((3, 1)))) == INFO_KEYS, (
+    "results_info must list INFO_KEYS in order"
+)
 #: ``action`` kinds as the kernels number them.
 ACTION_KINDS = ("normalized", "delta", "nominal", "sdk255")
 NORMALIZED, DELTA, NOMINAL, SDK255 = range(4)

@@ -95,10 +95,10 @@ class G20HandVectorEnv(VectorEnv):
             if len(actions) != self.num_envs:
                 raise ActionError(f"{len(actions)} {{joint: radians}} actions for {self.num_envs} envs")
             actions = np.stack([task.actions.nominal_dict(a, task.command[i]) for i, a in enumerate(actions)])
-        obs, reward, terminated, truncated, info = task.step(actions)
-        done = terminated | truncated
+        obs, reward, terminated, truncated, info, ended = task.step(actions)
         infos = {**info, **self._step_masks}  # gymnasium's layout: each key with its env mask
-        if done.any():
+        if ended:
+            done = terminated | truncated
             idx = np.flatnonzero(done)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in idx:

@@ -31,11 +31,14 @@ from dexwheel.jit import kernel
 from dexwheel.sim.mujoco_c import (
     CTRL,
     DATA,
+    GEOM_XMAT,
     GEOM_XPOS,
     QPOS,
     QVEL,
     SENSORDATA,
     STATE_TIME,
+    XANCHOR,
+    XAXIS,
     data_addresses,
     f64_array,
     mj_forward,
@@ -124,19 +127,23 @@ def hard_write_dtype(nactive: int, nfull: int) -> np.dtype:
             ("fallback", np.bool_),
             ("safe", np.bool_),  # the current pose is known not to penetrate
             ("stalled", np.bool_),
-            ("addr", np.intp, (6,)),  # mujoco_c.data_addresses
+            ("addr", np.intp, (XAXIS + 1,)),  # mujoco_c.data_addresses
         ],
         align=True,
     )
 
 
-def hard_write_sizes(coupling: MimicCompletion, projector: CollisionProjector) -> tuple[int, int, int, int]:
-    """``(nactive, nfull, nmimic, npairs)``: what :func:`hard_write_params_dtype` is shaped by."""
-    return coupling.nactive, coupling.nfull, int(coupling.mimic_idx.size), len(projector.pairs)
+def hard_write_sizes(coupling: MimicCompletion, projector: CollisionProjector) -> tuple[int, ...]:
+    """``(nactive, nfull, nmimic, npairs, nmovers, nmover_geoms)``: what :func:`hard_write_params_dtype`
+    is shaped by."""
+    movers = projector.movers
+    return (coupling.nactive, coupling.nfull, int(coupling.mimic_idx.size), len(projector.pairs), len(movers[1]),
+            len(movers[4]))  # fmt: skip
 
 
 @functools.cache
-def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int, npairs: int) -> np.dtype:
+def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int, npairs: int, nmovers: int,
+                            nmover_geoms: int) -> np.dtype:  # fmt: skip
     """What every env's hard-write step shares: the model and the drive's settings, as one record."""
     na, nf, nm, npr = nactive, nfull, nmimic, npairs
     ip, f8 = np.intp, np.float64
@@ -148,6 +155,7 @@ def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int, npairs: int) 
             ("nu", ip),
             ("nsensordata", ip),
             ("ngeom", ip),
+            ("njnt", ip),
             ("dt", f8),
             ("step", f8, (na,)),  # slew: largest move per step of each active joint (inf: jump)
             ("project", np.bool_),
@@ -158,6 +166,12 @@ def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int, npairs: int) 
             ("pair_start", ip, (na + 1,)),  # CollisionProjector.pair_start, .pairs, .pair_reach
             ("pairs", ip, (npr, 2)),
             ("pair_reach", f8, (npr,)),
+            # CollisionProjector.movers
+            ("mover_start", ip, (na + 1,)),
+            ("mover_full", ip, (nmovers,)),
+            ("mover_jnt", ip, (nmovers,)),
+            ("mover_geom_start", ip, (nmovers + 1,)),
+            ("mover_geoms", ip, (nmover_geoms,)),
             ("qpos_adr", ip, (nf,)),
             ("ctrl_idx", ip, (nf,)),
             # MimicCompletion.arrays
@@ -206,8 +220,8 @@ class HardWriteDrive(_BatchDrive):
         state["safe"] = True
         self.q, self.depth, self.safe = state["q"], state["depth"], state["safe"]
         self.params = p = params
-        p["model"], p["nq"], p["nv"], p["nu"], p["nsensordata"], p["ngeom"] = (
-            model._address, model.nq, model.nv, model.nu, model.nsensordata, model.ngeom
+        p["model"], p["nq"], p["nv"], p["nu"], p["nsensordata"], p["ngeom"], p["njnt"] = (
+            model._address, model.nq, model.nv, model.nu, model.nsensordata, model.ngeom, model.njnt
         )  # fmt: skip
         p["dt"] = dt
         p["step"] = coupling.slew_steps(self.slew_rad_s, dt)
@@ -215,6 +229,8 @@ class HardWriteDrive(_BatchDrive):
         p["tol"], p["iters"], p["group_free"] = projector.tol, projector.iters, projector.group_free
         p["sensor_adr"], p["qpos_adr"], p["ctrl_idx"] = projector.sensor_adr, self.qpos_adr, self.ctrl_idx
         p["pair_start"], p["pairs"], p["pair_reach"] = projector.pair_start, projector.pairs, projector.pair_reach
+        for name, value in zip(_MOVER_FIELDS, projector.movers, strict=True):
+            p[name] = value
         for name, value in zip(_COMPLETION_FIELDS, coupling.arrays, strict=True):
             p[name] = value
 
@@ -227,6 +243,7 @@ class HardWriteDrive(_BatchDrive):
         s["last_safe"] = q_active if s["safe"][0] else fallback
 
 
+_MOVER_FIELDS = ("mover_start", "mover_full", "mover_jnt", "mover_geom_start", "mover_geoms")
 _COMPLETION_FIELDS = ("active_idx", "mimic_idx", "mimic_src", "mimic_ratio", "full_lower", "full_upper")
 
 
@@ -279,9 +296,12 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
         qpos = f64_array(s.addr[QPOS], p.nq)
         sensors = f64_array(s.addr[SENSORDATA], p.nsensordata)
         pair_tables = (f64_array(s.addr[GEOM_XPOS], 3 * p.ngeom), p.pair_start, p.pairs, p.pair_reach)
+        rigid_tables = (f64_array(s.addr[GEOM_XMAT], 9 * p.ngeom), f64_array(s.addr[XANCHOR], 3 * p.njnt),
+                        f64_array(s.addr[XAXIS], 3 * p.njnt), p.mover_start, p.mover_full, p.mover_jnt,
+                        p.mover_geom_start, p.mover_geoms)  # fmt: skip
         s.checks, s.limited, s.fallback = project_pose(
-            p.model, s.addr[DATA], qpos, sensors, p.qpos_adr, p.sensor_adr, completion, pair_tables, p.tol, p.iters,
-            p.group_free, start, cand, s.safe, s.last_safe, q, s.scratch,
+            p.model, s.addr[DATA], qpos, sensors, p.qpos_adr, p.sensor_adr, completion, pair_tables, rigid_tables,
+            p.tol, p.iters, p.group_free, start, cand, s.safe, s.last_safe, q, s.scratch,
         )  # fmt: skip
         _write_and_forward(s, p)
     s.safe = True

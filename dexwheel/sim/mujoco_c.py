@@ -55,7 +55,7 @@ mj_geomDistance = types.ExternalFunction(
 STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)
 
 #: Columns of :func:`data_addresses`' table.
-DATA, QPOS, QVEL, CTRL, SENSORDATA, GEOM_XPOS = range(6)
+DATA, QPOS, QVEL, CTRL, SENSORDATA, GEOM_XPOS, GEOM_XMAT, XANCHOR, XAXIS = range(9)
 
 
 @intrinsic
@@ -76,13 +76,14 @@ def f64_array(address: int, size: int) -> np.ndarray:
 
 
 def data_addresses(datas: Sequence[mujoco.MjData]) -> np.ndarray:
-    """``(N, 6)`` addresses per MjData: the struct, ``qpos``, ``qvel``, ``ctrl``, ``sensordata``, ``geom_xpos``.
+    """``(N, 9)`` addresses per MjData: the struct, then the arrays ``qpos``, ``qvel``, ``ctrl``,
+    ``sensordata``, ``geom_xpos``, ``geom_xmat``, ``xanchor``, ``xaxis`` (columns :data:`DATA` ... :data:`XAXIS`).
 
     The arrays live in the MjData's one buffer, allocated once, so the addresses hold as long as the
     MjData does (the caller keeps it alive).
     """
-    table = np.zeros((len(datas), 6), dtype=np.intp)
+    table = np.zeros((len(datas), XAXIS + 1), dtype=np.intp)
     for i, d in enumerate(datas):
-        arrays = (d.qpos, d.qvel, d.ctrl, d.sensordata, d.geom_xpos)
+        arrays = (d.qpos, d.qvel, d.ctrl, d.sensordata, d.geom_xpos, d.geom_xmat, d.xanchor, d.xaxis)
         table[i] = (d._address, *(a.ctypes.data for a in arrays))
     return table

@@ -17,18 +17,24 @@ pose is written, the projector turns the slewed candidate into the closest pose 
 A trial costs ``mj_kinematics`` plus collision (no full ``mj_forward``), on the MjData the drive
 writes anyway, all inside one compiled call (:func:`project_pose`). Which joints touch a too-deep
 contact comes from one contact sensor per active joint over the subtree it moves
-(:func:`add_chain_contact_sensors`), evaluated in C. A trial that moves several joints runs
-``mj_collision`` and the contact sensors. A trial that moves one joint from a safe pose only measures
-the geom pairs that joint's subtree is part of (:func:`moved_pairs`, ``mj_geomDistance``): every other
-contact is the safe pose's, so this decides exactly as the whole contact list would, at a third of
-its cost (a 12-iteration bisection is most of a blocked finger's price). A joint that is already
-against a contact is detected with one check at the smallest bisection step (``2**-iters`` of its
-move) instead of running all bisection iterations.
+(:func:`add_chain_contact_sensors`), evaluated in C. From a safe start only the geom pairs of the
+moved subtrees can decide (every other contact is the start's), so a trial measures just those:
+``mj_geomDistance`` for each pair whose bounding spheres overlap (:func:`moved_pairs`), after
+``mj_kinematics`` for a joint's whole move (:func:`moved_depth`) and for the free joints' group
+(:func:`group_depth`, each pair once). Once a joint's whole move failed, its smallest-step check and
+bisection need no kinematics either: the joint turns its subtree (and its mimic followers theirs)
+rigidly about its axis, so those trials turn the whole move's geom poses (:func:`rotated_depth`).
+These decide as ``mj_collision`` and the contact sensors would, bit for bit for the kinematic trials
+(tested) and to rounding (1e-17 m) for the turned ones. A start that may penetrate runs
+``mj_collision`` and the sensors. A joint that is already against a contact is detected with one
+check at the smallest bisection step (``2**-iters`` of its move) instead of running all bisection
+iterations.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 
 import mujoco
 import numpy as np
@@ -155,6 +161,36 @@ def moved_pairs(model: mujoco.MjModel, bodies: list[int]) -> tuple[np.ndarray, n
     return np.asarray(start, dtype=np.intp), pairs.astype(np.intp), reach
 
 
+def rigid_movers(model: mujoco.MjModel, coupling: MimicCompletion, qpos_adr: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per active joint, the hinges that turn when it moves alone (itself and its mimic followers),
+    each with the geoms of its subtree: ``(start, full_idx, jnt, geom_start, geoms)``.
+
+    Joint ``a``'s movers are ``start[a]:start[a + 1]``, deepest body first, so the joint itself comes
+    last (its geoms: the whole subtree); mover ``m`` is entry ``full_idx[m]`` of the full joint vector
+    and model joint ``jnt[m]``, its geoms ``geoms[geom_start[m]:geom_start[m + 1]]``. A joint with a
+    mover that is not a hinge gets none (its trials then run the kinematics: :func:`moved_depth`).
+    """
+    subtree = _subtrees(model)
+    jnt_of_qpos = {int(model.jnt_qposadr[k]): k for k in range(model.njnt)}
+    depth = np.zeros(model.nbody, dtype=int)
+    for b in range(1, model.nbody):  # parents precede children
+        depth[b] = depth[model.body_parentid[b]] + 1
+    start, full_idx, jnt, geom_start, geoms = [0], [], [], [0], []
+    for followers in coupling.followers:
+        movers = sorted(
+            (-depth[model.jnt_bodyid[jnt_of_qpos[int(qpos_adr[i])]]], i, jnt_of_qpos[int(qpos_adr[i])])
+            for i, *_ in followers
+        )
+        if all(model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE for *_, j in movers):
+            for _, i, j in movers:
+                full_idx.append(i)
+                jnt.append(j)
+                geoms.extend(np.flatnonzero(subtree[model.jnt_bodyid[j]][model.geom_bodyid]).tolist())
+                geom_start.append(len(geoms))
+        start.append(len(full_idx))
+    return tuple(np.asarray(x, dtype=np.intp) for x in (start, full_idx, jnt, geom_start, geoms))
+
+
 class CollisionProjector:
     """Per-joint collision projection of candidate poses (see module docstring), for a compiled step.
 
@@ -207,6 +243,14 @@ class CollisionProjector:
         #: Per active joint, the geom pairs its subtree is part of (:func:`moved_pairs`): what a trial
         #: moving that joint alone measures.
         self.pair_start, self.pairs, self.pair_reach = moved_pairs(model, roots)
+        #: Per active joint, the hinges its move turns and their geoms (:func:`rigid_movers`): how a
+        #: bisection's trials pose that joint's subtree without kinematics.
+        self.movers = rigid_movers(model, coupling, self.qpos_adr)
+
+    def trial_tables(self, data: mujoco.MjData) -> tuple[tuple, tuple]:
+        """``(pair_tables, rigid_tables)`` of :func:`project_pose` for trials on ``data``."""
+        pair_tables = (data.geom_xpos.ravel(), self.pair_start, self.pairs, self.pair_reach)
+        return pair_tables, (data.geom_xmat.ravel(), data.xanchor.ravel(), data.xaxis.ravel(), *self.movers)
 
     def depth(self, data: mujoco.MjData, full: np.ndarray) -> float:
         """Deepest active penetration (m) of pose ``full``: kinematics + collision only."""
@@ -235,16 +279,26 @@ def pose_depth(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Arr
 def moved_depth(model: int, data: int, qpos: Array, qpos_adr: Array, full: Array, a: int, pair_tables: tuple) -> float:
     """Write ``full`` into ``qpos``; the deepest penetration (``>= 0``) among the geom pairs that
     active joint ``a``'s subtree is part of (``pair_tables`` = ``(geom_xpos, start, pairs, reach)``, see
-    :func:`moved_pairs`): ``mj_kinematics``, then ``mj_geomDistance`` for each pair whose bounding
-    spheres overlap (one that does not is apart). The trial of a move of joint ``a`` alone.
+    :func:`moved_pairs`): ``mj_kinematics``, then :func:`pairs_depth`. The trial of a move of joint
+    ``a`` alone.
     """
-    xpos, start, pairs, reach = pair_tables
     for k in range(full.shape[0]):
         qpos[qpos_adr[k]] = full[k]
     mj_kinematics(model, data)
+    return pairs_depth(model, data, a, pair_tables, None)
+
+
+@kernel
+def pairs_depth(model: int, data: int, a: int, pair_tables: tuple, measured: Array | None = None) -> float:
+    """The deepest penetration (``>= 0``) among joint ``a``'s geom pairs at the geom poses in ``data``:
+    ``mj_geomDistance`` for each pair whose bounding spheres overlap (one that does not is apart).
+    ``measured``: per geom, whether its pairs were measured already (those pairs are skipped)."""
+    xpos, start, pairs, reach = pair_tables
     deepest = 0.0
     for k in range(start[a], start[a + 1]):
         g, h = pairs[k, 0], pairs[k, 1]
+        if measured is not None and (measured[g] or measured[h]):
+            continue
         dx = xpos[3 * g] - xpos[3 * h]
         dy = xpos[3 * g + 1] - xpos[3 * h + 1]
         dz = xpos[3 * g + 2] - xpos[3 * h + 2]
@@ -255,6 +309,96 @@ def moved_depth(model: int, data: int, qpos: Array, qpos_adr: Array, full: Array
         if -dist > deepest:
             deepest = -dist
     return deepest
+
+
+@kernel
+def group_depth(model: int, data: int, qpos: Array, qpos_adr: Array, full: Array, joints: Array,
+                pair_tables: tuple, rigid_tables: tuple) -> float:  # fmt: skip
+    """Write ``full`` into ``qpos``; the deepest penetration (``>= 0``) among the geom pairs that the
+    subtrees of active ``joints`` are part of, each pair measured once: ``mj_kinematics``, then
+    :func:`pairs_depth` per joint, skipping the pairs of the geoms of the joints before it. The trial
+    of a move of these joints from a safe pose (each needs rigid movers: :func:`rigid_movers` lists
+    the geoms of its subtree)."""
+    for k in range(full.shape[0]):
+        qpos[qpos_adr[k]] = full[k]
+    mj_kinematics(model, data)
+    movers, geom_start, geoms = rigid_tables[3], rigid_tables[6], rigid_tables[7]
+    measured = np.zeros(pair_tables[0].shape[0] // 3, dtype=np.bool_)
+    deepest = 0.0
+    for a in joints:
+        deepest = max(deepest, pairs_depth(model, data, a, pair_tables, measured))
+        whole = movers[a + 1] - 1  # the joint itself: its geoms are the whole subtree
+        for k in range(geom_start[whole], geom_start[whole + 1]):
+            measured[geoms[k]] = True
+    return deepest
+
+
+@kernel
+def capture_frames(a: int, full: Array, pair_tables: tuple, rigid_tables: tuple, base: Array, frames: Array) -> None:
+    """Keep what :func:`rotated_depth` rotates from: the values in ``full`` of joint ``a``'s movers
+    (into ``base``) and the poses in ``data`` of the geoms of its subtree (into ``frames``, 12 per
+    geom: position, then orientation), both as ``data``'s kinematics of ``full`` left them."""
+    xpos = pair_tables[0]
+    xmat, _, _, start, full_idx, _, geom_start, geoms = rigid_tables
+    for m in range(start[a], start[a + 1]):
+        base[m - start[a]] = full[full_idx[m]]
+    whole = start[a + 1] - 1  # the joint itself, last: its geoms are the whole subtree
+    n = 0
+    for k in range(geom_start[whole], geom_start[whole + 1]):
+        g = geoms[k]
+        for c in range(3):
+            frames[n + c] = xpos[3 * g + c]
+        for c in range(9):
+            frames[n + 3 + c] = xmat[9 * g + c]
+        n += 12
+
+
+@kernel
+def rotated_depth(model: int, data: int, a: int, full: Array, pair_tables: tuple, rigid_tables: tuple, base: Array,
+                  frames: Array) -> float:  # fmt: skip
+    """The trial of pose ``full``, which differs from the captured one (:func:`capture_frames`) in
+    active joint ``a`` and its mimic followers only, without kinematics: each mover's subtree turns
+    rigidly about the mover's axis through its anchor (deepest mover first, all about the captured
+    poses), then :func:`pairs_depth`. Equal to :func:`moved_depth` up to rounding (~1e-17 m).
+
+    ``rigid_tables``: ``(geom_xmat, xanchor, xaxis, start, full_idx, jnt, geom_start, geoms)`` (the
+    first three ``data``'s arrays, flat; the rest :func:`rigid_movers`).
+    """
+    xpos = pair_tables[0]
+    xmat, xanchor, xaxis, start, full_idx, jnt, geom_start, geoms = rigid_tables
+    whole = start[a + 1] - 1
+    n = 0
+    for k in range(geom_start[whole], geom_start[whole + 1]):  # back to the captured poses
+        g = geoms[k]
+        for c in range(3):
+            xpos[3 * g + c] = frames[n + c]
+        for c in range(9):
+            xmat[9 * g + c] = frames[n + 3 + c]
+        n += 12
+    for m in range(start[a], start[a + 1]):
+        angle = full[full_idx[m]] - base[m - start[a]]
+        if angle == 0.0:
+            continue
+        j = jnt[m]
+        x, y, z = xaxis[3 * j], xaxis[3 * j + 1], xaxis[3 * j + 2]
+        px, py, pz = xanchor[3 * j], xanchor[3 * j + 1], xanchor[3 * j + 2]
+        c, s = math.cos(angle), math.sin(angle)
+        t = 1.0 - c  # Rodrigues: R = c I + s [axis]x + t axis axis^T
+        r00, r01, r02 = t * x * x + c, t * x * y - s * z, t * x * z + s * y
+        r10, r11, r12 = t * x * y + s * z, t * y * y + c, t * y * z - s * x
+        r20, r21, r22 = t * x * z - s * y, t * y * z + s * x, t * z * z + c
+        for k in range(geom_start[m], geom_start[m + 1]):
+            g = geoms[k]
+            vx, vy, vz = xpos[3 * g] - px, xpos[3 * g + 1] - py, xpos[3 * g + 2] - pz
+            xpos[3 * g] = r00 * vx + r01 * vy + r02 * vz + px
+            xpos[3 * g + 1] = r10 * vx + r11 * vy + r12 * vz + py
+            xpos[3 * g + 2] = r20 * vx + r21 * vy + r22 * vz + pz
+            for col in range(3):  # row-major 3x3: R @ xmat, column by column
+                m0, m1, m2 = xmat[9 * g + col], xmat[9 * g + 3 + col], xmat[9 * g + 6 + col]
+                xmat[9 * g + col] = r00 * m0 + r01 * m1 + r02 * m2
+                xmat[9 * g + 3 + col] = r10 * m0 + r11 * m1 + r12 * m2
+                xmat[9 * g + 6 + col] = r20 * m0 + r21 * m1 + r22 * m2
+    return pairs_depth(model, data, a, pair_tables, None)
 
 
 @kernel
@@ -302,9 +446,13 @@ def _moving_joints_by_size(dq: Array) -> Array:
 
 @kernel
 def _joint_depth(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, adr: int, full: Array,
-                 a: int, pair_tables: tuple, from_safe: bool) -> float:  # fmt: skip
-    """The trial of pose ``full``, which differs from the accepted pose in joint ``a`` only: that
-    joint's pairs when the accepted pose is known safe, else every contact."""
+                 a: int, pair_tables: tuple, rigid_tables: tuple, from_safe: bool, rigid: bool, base: Array,
+                 frames: Array) -> float:  # fmt: skip
+    """The trial of pose ``full``, which differs from the accepted pose in joint ``a`` only: turned
+    from the captured poses (``rigid``, :func:`rotated_depth`), else that joint's pairs when the
+    accepted pose is known safe, else every contact."""
+    if rigid:
+        return rotated_depth(model, data, a, full, pair_tables, rigid_tables, base, frames)
     if from_safe:
         return moved_depth(model, data, qpos, qpos_adr, full, a, pair_tables)
     return pose_depth(model, data, qpos, sensors, qpos_adr, adr, full)
@@ -312,9 +460,9 @@ def _joint_depth(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
 
 @kernel
 def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, sensor_adr: Array,
-                 completion: tuple, pair_tables: tuple, tol: float, iters: int, group_free: bool,
-                 start: Array, candidate: Array, start_is_safe: bool, last_safe: Array, out: Array,
-                 full: Array) -> tuple[int, int, bool]:  # fmt: skip
+                 completion: tuple, pair_tables: tuple, rigid_tables: tuple, tol: float, iters: int,
+                 group_free: bool, start: Array, candidate: Array, start_is_safe: bool, last_safe: Array,
+                 out: Array, full: Array) -> tuple[int, int, bool]:  # fmt: skip
     """Write into ``out`` the accepted pose on the way from ``start`` to a penetrating ``candidate``.
 
     Called once the candidate (active joints) has been evaluated on ``data`` and found deeper than
@@ -323,12 +471,15 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
     accepted whole and whether the result penetrated (possible only from a penetrating start) so that
     ``last_safe`` was used. ``data`` is scratch (its kinematics and contacts are the last trial's), so
     is ``full``. ``pair_tables``: those of :func:`moved_depth`, used for the trials of one joint
-    from a safe start (each accepted pose is safe, so the contacts that move are the only question).
+    from a safe start (each accepted pose is safe, so the contacts that move are the only question);
+    ``rigid_tables``: those of :func:`rotated_depth`, for the trials after a joint's whole move failed
+    (the smallest step and the bisection turn the whole move's geom poses: no kinematics).
     """
     # Element loops rather than array expressions throughout: those carry numba's shape-mismatch
     # errors, whose message formatting alone tripled this kernel's compile time.
     adr = sensor_adr[0]
     na = start.shape[0]
+    movers = rigid_tables[3]
     checks, limited = 1, 0
     q = start.copy()
     dq = np.empty(na)
@@ -347,12 +498,22 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
             nfree += free[k]
         if 0 < nfree < moving:
             trial = q.copy()
+            joints = np.empty(nfree, dtype=order.dtype)
+            f = 0
+            listed = start_is_safe  # and the free joints' subtree geoms are listed
             for k in range(moving):
                 if free[k]:
                     trial[order[k]] = candidate[order[k]]
+                    joints[f] = order[k]
+                    f += 1
+                    listed = listed and movers[order[k]] < movers[order[k] + 1]
             complete_clipped(trial, completion, full)
             checks += 1
-            if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) <= tol:
+            if listed:  # from a safe start only the moved subtrees' pairs can decide
+                depth = group_depth(model, data, qpos, qpos_adr, full, joints, pair_tables, rigid_tables)
+            else:
+                depth = pose_depth(model, data, qpos, sensors, qpos_adr, adr, full)
+            if depth <= tol:
                 q = trial
                 moved = True
                 rest = np.empty(moving - nfree, dtype=order.dtype)
@@ -364,21 +525,29 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
                 order = rest
     complete_clipped(q, completion, full)
     smallest = 2.0**-iters
+    base = np.empty(full.shape[0])  # what rotated_depth turns from: movers' values, geom poses
+    frames = np.empty(4 * pair_tables[0].shape[0])
     for a in order:
         origin = q[a]
         step = dq[a]
         _set_joint(full, a, candidate[a], completion)
         checks += 1
-        if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, start_is_safe) <= tol:
+        if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, rigid_tables, start_is_safe,
+                        False, base, frames) <= tol:  # fmt: skip
             q[a] = candidate[a]
             moved = True
             continue
         limited += 1
+        # The rest of this joint's trials turn its subtree from the whole move's kinematics.
+        rigid = start_is_safe and movers[a] < movers[a + 1]
+        if rigid:
+            capture_frames(a, full, pair_tables, rigid_tables, base, frames)
         # Already against a contact? One check at the smallest step instead of a full bisection.
         lo = smallest
         _set_joint(full, a, origin + lo * step, completion)
         checks += 1
-        if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, start_is_safe) > tol:
+        if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, rigid_tables, start_is_safe,
+                        rigid, base, frames) > tol:  # fmt: skip
             _set_joint(full, a, origin, completion)
             continue
         hi = 1.0
@@ -386,7 +555,8 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
             mid = 0.5 * (lo + hi)
             _set_joint(full, a, origin + mid * step, completion)
             checks += 1
-            if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, start_is_safe) <= tol:
+            if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, rigid_tables,
+                            start_is_safe, rigid, base, frames) <= tol:  # fmt: skip
                 lo = mid
             else:
                 hi = mid
