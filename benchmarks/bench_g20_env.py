@@ -18,7 +18,9 @@ printed as ratios (no absolute targets are asserted anywhere):
 2. Native vector env (``vectorization_mode="vector_entry_point"``) against a Python loop over N
    single envs, at N = 1, 8, 64, both drives, random actions: env-steps per second (median rounds)
    and the speed-up: the median over rounds of the ratio of a loop round to the native round just
-   before it, with its quartiles (the second core of a shared machine comes and goes).
+   before it, with its quartiles (the second core of a shared machine comes and goes). Before them,
+   the machine's own headroom in the same run: how much faster 8 ``mj_forward`` calls on separate
+   MjData run on two threads than on one (balanced work, no env around it).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from reference import print_reference  # noqa: E402  (benchmarks/, the script's own directory)
 
+from dexwheel.control import G20_MIMIC  # noqa: E402
 from dexwheel.envs import register_envs  # noqa: E402
 from dexwheel.robots.g20 import ACTIVE_JOINTS  # noqa: E402
 from dexwheel.sim.mujoco_c import mj_forward  # noqa: E402
@@ -257,6 +260,49 @@ def bench_vector(drive: str, n: int, steps: int, rounds: int) -> None:
         e.close()
 
 
+@numba.njit
+def forward_each(model: int, datas: np.ndarray, reps: int) -> None:
+    """``mj_forward`` of every MjData (addresses), ``reps`` times, on this thread."""
+    for _ in range(reps):
+        for i in range(datas.shape[0]):
+            mj_forward(model, datas[i])
+
+
+@numba.njit(parallel=True)
+def forward_each_threaded(model: int, datas: np.ndarray) -> None:
+    """``mj_forward`` of every MjData once, spread over numba's threads (one parallel region)."""
+    for i in numba.prange(datas.shape[0]):
+        mj_forward(model, datas[i])
+
+
+def bench_two_cores(n: int, reps: int, rounds: int) -> None:
+    """The machine's headroom for threads now: ``n`` forwards (random poses) on 2 threads vs 1."""
+    env = gym.make("G20Hand-v0").unwrapped
+    model, task = env.model, env.task
+    rng = np.random.default_rng(0)
+    datas = [mujoco.MjData(model) for _ in range(n)]
+    for d in datas:
+        d.qpos[task.qpos_adr] = G20_MIMIC.complete(
+            rng.uniform(G20_MIMIC.active_lower, G20_MIMIC.active_upper), clip_mimic=True
+        )
+    addresses = np.array([d._address for d in datas], dtype=np.intp)
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(threads)
+    forward_each(model._address, addresses, 1)
+    forward_each_threaded(model._address, addresses)
+    gains = []
+    for _ in range(rounds):
+        one = _clock(lambda: forward_each(model._address, addresses, reps), 1)
+        two = _clock(lambda: [forward_each_threaded(model._address, addresses) for _ in range(reps)], 1)
+        gains.append(one / two)
+    q1, _, q3 = statistics.quantiles(gains, n=4)
+    print(
+        f"two cores: {n} mj_forward calls, one parallel region per round of them, run "
+        f"{statistics.median(gains):4.2f}x faster on {threads} threads than on 1 (median of {rounds} rounds; "
+        f"quartiles {q1:4.2f}-{q3:4.2f}x): the headroom for the threaded speed-ups below"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (smoke run)")
@@ -278,6 +324,7 @@ def main() -> None:
     if args.only == "single":
         return
     print("-- native vector env vs a loop of N single envs (random actions) --")
+    bench_two_cores(8, 128 if not args.quick else 16, 31 if not args.quick else 3)
     # env-steps per env and round (divided by N/8 for large N); short rounds, many of them, so that a
     # round and its pair see the same machine
     vsteps, vrounds = (64, 3) if args.quick else (128, 31)
