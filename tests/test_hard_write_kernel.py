@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from dexwheel.control import G20_MIMIC, ActionClipWarning
+from dexwheel.control.coupling import MimicCompletion
 from dexwheel.envs.g20_hand import G20HandEnv
 from dexwheel.envs.g20_kernels import INFO_KEYS
 from dexwheel.envs.g20_vector import G20HandVectorEnv
@@ -23,6 +24,7 @@ from dexwheel.sim.projection import (
     group_depth,
     moved_depth,
     project_pose,
+    rigid_movers,
     rotated_depth,
 )
 
@@ -214,6 +216,27 @@ def test_a_rigidly_turned_trial_measures_what_the_kinematics_give():
             penetrating += kinematic > TOL
     assert worst < 1e-15
     assert penetrating > 100
+
+
+def test_rigid_movers_list_hinge_chains_deepest_first_and_leave_other_joints_to_the_kinematics():
+    """A hinge with a mimic follower turns the follower's geoms, then its own subtree's (follower
+    first); a slide joint gets no movers, so its trials run mj_kinematics."""
+    model = mujoco.MjModel.from_xml_string(
+        """<mujoco><worldbody>
+          <body name="base"><joint name="root" type="hinge"/><geom name="g0" size=".01"/>
+            <body name="tip" pos="0 0 .1"><joint name="tip" type="hinge"/><geom name="g1" size=".01"/></body>
+          </body>
+          <body name="slider" pos=".2 0 0"><joint name="slide" type="slide"/><geom name="g2" size=".01"/></body>
+        </worldbody></mujoco>"""
+    )
+    limits = {name: (-1.0, 1.0) for name in ("root", "tip", "slide")}
+    coupling = MimicCompletion(["root", "slide"], ["root", "tip", "slide"], {"tip": ("root", 0.5)}, limits)
+    qpos_adr = np.array([model.joint(n).qposadr[0] for n in coupling.layout.names])
+    start, full_idx, jnt, geom_start, geoms = rigid_movers(model, coupling, qpos_adr)
+    assert start.tolist() == [0, 2, 2]  # root: two movers; slide: none
+    assert full_idx.tolist() == [1, 0] and jnt.tolist() == [model.joint("tip").id, model.joint("root").id]
+    movers_geoms = [geoms[geom_start[m] : geom_start[m + 1]].tolist() for m in range(2)]
+    assert movers_geoms == [[model.geom("g1").id], [model.geom("g0").id, model.geom("g1").id]]
 
 
 def test_one_joint_trials_from_a_safe_start_project_as_full_collision_checks_do():
