@@ -446,13 +446,9 @@ def _moving_joints_by_size(dq: Array) -> Array:
 
 @kernel
 def _joint_depth(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, adr: int, full: Array,
-                 a: int, pair_tables: tuple, rigid_tables: tuple, from_safe: bool, rigid: bool, base: Array,
-                 frames: Array) -> float:  # fmt: skip
-    """The trial of pose ``full``, which differs from the accepted pose in joint ``a`` only: turned
-    from the captured poses (``rigid``, :func:`rotated_depth`), else that joint's pairs when the
-    accepted pose is known safe, else every contact."""
-    if rigid:
-        return rotated_depth(model, data, a, full, pair_tables, rigid_tables, base, frames)
+                 a: int, pair_tables: tuple, from_safe: bool) -> float:  # fmt: skip
+    """The trial of pose ``full``, which differs from the accepted pose in joint ``a`` only: that
+    joint's pairs when the accepted pose is known safe, else every contact."""
     if from_safe:
         return moved_depth(model, data, qpos, qpos_adr, full, a, pair_tables)
     return pose_depth(model, data, qpos, sensors, qpos_adr, adr, full)
@@ -532,8 +528,7 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
         step = dq[a]
         _set_joint(full, a, candidate[a], completion)
         checks += 1
-        if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, rigid_tables, start_is_safe,
-                        False, base, frames) <= tol:  # fmt: skip
+        if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, start_is_safe) <= tol:
             q[a] = candidate[a]
             moved = True
             continue
@@ -542,27 +537,27 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
         rigid = start_is_safe and movers[a] < movers[a + 1]
         if rigid:
             capture_frames(a, full, pair_tables, rigid_tables, base, frames)
-        # Already against a contact? One check at the smallest step instead of a full bisection.
-        lo = smallest
-        _set_joint(full, a, origin + lo * step, completion)
-        checks += 1
-        if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, rigid_tables, start_is_safe,
-                        rigid, base, frames) > tol:  # fmt: skip
-            _set_joint(full, a, origin, completion)
-            continue
-        hi = 1.0
-        for _ in range(iters):
-            mid = 0.5 * (lo + hi)
-            _set_joint(full, a, origin + mid * step, completion)
+        # The smallest step first (a joint already against a contact costs one check, not a whole
+        # bisection), then the bisection on the fraction of the move; one trial call site keeps the
+        # compiled kernel small.
+        lo, hi, frac = 0.0, 1.0, smallest
+        for k in range(iters + 1):
+            _set_joint(full, a, origin + frac * step, completion)
             checks += 1
-            if _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, rigid_tables,
-                            start_is_safe, rigid, base, frames) <= tol:  # fmt: skip
-                lo = mid
+            if rigid:
+                depth = rotated_depth(model, data, a, full, pair_tables, rigid_tables, base, frames)
             else:
-                hi = mid
+                depth = _joint_depth(model, data, qpos, sensors, qpos_adr, adr, full, a, pair_tables, start_is_safe)
+            if depth <= tol:
+                lo = frac
+            elif k == 0:
+                break
+            else:
+                hi = frac
+            frac = 0.5 * (lo + hi)
         q[a] = origin + lo * step
         _set_joint(full, a, q[a], completion)
-        moved = True
+        moved = moved or lo > 0.0
     if not moved and not start_is_safe:
         checks += 1
         if pose_depth(model, data, qpos, sensors, qpos_adr, adr, full) > tol:
