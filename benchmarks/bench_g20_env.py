@@ -18,7 +18,8 @@ printed as ratios (no absolute targets are asserted anywhere):
 2. Native vector env (``vectorization_mode="vector_entry_point"``) against a Python loop over N
    single envs, at N = 1, 8, 64, both drives, random actions: env-steps per second (median rounds)
    and the speed-up: the median over rounds of the ratio of a loop round to the native round just
-   before it, with its quartiles (the second core of a shared machine comes and goes). Before them,
+   before it, with its quartiles (the second core of a shared machine comes and goes); also against
+   gymnasium's ``SyncVectorEnv`` of the same envs (the loop with its batching). Before them,
    the machine's own headroom in the same run: how much faster 8 ``mj_forward`` calls on separate
    MjData run on two threads than on one (balanced work, no env around it).
 """
@@ -214,20 +215,24 @@ def bench_floor(steps: int, rounds: int) -> None:
 
 
 def bench_vector(drive: str, n: int, steps: int, rounds: int) -> None:
-    """Env-steps per second, native vs loop; finished episodes reset in both (the vector env autoresets)."""
+    """Env-steps per second, native vs a loop of single envs (the target's baseline) and vs gymnasium's
+    ``SyncVectorEnv`` (the same loop with its batching, what ``vectorization_mode="sync"`` gives);
+    finished episodes reset in all three (the vector envs autoreset)."""
     kwargs = {"drive": drive}
     vec = gym.make_vec("G20Hand-v0", num_envs=n, vectorization_mode="vector_entry_point", **kwargs)
+    sync = gym.make_vec("G20Hand-v0", num_envs=n, vectorization_mode="sync", **kwargs)
     singles = [gym.make("G20Hand-v0", **kwargs) for _ in range(n)]
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, (rounds * steps, n, len(ACTIVE_JOINTS))).astype(np.float32)
     vec.reset(seed=0)
+    sync.reset(seed=0)
     for i, e in enumerate(singles):
         e.reset(seed=i)
 
-    def vec_pass(r: int) -> Callable[[], None]:
+    def vec_pass(r: int, env: gym.vector.VectorEnv) -> Callable[[], None]:
         def run() -> None:
             for k in range(r * steps, (r + 1) * steps):
-                vec.step(actions[k])
+                env.step(actions[k])
 
         return run
 
@@ -242,20 +247,23 @@ def bench_vector(drive: str, n: int, steps: int, rounds: int) -> None:
 
         return run
 
-    t_vec, t_loop = [], []
-    for r in range(rounds):  # both see the same actions and states, round after round
-        t_vec.append(_clock(vec_pass(r), 1))
+    t_vec, t_loop, t_sync = [], [], []
+    for r in range(rounds):  # all see the same actions and states, round after round
+        t_vec.append(_clock(vec_pass(r, vec), 1))
         t_loop.append(_clock(loop_pass(r), 1))
+        t_sync.append(_clock(vec_pass(r, sync), 1))
     ratio = [tl / tv for tv, tl in zip(t_vec, t_loop, strict=True)]
     sps_vec = n * steps / statistics.median(t_vec)
     sps_loop = n * steps / statistics.median(t_loop)
     q1, _, q3 = statistics.quantiles(ratio, n=4)
+    over_sync = statistics.median(ts / tv for tv, ts in zip(t_vec, t_sync, strict=True))
     print(
         f"vector {drive:<10} N={n:<3} native {sps_vec:9.0f} env-steps/s | loop of singles {sps_loop:9.0f} "
         f"env-steps/s | speed-up {statistics.median(ratio):5.2f}x (median of {rounds} interleaved rounds; "
-        f"quartiles {q1:4.2f}-{q3:4.2f}x)"
+        f"quartiles {q1:4.2f}-{q3:4.2f}x) | vs SyncVectorEnv {over_sync:5.2f}x"
     )
     vec.close()
+    sync.close()
     for e in singles:
         e.close()
 
