@@ -75,8 +75,8 @@ def gather_results(tasks: Array, floats: Array, counts: Array, flags: Array) -> 
     bool (projection fallback, goal switched, truncated). Returns how many envs were truncated: the
     episodes that ended (pose tracking never terminates).
 
-    The envs' steps write their own records (no two threads share a cache line); this one serial
-    pass lays the results out so that a vector step hands them out as three copies.
+    Each env's step writes its own record (a thread never writes next to another's results); this
+    one serial pass lays the results out so that a vector step hands them out as three copies.
     """
     ended = 0
     for i in range(tasks.shape[0]):
