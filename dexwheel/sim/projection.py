@@ -161,26 +161,27 @@ def moved_pairs(model: mujoco.MjModel, bodies: list[int]) -> tuple[np.ndarray, n
     return np.asarray(start, dtype=np.intp), pairs.astype(np.intp), reach
 
 
+def _full_joint_ids(model: mujoco.MjModel, qpos_adr: np.ndarray) -> np.ndarray:
+    """The model joint of each entry of a full joint vector whose qpos addresses are ``qpos_adr``."""
+    jnt_of_qpos = {int(model.jnt_qposadr[k]): k for k in range(model.njnt)}
+    return np.array([jnt_of_qpos[int(adr)] for adr in qpos_adr], dtype=np.intp)
+
+
 def rigid_movers(model: mujoco.MjModel, coupling: MimicCompletion, qpos_adr: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per active joint, the hinges that turn when it moves alone (itself and its mimic followers),
     each with the geoms of its subtree: ``(start, full_idx, jnt, geom_start, geoms)``.
 
-    Joint ``a``'s movers are ``start[a]:start[a + 1]``, deepest body first, so the joint itself comes
-    last (its geoms: the whole subtree); mover ``m`` is entry ``full_idx[m]`` of the full joint vector
-    and model joint ``jnt[m]``, its geoms ``geoms[geom_start[m]:geom_start[m + 1]]``. A joint with a
-    mover that is not a hinge gets none (its trials then run the kinematics: :func:`moved_depth`).
+    Joint ``a``'s movers are ``start[a]:start[a + 1]``, deepest body first (MuJoCo numbers a child
+    after its parent), so the joint itself comes last (its geoms: the whole subtree); mover ``m`` is
+    entry ``full_idx[m]`` of the full joint vector and model joint ``jnt[m]``, its geoms
+    ``geoms[geom_start[m]:geom_start[m + 1]]``. A joint with a mover that is not a hinge gets none
+    (its trials then run the kinematics: :func:`moved_depth`).
     """
     subtree = _subtrees(model)
-    jnt_of_qpos = {int(model.jnt_qposadr[k]): k for k in range(model.njnt)}
-    depth = np.zeros(model.nbody, dtype=int)
-    for b in range(1, model.nbody):  # parents precede children
-        depth[b] = depth[model.body_parentid[b]] + 1
+    joint_of = _full_joint_ids(model, qpos_adr)
     start, full_idx, jnt, geom_start, geoms = [0], [], [], [0], []
     for followers in coupling.followers:
-        movers = sorted(
-            (-depth[model.jnt_bodyid[jnt_of_qpos[int(qpos_adr[i])]]], i, jnt_of_qpos[int(qpos_adr[i])])
-            for i, *_ in followers
-        )
+        movers = sorted(((-model.jnt_bodyid[joint_of[i]], i, joint_of[i]) for i, *_ in followers))
         if all(model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE for *_, j in movers):
             for _, i, j in movers:
                 full_idx.append(i)
@@ -230,12 +231,11 @@ class CollisionProjector:
         # A joint's sensor stands for "a contact touches a body this joint moves": its mimic followers
         # must sit in its own subtree (true of finger chains).
         subtree = _subtrees(model)
-        jnt_of_qpos = {int(model.jnt_qposadr[k]): k for k in range(model.njnt)}
-        roots = [int(model.jnt_bodyid[jnt_of_qpos[int(self.qpos_adr[i])]]) for i in coupling.active_idx]
+        body_of = model.jnt_bodyid[_full_joint_ids(model, self.qpos_adr)]
+        roots = [int(body_of[i]) for i in coupling.active_idx]
         for a, followers in enumerate(coupling.followers):
             for i, *_ in followers:
-                body = int(model.jnt_bodyid[jnt_of_qpos[int(self.qpos_adr[i])]])
-                if not subtree[roots[a], body]:
+                if not subtree[roots[a], body_of[i]]:
                     raise ValueError(
                         f"collision projection: joint {coupling.layout.names[i]} follows {joints[a]} but is not "
                         f"in its subtree; the per-joint contact sensors cannot attribute its contacts"
@@ -260,14 +260,20 @@ class CollisionProjector:
 
 
 @kernel
+def _write_qpos(qpos: Array, qpos_adr: Array, full: Array) -> None:
+    """Write the full joint vector ``full`` into ``qpos`` (at ``qpos_adr``)."""
+    for k in range(full.shape[0]):
+        qpos[qpos_adr[k]] = full[k]
+
+
+@kernel
 def pose_depth(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: Array, adr: int, full: Array) -> float:
     """Write ``full`` into ``qpos`` and return the deepest penetration of that pose (``>= 0``).
 
     ``mj_kinematics`` + ``mj_collision`` + the position sensors (the contact sensors; nothing else
     is evaluated): a trial, not a forward pass.
     """
-    for k in range(full.shape[0]):
-        qpos[qpos_adr[k]] = full[k]
+    _write_qpos(qpos, qpos_adr, full)
     mj_kinematics(model, data)
     mj_collision(model, data)
     mj_sensorPos(model, data)
@@ -282,8 +288,7 @@ def moved_depth(model: int, data: int, qpos: Array, qpos_adr: Array, full: Array
     :func:`moved_pairs`): ``mj_kinematics``, then :func:`pairs_depth`. The trial of a move of joint
     ``a`` alone.
     """
-    for k in range(full.shape[0]):
-        qpos[qpos_adr[k]] = full[k]
+    _write_qpos(qpos, qpos_adr, full)
     mj_kinematics(model, data)
     return pairs_depth(model, data, a, pair_tables, None)
 
@@ -319,8 +324,7 @@ def group_depth(model: int, data: int, qpos: Array, qpos_adr: Array, full: Array
     :func:`pairs_depth` per joint, skipping the pairs of the geoms of the joints before it. The trial
     of a move of these joints from a safe pose (each needs rigid movers: :func:`rigid_movers` lists
     the geoms of its subtree)."""
-    for k in range(full.shape[0]):
-        qpos[qpos_adr[k]] = full[k]
+    _write_qpos(qpos, qpos_adr, full)
     mj_kinematics(model, data)
     movers, geom_start, geoms = rigid_tables[3], rigid_tables[6], rigid_tables[7]
     measured = np.zeros(pair_tables[0].shape[0] // 3, dtype=np.bool_)
@@ -334,23 +338,37 @@ def group_depth(model: int, data: int, qpos: Array, qpos_adr: Array, full: Array
 
 
 @kernel
-def capture_frames(a: int, full: Array, pair_tables: tuple, rigid_tables: tuple, base: Array, frames: Array) -> None:
-    """Keep what :func:`rotated_depth` rotates from: the values in ``full`` of joint ``a``'s movers
-    (into ``base``) and the poses in ``data`` of the geoms of its subtree (into ``frames``, 12 per
-    geom: position, then orientation), both as ``data``'s kinematics of ``full`` left them."""
-    xpos = pair_tables[0]
-    xmat, _, _, start, full_idx, _, geom_start, geoms = rigid_tables
-    for m in range(start[a], start[a + 1]):
-        base[m - start[a]] = full[full_idx[m]]
+def _swap_frames(a: int, xpos: Array, rigid_tables: tuple, frames: Array, capture: bool) -> None:
+    """Copy the poses of the geoms of joint ``a``'s subtree from ``data`` into ``frames`` (``capture``)
+    or back (12 per geom: position, then orientation)."""
+    xmat, start, geom_start, geoms = rigid_tables[0], rigid_tables[3], rigid_tables[6], rigid_tables[7]
     whole = start[a + 1] - 1  # the joint itself, last: its geoms are the whole subtree
     n = 0
     for k in range(geom_start[whole], geom_start[whole + 1]):
         g = geoms[k]
         for c in range(3):
-            frames[n + c] = xpos[3 * g + c]
+            if capture:
+                frames[n + c] = xpos[3 * g + c]
+            else:
+                xpos[3 * g + c] = frames[n + c]
         for c in range(9):
-            frames[n + 3 + c] = xmat[9 * g + c]
+            if capture:
+                frames[n + 3 + c] = xmat[9 * g + c]
+            else:
+                xmat[9 * g + c] = frames[n + 3 + c]
         n += 12
+
+
+@kernel
+def capture_frames(a: int, full: Array, pair_tables: tuple, rigid_tables: tuple, base: Array, frames: Array) -> None:
+    """Keep what :func:`rotated_depth` rotates from: the values in ``full`` of joint ``a``'s movers
+    (into ``base``) and the poses in ``data`` of the geoms of its subtree (into ``frames``, 12 per
+    geom: position, then orientation), both as ``data``'s kinematics of ``full`` left them."""
+    xpos = pair_tables[0]
+    start, full_idx = rigid_tables[3], rigid_tables[4]
+    for m in range(start[a], start[a + 1]):
+        base[m - start[a]] = full[full_idx[m]]
+    _swap_frames(a, xpos, rigid_tables, frames, True)
 
 
 @kernel
@@ -366,15 +384,7 @@ def rotated_depth(model: int, data: int, a: int, full: Array, pair_tables: tuple
     """
     xpos = pair_tables[0]
     xmat, xanchor, xaxis, start, full_idx, jnt, geom_start, geoms = rigid_tables
-    whole = start[a + 1] - 1
-    n = 0
-    for k in range(geom_start[whole], geom_start[whole + 1]):  # back to the captured poses
-        g = geoms[k]
-        for c in range(3):
-            xpos[3 * g + c] = frames[n + c]
-        for c in range(9):
-            xmat[9 * g + c] = frames[n + 3 + c]
-        n += 12
+    _swap_frames(a, xpos, rigid_tables, frames, False)  # back to the captured poses
     for m in range(start[a], start[a + 1]):
         angle = full[full_idx[m]] - base[m - start[a]]
         if angle == 0.0:
