@@ -8,6 +8,7 @@ python scripts/view.py run=outputs/<run> source=policy
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -56,7 +57,9 @@ def main(cfg: DictConfig) -> None:
     obs, _ = env.reset(seed=cfg.seed)
     model, data = env.unwrapped.model, env.unwrapped.data
     dt = float(getattr(env.unwrapped, "dt", model.opt.timestep))
+    before = set(threading.enumerate())
     with mujoco.viewer.launch_passive(model, data) as viewer:
+        window_threads = set(threading.enumerate()) - before  # the viewer's window runs on its own thread
         step = 0
         while viewer.is_running() and (cfg.steps <= 0 or step < cfg.steps):
             start = time.perf_counter()
@@ -67,7 +70,12 @@ def main(cfg: DictConfig) -> None:
             step += 1
             if cfg.realtime:
                 time.sleep(max(0.0, dt - (time.perf_counter() - start)))
+    # The window is torn down on its thread after close(); exiting before it is done crashes
+    # or hangs in GLFW (google-deepmind/mujoco#790).
+    for thread in window_threads:
+        thread.join(timeout=30)
     env.close()
+    print(f"viewer closed: played {step} steps")
 
 
 if __name__ == "__main__":
