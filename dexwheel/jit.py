@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar, overload
 
+import numba
 from numba import njit, types
 from numba.core import cgutils
 from numba.core.caching import FunctionCache
@@ -89,6 +90,17 @@ def kernel(fn: F | None = None, *, parallel: bool = False) -> F | Callable[[F], 
         return njit(parallel=parallel)(fn)
     _flush_if_stale(dispatcher, fn)
     return dispatcher
+
+
+def compiled_for(dispatcher: Callable[..., object], *args: object) -> Callable[..., object]:
+    """``dispatcher``'s compiled function for arguments of exactly the types of ``args`` (compiled, or
+    loaded from the cache, now).
+
+    Calling it skips the dispatcher's typing of each argument on each call, which for a record array
+    costs about 0.3 us: for a hot call whose argument types never change. Nothing checks the types of
+    later arguments, so the caller keeps one per argument type (``Dispatcher.compile`` returns it).
+    """
+    return dispatcher.compile(tuple(numba.typeof(a) for a in args))  # type: ignore[attr-defined]
 
 
 @intrinsic

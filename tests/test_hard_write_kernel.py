@@ -56,15 +56,33 @@ def test_compiled_step_leaves_what_the_bindings_mj_forward_computes():
     assert contacts > 0  # the sequence did touch
 
 
-def test_float32_and_float64_actions_step_identically():
-    """float32 actions go to the compiled step as they are; the result is the float64 conversion's."""
+def _unaligned(a: np.ndarray) -> np.ndarray:
+    """A read-only copy of float32 ``a`` at an odd byte address."""
+    out = np.frombuffer(b"\0" + a.tobytes(), dtype=np.float32, offset=1)
+    assert not out.flags.aligned and not out.flags.writeable
+    return out
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        lambda a, k: a,
+        lambda a, k: a.astype(np.float64),
+        lambda a, k: _unaligned(a),  # copied: the compiled step is built for aligned arrays
+        lambda a, k: a.astype(np.float64) if k % 3 else (_unaligned(a) if k % 2 else a),  # switching layouts
+    ],
+    ids=["float32", "float64", "float32-unaligned", "mixed"],
+)
+def test_float32_and_float64_actions_step_identically(layout):
+    """float32 actions go to the compiled step as they are; the result is the float64 conversion's,
+    whatever the actions' layout and however it changes between steps."""
     runs = []
-    for dtype in (np.float32, np.float64):
+    for make_action in (lambda a, k: a.astype(np.float64), layout):
         env = G20HandEnv(reset_noise_scale=0.0)
         obs, _ = env.reset(seed=3)
         trace = [obs]
-        for action in _random_actions(40, seed=3):
-            obs, reward, _, _, info = env.step(action.astype(dtype))
+        for k, action in enumerate(_random_actions(40, seed=3)):
+            obs, reward, _, _, info = env.step(make_action(action, k))
             trace += [obs, np.float64(reward), np.array([info[k] for k in INFO_KEYS], dtype=np.float64)]
         runs.append(trace)
     for a, b in zip(*runs, strict=True):

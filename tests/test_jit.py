@@ -49,3 +49,24 @@ def test_fetch_add_hands_out_every_index_once_across_threads():
     owner, counter = take_all(200_000, 2)
     assert (owner >= 0).all()  # every index handed out
     assert counter[0] == 200_000 + 2  # one failed take per worker, no increment lost
+
+
+def test_compiled_for_runs_the_dispatchers_own_overload():
+    """The function for fixed argument types (record arrays included) is the overload the dispatcher
+    compiles for them, and computes what a dispatched call computes."""
+    import numba
+    import numpy as np
+
+    from dexwheel.jit import compiled_for
+
+    @numba.njit
+    def weigh(records: np.ndarray, scale: np.ndarray) -> float:
+        return records[0].mass * scale[0] + records[0].arm[1]
+
+    records = np.zeros(1, dtype=[("mass", "f8"), ("arm", "f8", (2,))])
+    records[0]["mass"], records[0]["arm"] = 2.5, (0.0, 0.75)
+    scale = np.array([4.0], dtype=np.float32)
+    run = compiled_for(weigh, records, scale)
+    assert len(weigh.signatures) == 1  # compiled once, for exactly these types
+    assert run(records, scale) == weigh(records, scale) == 10.75
+    assert len(weigh.signatures) == 1

@@ -79,6 +79,7 @@ from dexwheel.envs.g20_kernels import (
     threads_usable,
     use_threads,
 )
+from dexwheel.jit import compiled_for
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import (
     ACTIVE_JOINTS,
@@ -351,10 +352,16 @@ class G20ActionMap:
     def as_batch(self, actions: Any, float32: bool = False) -> np.ndarray:
         """``actions`` as a C-contiguous float64 ``(N, A)`` array; a clear error for anything else.
 
-        ``float32``: a C-contiguous float32 array is passed on as it is (the compiled step widens each
-        entry to float64 exactly as a conversion would, and saves the copy).
+        ``float32``: a C-contiguous, aligned float32 array is passed on as it is (the compiled step widens
+        each entry to float64 exactly as a conversion would, and saves the copy).
         """
-        if float32 and type(actions) is np.ndarray and actions.dtype == np.float32 and actions.flags.c_contiguous:
+        if (
+            float32
+            and type(actions) is np.ndarray
+            and actions.dtype == np.float32
+            and actions.flags.c_contiguous
+            and actions.flags.aligned
+        ):
             if actions.shape != self.batch_shape:
                 raise ActionError(self._shape_error(actions.shape))
             return actions
@@ -557,6 +564,8 @@ class G20HandTask:
         self._switch_steps = int(cfg.goal_switch_steps)
         #: hard_write_advance's arguments after the actions (None for PD)
         self._hard_write_args = (state, p, self.obs) if hard_write else None
+        #: the step kernels' compiled functions by (kernel, actions dtype): see :func:`compiled_for`
+        self._compiled: dict[tuple[Any, np.dtype], Any] = {}
 
     # -- goals -----------------------------------------------------------------------------------
     def pose_depth(self, q_active: np.ndarray) -> float:
@@ -654,7 +663,10 @@ class G20HandTask:
                     use_threads(self.num_threads)
                 else:  # a forked child of a process whose OpenMP pool ran: the same results, one thread
                     step = hard_write_advance
-            if step(a, *args) >= 0:  # nothing changed: raise, or clip and step
+            run = self._compiled.get((step, a.dtype))
+            if run is None:  # as_batch hands on C-contiguous float32 or float64 only
+                run = self._compiled[step, a.dtype] = compiled_for(step, a, *args)
+            if run(a, *args) >= 0:  # nothing changed: raise, or clip and step
                 a, clipped = self.actions.repair(a, self.raw_action)
                 step(a, *args)
                 self.clipped[:] = clipped
