@@ -95,7 +95,7 @@ def test_view_script_plays_presets_in_mujocos_viewer(display, robot, tmp_path):
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "view.py"), f"robot={robot}", "source=presets", "steps=60",
          "realtime=false"],
-        cwd=tmp_path, env={**os.environ, "DISPLAY": display}, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,  # DISPLAY: set by the fixture
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert "played 60 steps" in run.stdout
