@@ -2,7 +2,9 @@
 
 python scripts/evaluate.py run=outputs/<run>
 python scripts/evaluate.py run=outputs/<m20 run> robots=[m20_legacy,solenopsis]   # cross-robot
-python scripts/evaluate.py robot=g20_left drive=pd policy=random video=true
+python scripts/evaluate.py robot=g20_left drive=pd policy=random video=true video_episodes=3
+
+Each evaluation is kept in <run>/eval/ (or outputs/eval/), named by policy, checkpoint, robots, seed and episodes.
 """
 
 from __future__ import annotations

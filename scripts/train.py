@@ -1,7 +1,7 @@
 """Train a policy: ``python scripts/train.py robot=solenopsis`` (Hydra overrides for everything else).
 
 python scripts/train.py robot=g20_left drive=pd
-python scripts/train.py train.resume=outputs/<run>          # continue a run
+python scripts/train.py train.resume=outputs/<run> train.total_timesteps=N   # continue a run (same settings)
 python scripts/train.py -m seed=0,1,2                       # local multirun
 python scripts/train.py -m hydra/launcher=submitit_slurm_dexwheel seed=0,1,2   # SLURM
 """

@@ -60,7 +60,7 @@ def test_a_short_run_trains_checkpoints_and_evaluates(robot, tmp_path):
     assert set(results) == {robot}
     metric = "mean_joint_error" if robot.startswith("g20") else "lin_vel_x_error"
     assert results[robot][metric] >= 0.0 and results[robot]["episodes"] == 2
-    saved = json.loads((tmp_path / "eval" / "trained.json").read_text())
+    saved = json.loads((tmp_path / "eval" / f"trained_best_{robot}_seed20000_ep2.json").read_text())
     assert saved["results"][robot][metric] == pytest.approx(results[robot][metric])
 
 
@@ -97,10 +97,10 @@ def test_baseline_policies_and_video(tmp_path):
     out = tmp_path / "random.json"
     cfg = compose_cfg("evaluate", "robot=g20_left", "policy=random", "episodes=1", "video=true",
                       "task.hand.max_episode_steps=20", f"out={out}")  # fmt: skip
-    os.chdir(tmp_path)  # videos of runless evaluations go to ./outputs/eval
+    os.chdir(tmp_path)
     results = evaluate(cfg)
     assert results["g20_left"]["episodes"] == 1
-    video = tmp_path / "outputs" / "eval" / "random_g20_left.mp4"
+    video = tmp_path / "random_g20_left.mp4"  # videos sit next to their evaluation's JSON
     assert video.stat().st_size > 1000
     assert json.loads(out.read_text())["policy"] == "random"
 

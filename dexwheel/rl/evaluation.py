@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,42 +39,59 @@ def run_episodes(
     video_path: Path | None = None,
     progress: bool = False,
     fps: int | None = None,
+    video_episodes: int = 1,
 ) -> EvalResult:
-    """Run ``n_episodes`` with seeds ``seed, seed+1, ...``; the env renders frames when a video is asked for."""
+    """Run ``n_episodes`` with seeds ``seed, seed+1, ...``.
+
+    With ``video_path``, the first ``video_episodes`` episodes are rendered (the env needs
+    ``render_mode="rgb_array"``) and each frame goes straight to the encoder: memory stays bounded.
+    """
     metrics = make_metrics(task)
     result = EvalResult()
-    frames: list[np.ndarray] = []
-    bar = tqdm(total=n_episodes, desc="evaluating", unit="episode", disable=not progress)
-    for ep in range(n_episodes):
-        obs, _ = env.reset(seed=seed + ep)
-        ret, length, done = 0.0, 0, False
-        while not done:
-            obs, reward, terminated, truncated, info = env.step(policy(obs))
-            metrics.step(info)
-            ret += float(reward)
-            length += 1
-            done = terminated or truncated
-            if video_path is not None:
-                frames.append(env.render())
-        row = metrics.episode(bool(terminated))
-        row.update({"return": ret, "length": float(length)})
-        result.episodes.append(row)
-        bar.update(1)
+    recorded = min(video_episodes, n_episodes) if video_path is not None else 0
+    tty = sys.stderr.isatty()
+    bar = tqdm(total=n_episodes, desc="evaluating", unit="episode", disable=not (progress and tty))
+    with contextlib.ExitStack() as stack:
+        if recorded > 0:
+            fps = fps or int(round(env.metadata.get("render_fps", 30)))
+            add_frame = stack.enter_context(video_writer(video_path, fps))  # type: ignore[arg-type]
+        for ep in range(n_episodes):
+            obs, _ = env.reset(seed=seed + ep)
+            ret, length, done = 0.0, 0, False
+            while not done:
+                obs, reward, terminated, truncated, info = env.step(policy(obs))
+                metrics.step(info)
+                ret += float(reward)
+                length += 1
+                done = terminated or truncated
+                if ep < recorded:
+                    add_frame(env.render())
+            row = metrics.episode(bool(terminated))
+            row.update({"return": ret, "length": float(length)})
+            result.episodes.append(row)
+            bar.update(1)
+            if progress and not tty:  # logs and batch jobs get one line per episode instead of a bar
+                print(f"evaluating: episode {ep + 1}/{n_episodes} return {ret:.3f} length {length}", flush=True)
     bar.close()
-    if video_path is not None and frames:
-        write_video(video_path, frames, fps or int(round(env.metadata.get("render_fps", 30))))
     return result
 
 
-def write_video(path: Path, frames: list[np.ndarray], fps: int) -> Path:
-    """MP4 through imageio-ffmpeg (the ``video`` extra), written atomically."""
+@contextlib.contextmanager
+def video_writer(path: Path, fps: int) -> Iterator[Callable[[np.ndarray], None]]:
+    """An MP4 encoder (imageio-ffmpeg, the ``video`` extra) taking one frame at a time; the file appears,
+    complete, only when the block exits cleanly."""
     import imageio.v2 as imageio
 
-    path = Path(path)
     with atomic_path(path) as tmp, imageio.get_writer(tmp, fps=fps, codec="libx264", macro_block_size=1) as writer:
+        yield writer.append_data
+
+
+def write_video(path: Path, frames: Iterable[np.ndarray], fps: int) -> Path:
+    """Encode ``frames`` (any iterable, consumed one at a time) into an MP4 written atomically."""
+    with video_writer(Path(path), fps) as add_frame:
         for frame in frames:
-            writer.append_data(frame)
-    return path
+            add_frame(frame)
+    return Path(path)
 
 
 def format_table(rows: dict[str, dict[str, Any]]) -> str:

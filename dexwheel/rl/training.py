@@ -33,7 +33,7 @@ from dexwheel.rl.curves import plot_learning_curve
 from dexwheel.rl.env_factory import make_env, make_vector_env
 from dexwheel.rl.evaluation import run_episodes
 from dexwheel.rl.sb3_vec_env import GymVectorEnvAdapter
-from dexwheel.rl.schema import TrainCfg, validate
+from dexwheel.rl.schema import ConfigError, TrainCfg, validate
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
 ACTIVATION_FNS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU}
@@ -169,9 +169,59 @@ def _new_model(cfg: DictConfig, name: str, params: DictConfig, policy: DictConfi
     )
 
 
-def _resumed_model(name: str, run_dir: Path, venv: VecEnv, train: TrainCfg) -> tuple[BaseAlgorithm, VecEnv]:
-    checkpoint = latest_checkpoint(run_dir)
-    check_checkpoint(checkpoint)
+# What defines the env, its spaces and the model's meaning: a resumed run must keep these as saved.
+# The training budget (train.*, task.train.*) may change; so may vectorization, device and threads.
+RESUME_FIXED = ("robot", "task", "drive", "action", "composer", "collision", "backend", "algo", "seed",
+                "train.normalize_obs")  # fmt: skip
+RESUME_FREE = ("task.train",)
+
+
+def _flat(node: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(node, dict) and node:
+        return {k: v for key, sub in node.items() for k, v in _flat(sub, f"{prefix}.{key}").items()}
+    return {prefix: node}
+
+
+def _selected(cfg: dict[str, Any], key: str) -> Any:
+    node: Any = cfg
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def resume_differences(saved: dict[str, Any], requested: dict[str, Any]) -> list[str]:
+    """``key: run has X, requested Y`` for each env-defining difference (a whole group when its name differs)."""
+    out: list[str] = []
+    for key in RESUME_FIXED:
+        old, new = _selected(saved, key), _selected(requested, key)
+        if isinstance(old, dict) and isinstance(new, dict) and old.get("name") != new.get("name"):
+            out.append(f"{key}: run has {old.get('name')}, requested {new.get('name')}")
+            continue
+        a, b = _flat(old, key), _flat(new, key)
+        for leaf in sorted(a.keys() | b.keys()):
+            was, now = a.get(leaf, "<unset>"), b.get(leaf, "<unset>")
+            if was != now and not leaf.startswith(tuple(f"{free}." for free in RESUME_FREE)):
+                out.append(f"{leaf}: run has {was}, requested {now}")
+    return out
+
+
+def check_resume_config(cfg: DictConfig, run_dir: Path) -> None:
+    """Refuse (naming what differs) a resume whose config would change the run's env or model."""
+    path = run_dir / CONFIG_FILE
+    if not path.exists():
+        raise ConfigError(f"train.resume={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")
+    saved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    requested = OmegaConf.to_container(cfg, resolve=True)
+    diffs = resume_differences(saved, requested)  # type: ignore[arg-type]
+    if diffs:
+        shown = "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+        raise ConfigError(
+            f"train.resume={run_dir}: the requested config does not match the run's {path} ({shown}); "
+            f"resume with the run's settings (only the training budget may change)"
+        )
+
+
+def _resumed_model(name: str, checkpoint: Path, venv: VecEnv, train: TrainCfg) -> tuple[BaseAlgorithm, VecEnv]:
     stats = load_vecnormalize(checkpoint)
     if stats is not None:
         inner = venv.venv if isinstance(venv, VecNormalize) else venv
@@ -187,17 +237,19 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     train_cfg, name, params, policy = validate(cfg)
     make_env(cfg).close()  # env kwargs are checked (and named) before anything else runs
     run_dir = Path(train_cfg.resume) if train_cfg.resume else Path(run_dir)
-    if train_cfg.resume:
-        check_checkpoint(latest_checkpoint(run_dir))  # a missing or corrupted run fails before anything is written
+    checkpoint = latest_checkpoint(run_dir) if train_cfg.resume else None
+    if checkpoint is not None:  # a missing, corrupted or incompatible run fails before anything in it is written
+        check_checkpoint(checkpoint)
+        check_resume_config(cfg, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(train_cfg.torch_threads)
-    write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))
 
     venv = build_vec_env(cfg, train_cfg, cfg.seed)
-    if train_cfg.resume:
-        model, venv = _resumed_model(name, run_dir, venv, train_cfg)
+    if checkpoint is not None:
+        model, venv = _resumed_model(name, checkpoint, venv, train_cfg)
     else:
         model = _new_model(cfg, name, params, policy, venv, train_cfg, run_dir)
+    write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))  # once the model is built
     checkpoints = CheckpointEvery(run_dir, train_cfg.checkpoint_every_steps, train_cfg.keep_checkpoints)
     evaluator = EvalEvery(cfg, train_cfg, run_dir)
     remaining = max(0, train_cfg.total_timesteps - model.num_timesteps)

@@ -1,0 +1,155 @@
+"""What a user saved stays intact: refused resumes, streamed evaluation videos, evaluations kept side by side."""
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import imageio.v2 as imageio
+import pytest
+from test_training import ROOT, compose_cfg, short
+
+from dexwheel.rl.env_factory import make_env
+from dexwheel.rl.eval_job import evaluate
+from dexwheel.rl.evaluation import run_episodes
+from dexwheel.rl.policies import baseline_policy
+from dexwheel.rl.schema import ConfigError
+from dexwheel.rl.training import train
+
+TINY = ["train.total_timesteps=512", "train.eval_every_steps=512", "train.checkpoint_every_steps=512"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    run = tmp_path_factory.mktemp("solenopsis_run")
+    train(compose_cfg("train", *short("solenopsis", *TINY)), run)
+    return run
+
+
+@pytest.fixture
+def run(trained, tmp_path) -> Path:
+    """A fresh copy of the trained run for each test."""
+    return Path(shutil.copytree(trained, tmp_path / "run"))
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*")
+            if p.is_file()}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (["robot=m20_legacy"], "robot: run has solenopsis, requested m20_legacy"),
+        (["robot=g20_left", "task.hand.max_episode_steps=50"], "robot: run has solenopsis, requested g20_left"),
+        (["task.wheel_leg.decimation=2"], "task.wheel_leg.decimation: run has 4, requested 2"),
+        (["seed=3"], "seed: run has 0, requested 3"),
+        (["algo.policy.net_arch=[32]"], "algo.policy.net_arch: run has [128, 128], requested [32]"),
+    ],
+)
+def test_an_incompatible_resume_is_refused_and_leaves_the_run_untouched(run, change, message):
+    before = digest(run)
+    robot = "g20_left" if "robot=g20_left" in change else "solenopsis"
+    cfg = compose_cfg("train", *short(robot, *TINY, "train.total_timesteps=1024", f"train.resume={run}", *change))
+    with pytest.raises(ConfigError, match="train.resume=") as err:
+        train(cfg, run.parent / "unused")
+    assert message in str(err.value) and "config.yaml" in str(err.value) and "\n" not in str(err.value)
+    assert digest(run) == before
+    assert not (run.parent / "unused").exists()
+
+
+def test_the_cli_refuses_an_incompatible_resume_with_exit_status_2(run, tmp_path):
+    before = digest(run)
+    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), f"hydra.run.dir={tmp_path / 'hydra'}",
+           *short("m20_legacy", *TINY, f"train.resume={run}")]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: train.resume=") and "robot: run has solenopsis, requested m20_legacy" in line
+    assert digest(run) == before
+
+
+def test_a_budget_only_change_resumes_and_records_the_new_budget(run):
+    cfg = compose_cfg("train", *short("solenopsis", *TINY, "train.total_timesteps=1024", f"train.resume={run}"))
+    assert train(cfg, run.parent / "unused")["timesteps"] >= 1024
+    assert "total_timesteps: 1024" in (run / "config.yaml").read_text()
+
+
+def g20_video_cfg(*extra):
+    return compose_cfg("evaluate", "robot=g20_left", "policy=random", "episodes=3", "video=true", "video_episodes=1",
+                       "task.hand.max_episode_steps=8", "+env_overrides.width=64", "+env_overrides.height=64",
+                       *extra)  # fmt: skip
+
+
+def test_video_streams_only_the_first_episodes_to_the_encoder(tmp_path, monkeypatch, capsys):
+    cfg = g20_video_cfg()
+    env = make_env(cfg, render_mode="rgb_array", width=64, height=64)
+    renders = []
+    real_render = env.render
+    monkeypatch.setattr(env, "render", lambda: renders.append(1) or real_render())
+    appended_after = []  # how many frames had been rendered when each one reached the encoder
+    real_get_writer = imageio.get_writer
+
+    def spying_writer(*args, **kwargs):
+        writer = real_get_writer(*args, **kwargs)
+        real_append = writer.append_data
+        writer.append_data = lambda frame, *a: (appended_after.append(len(renders)), real_append(frame, *a))[1]
+        return writer
+
+    monkeypatch.setattr(imageio, "get_writer", spying_writer)
+    video = tmp_path / "v.mp4"
+    result = run_episodes(env, baseline_policy("random", env.action_space, 0), "hand_pose_tracking", 3, 0,
+                          video_path=video, progress=True, video_episodes=2)  # fmt: skip
+    env.close()
+    recorded = int(result.episodes[0]["length"] + result.episodes[1]["length"])
+    assert appended_after == list(range(1, recorded + 1))  # each frame is encoded as soon as it is rendered
+    assert len(renders) == recorded  # the third episode is not rendered at all
+    assert sum(1 for _ in imageio.get_reader(video)) == recorded
+    assert [p.name for p in tmp_path.iterdir()] == ["v.mp4"]  # no temporary file left behind
+    assert "episode 3/3" in capsys.readouterr().out  # a log-friendly line per episode (not a terminal)
+
+
+def test_evaluate_video_episodes_records_the_first_episode(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    evaluate(g20_video_cfg())
+    folder = tmp_path / "outputs" / "eval"
+    video = folder / "random_g20_left_seed20000_ep3_g20_left.mp4"
+    assert sum(1 for _ in imageio.get_reader(video)) == 8  # max_episode_steps: hand episodes never terminate
+    assert json.loads((folder / "random_g20_left_seed20000_ep3.json").read_text())["episodes"] == 3
+
+
+def test_each_evaluation_is_kept_under_its_own_name(run, capsys):
+    evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1"))
+    first = run / "eval" / "trained_best_solenopsis_seed20000_ep1.json"
+    kept = first.read_bytes()
+    assert f"metrics: {first}" in capsys.readouterr().out
+    evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1"))  # the same evaluation again: a second file
+    again = run / "eval" / "trained_best_solenopsis_seed20000_ep1_2.json"
+    assert f"metrics: {again}" in capsys.readouterr().out
+    evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1", "checkpoint=final", "eval_seed=7",
+                         "robots=[solenopsis,m20_legacy]"))  # fmt: skip
+    cross = run / "eval" / "trained_final_solenopsis+m20_legacy_seed7_ep1.json"
+    saved = json.loads(cross.read_text())
+    assert saved["robots"] == ["solenopsis", "m20_legacy"] and saved["checkpoint"].endswith("final.zip")
+    assert first.read_bytes() == kept
+    assert sorted(p.name for p in (run / "eval").iterdir()) == sorted([first.name, again.name, cross.name])
+
+
+def test_out_refuses_an_existing_file_unless_overwrite(run, tmp_path):
+    out = tmp_path / "mine.json"
+    out.write_text("my notes")
+    with pytest.raises(ConfigError, match=f"out: {out} already exists.*overwrite=true"):
+        evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1", f"out={out}"))
+    assert out.read_text() == "my notes" and not (run / "eval").exists()
+    evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1", f"out={out}", "overwrite=true"))
+    assert json.loads(out.read_text())["policy"] == "trained"
+
+
+@pytest.mark.parametrize("bad, message", [("episodes=0", "episodes: must be an integer >= 1, got 0"),
+                                          ("video_episodes=-1", "video_episodes: must be an integer >= 1, got -1"),
+                                          ("overwrite=maybe", "overwrite: must be true or false")])  # fmt: skip
+def test_bad_evaluation_settings_are_named(bad, message):
+    with pytest.raises(ConfigError, match=message):
+        evaluate(compose_cfg("evaluate", "robot=g20_left", "policy=random", bad))
