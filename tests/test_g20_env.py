@@ -152,7 +152,7 @@ def test_reward_terms_and_errors_match_an_independent_computation():
     deepest = 0.0
     for _ in range(12):
         previous = env.task.last_norm[0].copy()
-        action = rng.uniform(0, 255, 20).astype(np.float32)
+        action = rng.integers(0, 256, 20).astype(np.float32)
         _, reward, _, _, info = env.step(action)
         q, goal, command = active(env), env.goal, env.command
         expected = {
@@ -201,7 +201,7 @@ def test_action_mappings_match_dexwheel_control_bit_for_bit():
     for hand in ("left", "right"):  # the hands' SDK tables differ (directions, ranges)
         env, ref = make(action="sdk255", hand=hand), G20SdkMapping(hand)
         env.reset(seed=0)
-        for cmd in [rng.uniform(0, 255, 20), rng.integers(0, 256, 20).astype(float), np.zeros(20)]:
+        for cmd in [rng.integers(0, 256, 20).astype(float), np.zeros(20)]:
             env.step(cmd)
             np.testing.assert_array_equal(env.task.coupling.complete(env.command), ref(cmd))
     env, ref = make(action="delta", delta_scale=0.05), g20_delta_mapping(0.05)
@@ -213,11 +213,13 @@ def test_action_mappings_match_dexwheel_control_bit_for_bit():
         np.testing.assert_array_equal(env.task.coupling.complete(env.command), ref(a))
 
 
-def test_nominal_dict_actions_keep_unnamed_joints_and_ignore_mimic_names():
+def test_nominal_dict_actions_keep_unnamed_joints_and_refuse_mimic_names():
     env = make(action="nominal", track_test=True)
     env.reset(seed=0)
     before = env.command
-    env.step({"index_pip": 1.0, "index_dip": 0.3})  # dip is a mimic joint: it follows index_pip
+    with pytest.raises(ActionError, match="index_dip is a mimic joint: it follows index_pip"):
+        env.step({"index_pip": 1.0, "index_dip": 0.3})
+    env.step({"index_pip": 1.0})
     after = env.command
     i = ACTIVE_JOINTS.index("index_pip")
     assert after[i] == 1.0

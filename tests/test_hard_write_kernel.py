@@ -346,7 +346,7 @@ def test_threaded_vector_step_matches_single_envs():
         "projection_limited",
         "action_clipped",
     ]
-    assert [k for k, kind in kinds.items() if kind == "b"] == ["projection_fallback", "goal_switched"]
+    assert [k for k, kind in kinds.items() if kind == "b"] == ["projection_fallback", "goal_switched", "diverged"]
 
 
 FORK_SCRIPT = """

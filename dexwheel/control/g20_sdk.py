@@ -78,10 +78,13 @@ class G20SdkMapping(BoundedMapping):
     """SDK command (20 channels, 0..255) <-> G20 joint positions, for one hand.
 
     ``mapping(cmd)`` / :meth:`to_joint_positions` return the 21 joint goals in ``ALL_JOINTS`` order,
-    mimic joints completed; :meth:`to_sdk` is the inverse, for state reporting. Out-of-range values
-    (any channel outside 0..255, NaN, inf) raise, or with ``out_of_range="clip"`` are clipped (NaN
-    holds the channel's previous value) and counted in ``clip_count``.
+    mimic joints completed; :meth:`to_sdk` is the inverse, for state reporting. The protocol takes
+    integers 0..255: a value outside that range, a fraction (3.7), NaN or inf raises, or with
+    ``out_of_range="clip"`` is clipped and rounded to the nearest integer (NaN holds the channel's
+    previous value) and counted in ``clip_count``.
     """
+
+    integer = True
 
     def __init__(self, hand: Hand = "left", out_of_range: OutOfRange = "raise") -> None:
         super().__init__(out_of_range)

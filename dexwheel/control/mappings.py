@@ -67,8 +67,46 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+def invalid_entries(
+    values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float, integer: bool = False
+) -> np.ndarray:
+    """The one rule for input values: inside ``[lo, hi]`` (NaN and +-inf fail), and whole numbers where
+    ``integer`` (the G20 SDK protocol); True where an entry breaks it. The hard-write kernel's
+    ``first_invalid`` applies the same rule entry by entry."""
+    bad = ~((values >= lo) & (values <= hi))  # NaN compares False: caught here too
+    if integer:
+        bad |= np.floor(values) != values
+    return bad
+
+
+def describe_invalid(
+    values: np.ndarray,
+    lo: np.ndarray | float,
+    hi: np.ndarray | float,
+    bad: np.ndarray,
+    label: Callable[[int], str],
+) -> str:
+    """``<label> = <value> <what is wrong> <what is allowed>`` for the first entry ``bad`` marks (and how many more)."""
+    idx = np.flatnonzero(bad)
+    i = int(idx[0])
+    lo_i = float(lo[i] if np.ndim(lo) else lo)
+    hi_i = float(hi[i] if np.ndim(hi) else hi)
+    value = float(values[i])
+    if not np.isfinite(value):
+        detail = f"is not finite; allowed range [{_fmt(lo_i)}, {_fmt(hi_i)}]"
+    elif not lo_i <= value <= hi_i:
+        detail = f"is outside the allowed range [{_fmt(lo_i)}, {_fmt(hi_i)}]"
+    else:
+        detail = f"is not an integer; allowed: integers {_fmt(lo_i)}..{_fmt(hi_i)}"
+    more = f" (and {idx.size - 1} more)" if idx.size > 1 else ""
+    return f"{label(i)} = {value!r} {detail}{more}"
+
+
 class BoundedMapping:
     """Shared input checking: shape, finiteness, range, and the raise/clip policy."""
+
+    #: Inputs must be whole numbers (the G20 SDK protocol): a fraction is invalid, and ``"clip"`` rounds it.
+    integer = False
 
     def __init__(self, out_of_range: OutOfRange = "raise") -> None:
         if out_of_range not in ("raise", "clip"):
@@ -94,30 +132,28 @@ class BoundedMapping:
         hold: np.ndarray,
         label: Callable[[int], str],
     ) -> np.ndarray:
-        """Check ``values`` against ``[lo, hi]``; raise, or clip in place (NaN -> ``hold``)."""
-        bad = ~((values >= lo) & (values <= hi))  # NaN compares False: caught here too
+        """Check ``values`` against ``[lo, hi]`` (and :attr:`integer`); raise, or clip (and round) in place
+        (NaN -> ``hold``)."""
+        bad = invalid_entries(values, lo, hi, self.integer)
         if not bad.any():
             self.last_clip_count = 0
             return values
-        idx = np.flatnonzero(bad)
-        i = int(idx[0])
-        lo_i = float(lo[i] if np.ndim(lo) else lo)
-        hi_i = float(hi[i] if np.ndim(hi) else hi)
-        value = float(values[i])
-        detail = "is not finite; allowed range" if not np.isfinite(value) else "is outside the allowed range"
-        first = f"{label(i)} = {value!r} {detail} [{_fmt(lo_i)}, {_fmt(hi_i)}]"
-        more = f" (and {idx.size - 1} more)" if idx.size > 1 else ""
+        first = describe_invalid(values, lo, hi, bad, label)
         if self.out_of_range == "raise":
-            raise ActionError(f"{type(self).__name__}: {first}{more}; set out_of_range='clip' to clip instead")
+            how = "clip and round" if self.integer else "clip"
+            raise ActionError(f"{type(self).__name__}: {first}; set out_of_range='clip' to {how} instead")
         values = values.copy()  # never modify the caller's array
         nan = np.isnan(values)
         values[nan] = hold[nan]
         np.clip(values, lo, hi, out=values)
-        self.last_clip_count = int(idx.size)
-        self.clip_count += int(idx.size)
+        if self.integer:
+            np.rint(values, out=values)
+        count = int(np.count_nonzero(bad))
+        self.last_clip_count = count
+        self.clip_count += count
+        what = "out-of-range/non-finite/fractional" if self.integer else "out-of-range/non-finite"
         warnings.warn(
-            f"{type(self).__name__}: clipped {idx.size} out-of-range/non-finite entries "
-            f"(total {self.clip_count}); first: {first}",
+            f"{type(self).__name__}: clipped {count} {what} entries (total {self.clip_count}); first: {first}",
             ActionClipWarning,
             stacklevel=3,
         )
@@ -256,8 +292,8 @@ class NominalMapping(_GoalMapping):
     """Radians by joint name: any subset per call; joints not named keep their previous goal.
 
     An unknown name is an :class:`UnknownJointError` naming it and listing the valid names. With a
-    ``completion``, names of its mimic joints are accepted and ignored: a mimic joint is coupled to
-    its source and follows it, it is not a separate command.
+    ``completion``, naming one of its mimic joints is an :class:`ActionError`: a mimic joint is coupled
+    to its source and follows it, it is not a separate command (the message names the source).
     """
 
     def __init__(
@@ -272,7 +308,16 @@ class NominalMapping(_GoalMapping):
         if not isinstance(layout, JointLayout):
             layout = JointLayout(layout)
         super().__init__(limits, layout, completion, out_of_range)
-        self._ignored = frozenset(completion.mimic_joints) if completion is not None else frozenset()
+        names = self.action_layout.names
+        #: mimic joint -> why it cannot be commanded
+        self._mimic: dict[str, str] = (
+            {}
+            if completion is None
+            else {
+                m: f"{m} is a mimic joint: it follows {names[s]} (x {r:g}); command {names[s]}"
+                for m, s, r in zip(completion.mimic_joints, completion.mimic_src, completion.mimic_ratio, strict=True)
+            }
+        )
         self._initial = np.clip(np.zeros(self.action_dim), self.lower, self.upper)
         if isinstance(initial, Mapping):
             for name, value in initial.items():
@@ -295,19 +340,52 @@ class NominalMapping(_GoalMapping):
         """Checked radians ``(..., A)`` for every action joint -> goals within the limits; pure, any batch."""
         return self._clip_to_limits(np.array(actions, dtype=np.float64))
 
-    def __call__(self, targets: Mapping[str, float], out: np.ndarray | None = None) -> np.ndarray:
+    def _named(self, targets: Mapping[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """``(names, indices, values)`` of a ``{joint: radians}`` dict; raises for anything but a dict, an
+        unknown or mimic joint name, or a value that is not a number (ranges are not checked here)."""
         if not isinstance(targets, Mapping):
             raise ActionError(f"NominalMapping expects {{joint name: radians}}, got {type(targets).__name__}")
         valid = self.action_layout
-        unknown = [n for n in targets if n not in valid and n not in self._ignored]
+        unknown = [n for n in targets if n not in valid and n not in self._mimic]
         if unknown:
             raise UnknownJointError(f"unknown joint names {unknown}; valid names: {list(valid.names)}")
-        names = [n for n in targets if n in valid]
-        idx = valid.indices(names)
+        mimic = [n for n in targets if n in self._mimic]
+        if mimic:
+            raise ActionError(f"NominalMapping: {self._mimic[mimic[0]]}")
+        names = list(targets)
         try:
             values = np.array([targets[n] for n in names], dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ActionError(f"NominalMapping: joint values must be numbers: {exc}") from None
+        return names, valid.indices(names), values
+
+    def row(self, targets: Mapping[str, float], previous: ArrayLike) -> np.ndarray:
+        """A ``{joint: radians}`` dict -> a value for every action joint, those not named from ``previous``;
+        names and numbers checked, ranges not (a stream's ``out_of_range`` policy applies to them later)."""
+        _, idx, values = self._named(targets)
+        row = np.array(previous, dtype=np.float64)
+        row[idx] = values
+        return row
+
+    def checked(self, goal: Mapping[str, float] | ArrayLike, previous: ArrayLike, what: str = "goal") -> np.ndarray:
+        """A goal given as configuration (a ``{joint: radians}`` dict, joints not named from ``previous``, or a
+        value per action joint) -> its values. An entry out of range, NaN or inf raises :class:`ActionError`
+        naming ``what``, the joint, the value and the range, whatever ``out_of_range`` says: clipping is for
+        action streams, a configured goal is meant as given."""
+        names = self.action_layout.names
+        if isinstance(goal, Mapping):
+            row = self.row(goal, previous)
+            label: Callable[[int], str] = lambda i: f"{what}[{names[i]!r}]"  # noqa: E731
+        else:
+            row = np.array(self._vector(goal, self.action_dim, what))  # a copy: the caller keeps its array
+            label = lambda i: f"{what}[{i}] ({names[i]})"  # noqa: E731
+        bad = invalid_entries(row, self.lower, self.upper)
+        if bad.any():
+            raise ActionError(describe_invalid(row, self.lower, self.upper, bad, label))
+        return row
+
+    def __call__(self, targets: Mapping[str, float], out: np.ndarray | None = None) -> np.ndarray:
+        names, idx, values = self._named(targets)
         values = self._sanitize(
             values, self.lower[idx], self.upper[idx], self._goal[idx], lambda i: f"target[{names[i]!r}]"
         )

@@ -57,16 +57,17 @@ from dexwheel.control import (
     ActionClipWarning,
     ActionError,
     G20SdkMapping,
-    UnknownJointError,
     g20_delta_mapping,
     g20_nominal_mapping,
     g20_normalized_mapping,
 )
 from dexwheel.control.coupling import MimicCompletion
+from dexwheel.control.mappings import invalid_entries
 from dexwheel.envs import g20_kernels
 from dexwheel.envs.g20_kernels import (
     ACTION_KINDS,
     CLIPPED,
+    DIVERGED,
     INFO_KEYS,
     SWITCHED,
     gather_results,
@@ -79,6 +80,8 @@ from dexwheel.envs.g20_kernels import (
     threads_usable,
     use_threads,
 )
+from dexwheel.envs.gym_api import IntegerBox, closed_error, not_ready, reset_options
+from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.jit import compiled_for
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import (
@@ -87,11 +90,11 @@ from dexwheel.robots.g20 import (
     G20_FULL_FIST_CMD,
     G20_HALF_FIST_CMD,
     G20_OPEN_CMD,
-    MIMIC_JOINTS,
     SDK_CHANNELS,
     SDK_MAX_VALUE,
 )
-from dexwheel.robots.mjcf import build_spec
+from dexwheel.robots.mjcf import VISUAL_GROUP, build_spec
+from dexwheel.sim import snapshot
 from dexwheel.sim.hand_drive import (
     HardWriteDrive,
     PDDrive,
@@ -102,6 +105,8 @@ from dexwheel.sim.hand_drive import (
 )
 from dexwheel.sim.model_checks import check_robot_model, require_actuators, require_joints
 from dexwheel.sim.projection import CollisionProjector, add_chain_contact_sensors, add_deepest_contact_sensor
+from dexwheel.sim.rendering import add_studio
+from dexwheel.sim.snapshot import Reconstructible, config_kwargs
 
 DRIVES = ("hard_write", "pd")
 ACTIONS = ("normalized", "sdk255", "nominal", "delta")
@@ -115,15 +120,24 @@ GOAL_PRESETS: dict[str, tuple[int, ...]] = {
     "half_fist": G20_HALF_FIST_CMD,
     "full_fist": G20_FULL_FIST_CMD,
 }
+#: What ``reset(options=...)`` takes: a goal and a start pose (preset name, ``{joint: rad}`` or 16 radians).
+RESET_OPTIONS = ("goal", "init_qpos")
+#: Height (m) of the rendered floor, just below the wrist (render-only: the floor takes no part in the physics).
+FLOOR_Z = -0.02
 #: Reward terms, in the order they are summed (mjlab names).
 REWARD_TERMS = ("joint_pos_tracking", "penetration", "action_rate_l2")
 assert INFO_KEYS[: len(REWARD_TERMS)] == tuple(f"reward_{t}" for t in REWARD_TERMS)
 ACTUATORS = tuple(f"{j}_pos" for j in ALL_JOINTS)
 
 
-def _choice(name: str, value: Any, allowed: Sequence[Any]) -> None:
+def _bad(field: str, detail: str) -> ConfigFieldError:
+    """The error of a bad config field; ``detail`` starts with the field's name."""
+    return ConfigFieldError(field, detail, "G20Hand")
+
+
+def _choice(name: str, value: Any, allowed: Sequence[Any], field: str | None = None) -> None:
     if value not in allowed:
-        raise ValueError(f"G20Hand: {name}={value!r} is not allowed; choose one of {list(allowed)}")
+        raise _bad(field or name, f"{name}={value!r} is not allowed; choose one of {list(allowed)}")
 
 
 @dataclass(frozen=True)
@@ -179,6 +193,7 @@ class G20HandConfig:
     num_threads: int | None = None
 
     def __post_init__(self) -> None:
+        check_types(self, env="G20Hand")
         _choice("hand", self.hand, HANDS)
         _choice("drive", self.drive, DRIVES)
         _choice("action", self.action, ACTIONS)
@@ -191,16 +206,16 @@ class G20HandConfig:
             pairs = tuple(tuple(p) for p in self.contact_excludes)
             bad = [p for p in pairs if len(p) != 2]
             if bad:
-                raise ValueError(f"G20Hand: contact_excludes entries must be (body, body) pairs, got {bad}")
+                raise _bad("contact_excludes", f"contact_excludes entries must be (body, body) pairs, got {bad}")
             object.__setattr__(self, "contact_excludes", pairs)
         if not self.goal_presets and self.goal_mode != "random":
-            raise ValueError(f"G20Hand: goal_mode={self.goal_mode!r} needs at least one goal preset")
+            raise _bad("goal_presets", f"goal_presets is empty; goal_mode={self.goal_mode!r} needs at least one")
         for name in self.goal_presets:
-            _choice("goal_presets entry", name, tuple(GOAL_PRESETS))
+            _choice("goal_presets entry", name, tuple(GOAL_PRESETS), "goal_presets")
         positive = {"control_hz": self.control_hz, "delta_scale": self.delta_scale, "tracking_std": self.tracking_std}
         for name, value in positive.items():
             if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"G20Hand: {name} must be finite and > 0, got {value!r}")
+                raise _bad(name, f"{name} must be finite and > 0, got {value!r}")
         non_negative = {
             "slew_rad_s": self.slew_rad_s,
             "penetration_tol": self.penetration_tol,
@@ -211,30 +226,35 @@ class G20HandConfig:
         }
         for name, value in non_negative.items():
             if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"G20Hand: {name} must be finite and >= 0, got {value!r}")
+                raise _bad(name, f"{name} must be finite and >= 0, got {value!r}")
         if not 0.0 <= self.preset_goal_prob <= 1.0:
-            raise ValueError(f"G20Hand: preset_goal_prob must be in [0, 1], got {self.preset_goal_prob!r}")
+            raise _bad("preset_goal_prob", f"preset_goal_prob must be in [0, 1], got {self.preset_goal_prob!r}")
         for name in ("projection_iters", "random_goal_tries"):
             if int(getattr(self, name)) != getattr(self, name) or getattr(self, name) < 1:
-                raise ValueError(f"G20Hand: {name} must be an integer >= 1, got {getattr(self, name)!r}")
+                raise _bad(name, f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
         if int(self.goal_switch_steps) != self.goal_switch_steps or self.goal_switch_steps < 0:
-            raise ValueError(f"G20Hand: goal_switch_steps must be an integer >= 0, got {self.goal_switch_steps!r}")
+            raise _bad(
+                "goal_switch_steps", f"goal_switch_steps must be an integer >= 0, got {self.goal_switch_steps!r}"
+            )
         if self.max_episode_steps is not None and (
             int(self.max_episode_steps) != self.max_episode_steps or self.max_episode_steps < 1
         ):
-            raise ValueError(
-                f"G20Hand: max_episode_steps must be None or an integer >= 1, got {self.max_episode_steps!r}"
+            raise _bad(
+                "max_episode_steps",
+                f"max_episode_steps must be None or an integer >= 1, got {self.max_episode_steps!r}",
             )
         if self.num_threads is not None and (int(self.num_threads) != self.num_threads or self.num_threads < 1):
-            raise ValueError(f"G20Hand: num_threads must be None or an integer >= 1, got {self.num_threads!r}")
+            raise _bad("num_threads", f"num_threads must be None or an integer >= 1, got {self.num_threads!r}")
         most = numba.config.NUMBA_NUM_THREADS  # numba's pool, which runs the hard-write vector step
         if self.drive == "hard_write" and self.num_threads is not None and self.num_threads > most:
-            raise ValueError(
-                f"G20Hand: num_threads must be between 1 and {most} (numba's thread pool, NUMBA_NUM_THREADS) "
-                f"for the hard_write drive, got {self.num_threads!r}"
+            raise _bad(
+                "num_threads",
+                f"num_threads must be between 1 and {most} (numba's thread pool, NUMBA_NUM_THREADS) "
+                f"for the hard_write drive, got {self.num_threads!r}",
             )
         if int(self.width) < 1 or int(self.height) < 1:
-            raise ValueError(f"G20Hand: width and height must be >= 1, got {self.width}x{self.height}")
+            raise _bad("width" if int(self.width) < 1 else "height",
+                       f"width and height must be >= 1, got {self.width}x{self.height}")  # fmt: skip
 
     @property
     def slew(self) -> float:
@@ -250,9 +270,10 @@ class G20HandConfig:
         """Physics steps per control step; ``control_hz`` must divide ``1 / timestep``."""
         n = round(1.0 / (self.control_hz * timestep))
         if n < 1 or abs(n * timestep * self.control_hz - 1.0) > 1e-6:
-            raise ValueError(
-                f"G20Hand: control_hz={self.control_hz!r} must be (1 / timestep) / k for an integer k >= 1; "
-                f"the timestep is {timestep} s, so e.g. {1 / timestep:g}, {1 / (2 * timestep):g}, {1 / (10 * timestep):g}"
+            raise _bad(
+                "control_hz",
+                f"control_hz={self.control_hz!r} must be (1 / timestep) / k for an integer k >= 1; "
+                f"the timestep is {timestep} s, so e.g. {1 / timestep:g}, {1 / (2 * timestep):g}, {1 / (10 * timestep):g}",
             )
         return n
 
@@ -276,9 +297,11 @@ class G20ActionMap:
         self.half_span = 0.5 * (self.upper - self.lower)
         self.delta_scale = np.full(len(ACTIVE_JOINTS), float(cfg.delta_scale))
         self._sdk = G20SdkMapping(cfg.hand)
+        #: {joint: radians} actions and configured goals check their names and values here, whatever the kind
+        self.nominal = g20_nominal_mapping()
         if self.kind == "sdk255":
             self.dim = SDK_CHANNELS
-            self.space = spaces.Box(0.0, float(SDK_MAX_VALUE), (SDK_CHANNELS,), np.float32)
+            self.space = IntegerBox(0, SDK_MAX_VALUE, (SDK_CHANNELS,))  # the protocol's integers: samples are valid
             self.low = np.zeros(SDK_CHANNELS)
             self.high = np.full(SDK_CHANNELS, float(SDK_MAX_VALUE))
             self.reference: Any = self._sdk
@@ -291,7 +314,7 @@ class G20ActionMap:
             high = np.where(high.astype(np.float64) > self.upper, np.nextafter(high, np.float32(-np.inf)), high)
             self.space = spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
             self.low, self.high = self.lower, self.upper
-            self.reference = g20_nominal_mapping()
+            self.reference = self.nominal
         else:
             self.dim = len(ACTIVE_JOINTS)
             self.space = spaces.Box(-1.0, 1.0, (self.dim,), np.float32)
@@ -300,7 +323,7 @@ class G20ActionMap:
             self.reference = (
                 g20_normalized_mapping() if self.kind == "normalized" else g20_delta_mapping(self.delta_scale)
             )
-        self._mimic_names = frozenset(MIMIC_JOINTS)
+        self.integer = self.reference.integer  # whole numbers only (sdk255): the control mapping's rule
         self.batch_shape = (num_envs, self.dim)
         self._uniform = bool(np.all(self.low == self.low[0]) and np.all(self.high == self.high[0]))
         self._lo, self._hi = float(self.low[0]), float(self.high[0])
@@ -335,19 +358,9 @@ class G20ActionMap:
 
     # -- mapping ---------------------------------------------------------------------------------
     def nominal_dict(self, targets: Mapping[str, float], previous: np.ndarray) -> np.ndarray:
-        """A ``{joint: radians}`` action -> a full nominal action row; joints not named keep ``previous``."""
-        unknown = [n for n in targets if n not in ACTIVE_JOINTS and n not in self._mimic_names]
-        if unknown:
-            raise UnknownJointError(f"unknown joint names {unknown}; valid names: {list(ACTIVE_JOINTS)}")
-        row = np.array(previous, dtype=np.float64)
-        for name, value in targets.items():
-            if name in self._mimic_names:
-                continue  # a mimic joint follows its source; it is not a separate command
-            try:
-                row[ACTIVE_JOINTS.index(name)] = float(value)
-            except (TypeError, ValueError) as exc:
-                raise ActionError(f"NominalMapping: joint values must be numbers: {exc}") from None
-        return row
+        """A ``{joint: radians}`` action -> a full nominal action row; joints not named keep ``previous``
+        (an unknown or mimic joint raises; ranges are checked with the step's ``out_of_range`` policy)."""
+        return self.nominal.row(targets, previous)
 
     def as_batch(self, actions: Any, float32: bool = False) -> np.ndarray:
         """``actions`` as a C-contiguous float64 ``(N, A)`` array; a clear error for anything else.
@@ -399,7 +412,9 @@ class G20ActionMap:
     def map(self, actions: Any, command: np.ndarray, previous: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(new command (N, 16), accepted raw action (N, A), clipped entries per env)``; no input is modified."""
         a = self.as_batch(actions)
-        if self._symmetric:
+        if self.integer:
+            ok = not invalid_entries(a, self._lo, self._hi, True).any()
+        elif self._symmetric:
             ok = np.abs(a).max() <= self._hi  # NaN fails the comparison
         elif self._uniform:
             ok = self._lo <= a.min() and a.max() <= self._hi  # NaN fails both comparisons
@@ -415,8 +430,9 @@ class G20ActionMap:
     def repair(self, a: np.ndarray, previous: np.ndarray, stacklevel: int = 4) -> tuple[np.ndarray, np.ndarray]:
         """Actions with an out-of-range/NaN/inf entry: raise :class:`ActionError` naming it, or with
         ``out_of_range="clip"`` return ``(clipped copy, clipped entries per env)`` (NaN holds ``previous``).
-        ``stacklevel``: the warning's, pointing at the caller of ``env.step``."""
-        bad = ~((a >= self.low) & (a <= self.high))
+        ``stacklevel``: the warning's, pointing at the caller of ``env.step``. sdk255: fractions are
+        invalid too, and clipping rounds them to the nearest integer."""
+        bad = invalid_entries(a, self.low, self.high, self.integer)
         if not self.clip:
             i = int(np.flatnonzero(bad.any(axis=1))[0])
             self._raise_for_row(i, a[i])
@@ -425,9 +441,12 @@ class G20ActionMap:
         hold = np.zeros_like(a) if self.kind == "delta" else previous
         a[nan] = hold[nan]
         np.clip(a, self.low, self.high, out=a)
+        if self.integer:
+            np.rint(a, out=a)
         clipped = bad.sum(axis=1)
+        what = "out-of-range/non-finite/fractional" if self.integer else "out-of-range/non-finite"
         warnings.warn(
-            f"G20Hand ({self.kind} action): clipped {int(clipped.sum())} out-of-range/non-finite entries",
+            f"G20Hand ({self.kind} action): clipped {int(clipped.sum())} {what} entries",
             ActionClipWarning,
             stacklevel=stacklevel,
         )
@@ -436,7 +455,7 @@ class G20ActionMap:
     def fill_params(self, p: np.ndarray) -> None:
         """The mapping's settings into a :func:`~dexwheel.envs.g20_kernels.task_params_dtype` record."""
         p["kind"] = ACTION_KINDS.index(self.kind)
-        p["low"], p["high"] = self.low, self.high
+        p["low"], p["high"], p["integer"] = self.low, self.high, self.integer
         p["norm_sub"], p["norm_div"], p["norm_one"] = self.norm_params
         if self.kind == "sdk255":
             p["lower"], p["upper"] = G20_MIMIC.active_lower, G20_MIMIC.active_upper
@@ -470,12 +489,15 @@ class G20HandTask:
             bodies = {b.name for b in desc.bodies}
             unknown = sorted({b for pair in cfg.contact_excludes for b in pair} - bodies)
             if unknown:
-                raise ValueError(f"G20Hand: contact_excludes names unknown bodies {unknown}; bodies: {sorted(bodies)}")
+                raise _bad(
+                    "contact_excludes", f"contact_excludes names unknown bodies {unknown}; bodies: {sorted(bodies)}"
+                )
             desc = dataclasses.replace(desc, contact_excludes=cfg.contact_excludes)
         self.description = desc
         spec = build_spec(desc)
         add_deepest_contact_sensor(spec)  # both drives read their penetration from it
         add_chain_contact_sensors(spec, ACTIVE_JOINTS)  # the projection's per-joint contacts
+        add_studio(spec, FLOOR_Z, VISUAL_GROUP)  # lights, backdrop, a visual floor: frames a person can read
         self.model = model = spec.compile()
         check_robot_model(model, ALL_JOINTS, ACTUATORS, source=f"{desc.name} MJCF")
         jid = require_joints(model, ALL_JOINTS, desc.name)
@@ -559,8 +581,9 @@ class G20HandTask:
         # the last step's results: the task's own buffers (step() hands out copies)
         self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
         #: gather_results' blocks: float info and reward, counts, flags and truncated (one column per env)
-        self._results = (np.zeros((8, n)), np.zeros((3, n), dtype=np.int64), np.zeros((3, n), dtype=np.bool_))
+        self._results = (np.zeros((8, n)), np.zeros((3, n), dtype=np.int64), np.zeros((4, n), dtype=np.bool_))
         self.terminated = np.zeros(n, dtype=bool)  # pose tracking never terminates
+        self._any_diverged = False  # PD: whether the last step flagged a divergence
         self._switch_steps = int(cfg.goal_switch_steps)
         #: hard_write_advance's arguments after the actions (None for PD)
         self._hard_write_args = (state, p, self.obs) if hard_write else None
@@ -585,40 +608,44 @@ class G20HandTask:
                 return q
         return self.open_pose.copy()
 
-    def _goal_from_option(self, goal: Any) -> np.ndarray:
+    def _goal_from_option(self, goal: Any, what: str = "goal") -> np.ndarray:
+        """A pose as given (a preset name, ``{joint: rad}`` with the open hand for joints not named, or 16
+        radians): a value out of range, NaN or inf raises naming ``what``, the joint and its range (a given
+        pose is meant as given; clipping is for action streams)."""
         if isinstance(goal, str):
-            _choice("goal preset", goal, tuple(GOAL_PRESETS))
+            _choice(what, goal, tuple(GOAL_PRESETS))
             return self.presets[goal].copy()
-        if isinstance(goal, Mapping):
-            return self.actions.nominal_dict(goal, self.open_pose)
-        arr = np.asarray(goal, dtype=np.float64)
-        if arr.shape != (len(ACTIVE_JOINTS),) or not np.all(np.isfinite(arr)):
-            raise ValueError(f"goal must be a preset name, a {{joint: rad}} dict or 16 finite radians, got {goal!r}")
-        return np.clip(arr, self.coupling.active_lower, self.coupling.active_upper)
+        try:
+            return self.actions.nominal.checked(goal, self.open_pose, what)
+        except ActionError as exc:
+            raise type(exc)(f"G20Hand: {exc}") from None
 
     def set_goal(self, i: int, goal: Any) -> None:
         """Replace env ``i``'s goal (a preset name, ``{joint: rad}`` or 16 radians in ACTIVE_JOINTS order)."""
         self.goal[i] = self._goal_from_option(goal)
 
     # -- reset -------------------------------------------------------------------------------------
+    def checked_options(self, options: Any) -> dict[str, np.ndarray]:
+        """``reset`` options (None or a dict of :data:`RESET_OPTIONS`) with each pose as 16 radians; raises
+        ValueError naming a bad option or value, so an env can check them before it changes anything."""
+        options = reset_options("G20Hand", options, RESET_OPTIONS)
+        return {key: self._goal_from_option(value, key) for key, value in options.items()}
+
     def reset_env(self, i: int, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> None:
         """Start a new episode in env ``i`` with generator ``rng`` (kept for the episode's draws)."""
-        options = dict(options or {})
-        unknown = sorted(set(options) - {"goal", "init_qpos"})
-        if unknown:
-            raise ValueError(f"G20Hand.reset: unknown options {unknown}; valid: ['goal', 'init_qpos']")
+        options = self.checked_options(options)
         self.rngs[i] = rng
         cfg = self.cfg
         lo, hi = self.coupling.active_lower, self.coupling.active_upper
         if "init_qpos" in options:
-            q0 = self._goal_from_option(options["init_qpos"])
+            q0 = options["init_qpos"]
         else:
             q0 = self.open_pose.copy()
             if cfg.reset_noise_scale > 0:
                 noisy = np.clip(q0 + rng.uniform(-cfg.reset_noise_scale, cfg.reset_noise_scale, q0.shape), lo, hi)
                 if self.pose_depth(noisy) <= cfg.penetration_tol:
                     q0 = noisy
-        self.goal[i] = self._goal_from_option(options["goal"]) if "goal" in options else self.sample_goal(rng)
+        self.goal[i] = options["goal"] if "goal" in options else self.sample_goal(rng)
         d = self.datas[i]
         mujoco.mj_resetData(self.model, d)
         full = self.coupling.complete(q0, clip_mimic=True)
@@ -648,6 +675,7 @@ class G20HandTask:
         info["projection_fallback"] = np.zeros(k, dtype=bool)
         info["action_clipped"] = np.zeros(k, dtype=np.int64)
         info["goal_switched"] = np.zeros(k, dtype=bool)
+        info["diverged"] = np.zeros(k, dtype=bool)
         return info
 
     # -- step --------------------------------------------------------------------------------------
@@ -701,6 +729,24 @@ class G20HandTask:
                                              self.info, self.reward, self.obs)  # fmt: skip
         if self.max_episode_steps is not None:
             np.greater_equal(self.elapsed, self.max_episode_steps, out=self.truncated)
+        elif self._any_diverged:  # the last step's divergence truncated its episode
+            self.truncated[:] = False
+        diverged = drive.monitor.check(self.qpos, self.qvel)
+        if diverged is not None or self._any_diverged:
+            self._contain(diverged)
+
+    def _contain(self, diverged: np.ndarray | None) -> None:
+        """PD envs whose physics blew up (:mod:`dexwheel.sim.divergence`): their episode ends as
+        truncated with ``info["diverged"]``, their reward and reward terms are 0, their observation finite."""
+        self._any_diverged = diverged is not None
+        self.info[:, DIVERGED] = 0.0 if diverged is None else diverged
+        if diverged is None:
+            return
+        self.truncated |= diverged
+        self.reward[diverged] = 0.0
+        self.info[diverged, : len(REWARD_TERMS)] = 0.0
+        np.nan_to_num(self.info, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        np.nan_to_num(self.obs, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], int]:
         """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays and
@@ -724,6 +770,26 @@ class G20HandTask:
             (self.qpos[idx], self.qvel[idx], self.goal[idx], self.last_norm[idx]), axis=1, dtype=np.float32
         )
 
+    # -- copy and pickle (dexwheel.sim.snapshot) ----------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """What a copy of this task continues from, by reference (the env deep-copies it): every MjData,
+        the per-env records (their C addresses are never restored), the PD slew targets, physics rows and
+        divergence counts, the generators."""
+        names = ["datas", "_scratch", "state", "obs", "q", "rngs", "_any_diverged", "drive.depth"]
+        if isinstance(self.drive, PDDrive):
+            names += ["drive.control", "drive.monitor._last"]
+            if self.drive.batch is not None:
+                names += ["drive.batch.state", "drive.batch.warning"]
+        return snapshot.capture(self, names)
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
+        snapshot.restore(self, state)
+
+    def __reduce__(self) -> tuple:
+        # its records hold C addresses of its own MjData, which a plain copy would keep
+        return snapshot.reduce_task(self, self.cfg, self.num_envs)
+
     def close(self) -> None:
         if isinstance(self.drive, PDDrive):
             self.drive.close()
@@ -737,18 +803,23 @@ def camera_config(task: G20HandTask, override: Mapping[str, Any] | None) -> dict
     return cam
 
 
-class G20HandEnv(gym.Env):
+class G20HandEnv(Reconstructible, gym.Env):
     """Gymnasium env of the G20 hand tracking a goal pose; the ``N = 1`` case of :class:`G20HandTask`.
 
     Keyword arguments: the fields of :class:`G20HandConfig`. ``reset(options=...)`` accepts ``goal``
-    (preset name, ``{joint: rad}`` or 16 radians) and ``init_qpos`` (same forms). With
-    ``action="nominal"``, :meth:`step` also accepts ``{joint: radians}``: joints not named keep their
-    previous command, an unknown name raises :class:`~dexwheel.control.UnknownJointError`.
+    (preset name, ``{joint: rad}`` or 16 radians) and ``init_qpos`` (same forms); a value out of its
+    joint's range raises. With ``action="nominal"``, :meth:`step` also accepts ``{joint: radians}``:
+    joints not named keep their previous command, an unknown name raises
+    :class:`~dexwheel.control.UnknownJointError`, a mimic joint (it follows its source) ActionError.
+    After :meth:`close` (idempotent), ``step`` and ``reset`` raise ``ClosedEnvironmentError``.
 
     ``info``: ``reward_<term>`` for each of :data:`REWARD_TERMS` (reward == their sum),
     ``tracking_error`` (max |q - goal| over the active joints, rad), ``mean_joint_error`` (mean |q - goal|), ``command_error`` (max |q - command|,
     rad: the seed's track-test error), ``max_penetration`` (m), ``projection_checks``/``_limited``/
     ``_fallback`` (what collision projection did), ``action_clipped``, ``goal_switched``.
+
+    ``copy.deepcopy`` and pickling give an independent env that continues the same trajectory
+    (:class:`~dexwheel.sim.snapshot.Reconstructible`); the renderer is not copied.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 50}
@@ -767,13 +838,20 @@ class G20HandEnv(gym.Env):
         self.obs_slices = dict(task.obs_slices)
         self._renderer: Any = None
         self._needs_reset = True
+        self._closed = False
         # env 0's rows of the task's buffers (views, made once: step() reads them every step)
         self._obs, self._info = task.obs[0], task.info[0]
+
+    def _init_kwargs(self) -> dict[str, Any]:
+        return config_kwargs(self.config)
 
     # -- gymnasium API -------------------------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if self._closed:
+            raise closed_error("G20Hand")
+        options = self.task.checked_options(options)  # bad options raise before anything changes
         super().reset(seed=seed)
         self.task.reset_env(0, self.np_random, options)
         self._needs_reset = False
@@ -784,7 +862,7 @@ class G20HandEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._needs_reset:
-            raise gym.error.ResetNeeded("G20Hand: call reset() before step()")
+            raise not_ready("G20Hand", self._closed)
         task = self.task
         if not isinstance(action, np.ndarray):
             action = self._as_array(action)
@@ -827,6 +905,9 @@ class G20HandEnv(gym.Env):
         return self._renderer.render(self.render_mode)
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = self._needs_reset = True
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

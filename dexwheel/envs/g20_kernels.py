@@ -44,9 +44,10 @@ INFO_KEYS = (
     "projection_fallback",
     "action_clipped",
     "goal_switched",
+    "diverged",
 )
 R_TRACKING, R_PENETRATION, R_ACTION_RATE, TRACKING_ERROR, MEAN_ERROR, COMMAND_ERROR, MAX_PENETRATION = range(7)
-CHECKS, LIMITED, FALLBACK, CLIPPED, SWITCHED = range(7, 12)
+CHECKS, LIMITED, FALLBACK, CLIPPED, SWITCHED, DIVERGED = range(7, 13)
 
 
 def info_dict(v: list[float]) -> dict[str, Any]:
@@ -64,6 +65,7 @@ def info_dict(v: list[float]) -> dict[str, Any]:
         "projection_fallback": v[9] != 0.0,
         "action_clipped": int(v[10]),
         "goal_switched": v[11] != 0.0,
+        "diverged": v[12] != 0.0,
     }
 
 
@@ -71,8 +73,8 @@ def info_dict(v: list[float]) -> dict[str, Any]:
 def gather_results(tasks: Array, floats: Array, counts: Array, flags: Array) -> int:
     """Copy every env's info row, reward and ``truncated`` from its record into typed blocks, one
     column per env: ``floats`` ``(8, N)`` (the first seven INFO_KEYS, then the reward), ``counts``
-    ``(3, N)`` int64 (projection checks and limited joints, clipped entries), ``flags`` ``(3, N)``
-    bool (projection fallback, goal switched, truncated). Returns how many envs were truncated: the
+    ``(3, N)`` int64 (projection checks and limited joints, clipped entries), ``flags`` ``(4, N)``
+    bool (projection fallback, goal switched, diverged, truncated). Returns how many envs were truncated: the
     episodes that ended (pose tracking never terminates).
 
     Each env's step writes its own record (a thread never writes next to another's results); this
@@ -85,7 +87,12 @@ def gather_results(tasks: Array, floats: Array, counts: Array, flags: Array) -> 
             floats[k, i] = t.info[k]
         floats[7, i] = t.reward
         counts[0, i], counts[1, i], counts[2, i] = int(t.info[CHECKS]), int(t.info[LIMITED]), int(t.info[CLIPPED])
-        flags[0, i], flags[1, i], flags[2, i] = t.info[FALLBACK] != 0.0, t.info[SWITCHED] != 0.0, t.truncated
+        flags[0, i], flags[1, i], flags[2, i] = (
+            t.info[FALLBACK] != 0.0,
+            t.info[SWITCHED] != 0.0,
+            t.info[DIVERGED] != 0.0,
+        )
+        flags[3, i] = t.truncated
         ended += t.truncated
     return ended
 
@@ -94,7 +101,7 @@ def results_info(floats: np.ndarray, counts: np.ndarray, flags: np.ndarray) -> d
     """The info of a vector step from its (fresh) result blocks: views of their rows, in INFO_KEYS order."""
     f0, f1, f2, f3, f4, f5, f6, _ = floats
     checks, limited, clipped = counts
-    fallback, switched, _ = flags
+    fallback, switched, diverged, _ = flags
     return {
         "reward_joint_pos_tracking": f0,
         "reward_penetration": f1,
@@ -108,11 +115,12 @@ def results_info(floats: np.ndarray, counts: np.ndarray, flags: np.ndarray) -> d
         "projection_fallback": fallback,
         "action_clipped": clipped,
         "goal_switched": switched,
+        "diverged": diverged,
     }
 
 
-assert tuple(info_dict(list(range(12)))) == INFO_KEYS, "info_dict must list INFO_KEYS in order"
-assert tuple(results_info(np.zeros((8, 1)), np.zeros((3, 1)), np.zeros((3, 1)))) == INFO_KEYS, (
+assert tuple(info_dict(list(range(len(INFO_KEYS))))) == INFO_KEYS, "info_dict must list INFO_KEYS in order"
+assert tuple(results_info(np.zeros((8, 1)), np.zeros((3, 1)), np.zeros((4, 1)))) == INFO_KEYS, (
     "results_info must list INFO_KEYS in order"
 )
 #: ``action`` kinds as the kernels number them.
@@ -154,6 +162,7 @@ def task_params_dtype(nactive: int, action_dim: int, drive: np.dtype | None = No
             ("kind", ip),  # ACTION_KINDS index
             ("low", f8, (action_dim,)),  # accepted action range
             ("high", f8, (action_dim,)),
+            ("integer", np.bool_),  # accepted actions are whole numbers (sdk255)
             ("lower", f8, (nactive,)),  # the mapping's joint limits (goals are clipped to them)
             ("upper", f8, (nactive,)),
             ("half_span", f8, (nactive,)),  # normalized: lower + (a + 1) * half_span
@@ -238,13 +247,14 @@ def rewards_and_observations(qpos: Array, qvel: Array, targets: Array, active_id
 
 
 @kernel
-def first_invalid(actions: Array, low: Array, high: Array) -> int:
-    """Flat index of the first action entry outside ``[low, high]`` or NaN; -1 when all are valid."""
+def first_invalid(actions: Array, low: Array, high: Array, integer: bool) -> int:
+    """Flat index of the first action entry outside ``[low, high]``, NaN, or (``integer``) fractional; -1
+    when all are valid: :func:`dexwheel.control.mappings.invalid_entries`' rule, entry by entry."""
     n, a = actions.shape
     for i in range(n):
         for k in range(a):
             x = actions[i, k]
-            if not (low[k] <= x <= high[k]):
+            if not (low[k] <= x <= high[k]) or (integer and math.floor(x) != x):
                 return i * a + k
     return -1
 
@@ -306,7 +316,7 @@ def hard_write_advance(actions: Array, tasks: Array, params: Array, obs: Array) 
     joint motion of the step divided by ``dt`` (the written qvel is 0).
     """
     p = params[0]
-    bad = first_invalid(actions, p.low, p.high)
+    bad = first_invalid(actions, p.low, p.high, p.integer)
     if bad >= 0:
         return bad
     for i in range(actions.shape[0]):
@@ -325,7 +335,7 @@ def hard_write_advance_threaded(actions: Array, tasks: Array, params: Array, obs
     Each env has its own MjData and touches nothing of another's, so the result is the serial one,
     bit for bit, whatever the thread count and order.
     """
-    bad = first_invalid(actions, params[0].low, params[0].high)
+    bad = first_invalid(actions, params[0].low, params[0].high, params[0].integer)
     if bad >= 0:
         return bad
     n = actions.shape[0]

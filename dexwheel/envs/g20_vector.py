@@ -26,13 +26,18 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from dexwheel.control import ActionError
-from dexwheel.envs.g20_hand import G20HandConfig, G20HandTask, camera_config
+from dexwheel.envs.g20_hand import RESET_OPTIONS, G20HandConfig, G20HandTask, camera_config
 from dexwheel.envs.g20_kernels import INFO_KEYS
+from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
 from dexwheel.sim.rendering import render_each
+from dexwheel.sim.snapshot import Reconstructible, config_kwargs
 
 
-class G20HandVectorEnv(VectorEnv):
-    """``num_envs`` G20 hands in one process; keyword arguments: the fields of :class:`G20HandConfig`."""
+class G20HandVectorEnv(Reconstructible, VectorEnv):
+    """``num_envs`` G20 hands in one process; keyword arguments: the fields of :class:`G20HandConfig`.
+
+    ``copy.deepcopy`` and pickling give an independent vector env that continues the same trajectories.
+    """
 
     metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.SAME_STEP, "render_fps": 50}
 
@@ -61,10 +66,18 @@ class G20HandVectorEnv(VectorEnv):
         self._renderer: mujoco.Renderer | None = None
         self._camera: mujoco.MjvCamera | None = None
 
+    def _init_kwargs(self) -> dict[str, Any]:
+        return {"num_envs": self.num_envs, **config_kwargs(self.config)}
+
     # -- gymnasium VectorEnv API -------------------------------------------------------------------
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if self.closed:
+            raise closed_error("G20HandVectorEnv")
+        options = reset_options("G20HandVectorEnv", options, ("reset_mask", *RESET_OPTIONS))
+        mask = options.pop("reset_mask", None)
+        options = self.task.checked_options(options)  # bad options raise before anything changes
         n = self.num_envs
         if seed is None:
             seeds: list[int | None] = [None] * n
@@ -74,8 +87,6 @@ class G20HandVectorEnv(VectorEnv):
             seeds = list(seed)
             if len(seeds) != n:
                 raise ValueError(f"G20HandVectorEnv.reset: {len(seeds)} seeds for {n} envs")
-        options = dict(options or {})
-        mask = options.pop("reset_mask", None)
         todo = np.arange(n) if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
         if isinstance(seed, (int, np.integer)):
             self._np_random, self._np_random_seed = seeding.np_random(int(seed))
@@ -87,7 +98,7 @@ class G20HandVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._needs_reset:
-            raise RuntimeError("G20HandVectorEnv: call reset() before step()")
+            raise not_ready("G20HandVectorEnv", self.closed)
         task = self.task
         if isinstance(actions, (list, tuple)) and actions and all(isinstance(a, Mapping) for a in actions):
             if task.actions.kind != "nominal":
@@ -139,6 +150,7 @@ class G20HandVectorEnv(VectorEnv):
         return render_each(self._renderer, datas, self._camera)
 
     def close_extras(self, **kwargs: Any) -> None:
+        self._needs_reset = True  # step() now raises (VectorEnv.close sets `closed` and runs this once)
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

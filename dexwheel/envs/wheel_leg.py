@@ -44,8 +44,10 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
 from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
 from dexwheel.envs.wheel_leg_task import WheelLegTask
+from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
 RENDER_MODES = ["human", "rgb_array", "depth_array"]
@@ -59,11 +61,19 @@ def action_space(task: WheelLegTask) -> spaces.Box:
     return spaces.Box(-1.0, 1.0, shape=(task.action_dim,), dtype=np.float32)
 
 
-class WheelLegEnv(gymnasium.Env):
+def env_name(cfg: WheelLegEnvCfg) -> str:
+    """The env's name in its messages (its id without the version)."""
+    return {"solenopsis": "Solenopsis", "m20_legacy": "M20Legacy"}.get(cfg.robot, cfg.robot)
+
+
+class WheelLegEnv(Reconstructible, gymnasium.Env):
     """Velocity tracking for a wheel-leg robot. Keyword arguments: see :func:`make_cfg`.
 
     Besides the config fields: ``cfg`` (a :class:`WheelLegEnvCfg` to start from), ``render_mode``,
     ``width``, ``height``, ``camera_name`` (default: a camera that follows the base).
+
+    ``copy.deepcopy`` and pickling give an independent env that continues the same trajectory
+    (:class:`~dexwheel.sim.snapshot.Reconstructible`); the renderer is not copied.
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 50}
@@ -81,6 +91,13 @@ class WheelLegEnv(gymnasium.Env):
         self._width, self._height, self._camera_name = width, height, camera_name
         self._renderer = None
         self._keys = self.task.info_keys
+        self._name = env_name(self.cfg)
+        self._needs_reset = True
+        self._closed = False
+
+    def _init_kwargs(self) -> dict[str, Any]:
+        return {"cfg": self.cfg, "render_mode": self.render_mode, "width": self._width, "height": self._height,
+                "camera_name": self._camera_name}  # fmt: skip
 
     # -- properties users and tests read -------------------------------------------------------------
     @property
@@ -105,9 +122,13 @@ class WheelLegEnv(gymnasium.Env):
 
     # -- gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        if self._closed:
+            raise closed_error(self._name)
+        reset_options(self._name, options, ())  # it takes none: a typo fails instead of being ignored
         super().reset(seed=seed)
         self.task.rngs[0] = self.np_random
         self.task.reset_env(0)
+        self._needs_reset = False
         obs = self.task.compute_obs()[0].copy()
         if self.render_mode == "human":
             self.render()
@@ -115,10 +136,13 @@ class WheelLegEnv(gymnasium.Env):
                      "command_ang_vel_z": float(self.task.commands[0, 1])}  # fmt: skip
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._needs_reset:
+            raise not_ready(self._name, self._closed)
         obs, reward, terminated, truncated, values = self.task.step(np.asarray(action)[None])
         row = values[0].tolist()
         info = dict(zip(self._keys, row, strict=True))
         info["terminated_contact"], info["terminated_tilt"] = row[-2] > 0.0, row[-1] > 0.0
+        info["diverged"] = bool(self.task.diverged[0])
         if self.render_mode == "human":
             self.render()
         return obs[0].copy(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
@@ -144,6 +168,9 @@ class WheelLegEnv(gymnasium.Env):
         return self._renderer.render(self.render_mode)
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = self._needs_reset = True
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

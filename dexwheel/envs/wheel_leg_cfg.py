@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots import WHEEL_LEG_ROBOTS
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, KNEE_KD, KNEE_KP, POLICY_JOINT_ORDER, WHEEL_JOINTS, WHEEL_KD
 from dexwheel.sim.randomization import DomainRandCfg
@@ -181,7 +182,7 @@ def _replace(obj: Any, where: str, **changes: Any) -> Any:
     names = [f.name for f in dataclasses.fields(obj)]
     unknown = [k for k in changes if k not in names]
     if unknown:
-        raise ValueError(f"{where}: unknown field(s) {unknown}; valid: {names}")
+        raise ConfigFieldError(where, f"{where}: unknown field(s) {unknown}; valid: {names}")
     return dataclasses.replace(obj, **changes)
 
 
@@ -196,7 +197,7 @@ def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg
             if key == "domain_rand" and isinstance(value, bool):
                 value = {"enabled": value}
             if not isinstance(value, dict):
-                raise ValueError(f"{key}: expected a dict of fields, got {value!r}")
+                raise ConfigFieldError(key, f"{key}: expected a dict of fields, got {value!r}")
             sections[key].update(value)
         elif key == "domain_randomization":
             sections["domain_rand"].update({"enabled": value} if isinstance(value, bool) else dict(value))
@@ -231,52 +232,61 @@ def joint_group(value: tuple[str, ...] | str, what: str) -> tuple[str, ...]:
     """A joint list given as names or as "all"/"knees"/"wheels" (in task order)."""
     if isinstance(value, str):
         if value not in _JOINT_GROUPS:
-            raise ValueError(f"{what}: unknown joint group {value!r}; use a name list or one of {list(_JOINT_GROUPS)}")
+            raise ConfigFieldError(
+                what, f"{what}: unknown joint group {value!r}; use a name list or one of {list(_JOINT_GROUPS)}"
+            )
         return _JOINT_GROUPS[value]
     unknown = [j for j in value if j not in POLICY_JOINT_ORDER]
     if unknown:
-        raise ValueError(f"{what}: unknown joint(s) {unknown}; joints: {list(POLICY_JOINT_ORDER)}")
+        raise ConfigFieldError(what, f"{what}: unknown joint(s) {unknown}; joints: {list(POLICY_JOINT_ORDER)}")
     return tuple(j for j in POLICY_JOINT_ORDER if j in value)
 
 
+def _bad(field: str, detail: str) -> ConfigFieldError:
+    return ConfigFieldError(field, f"{field}: {detail}")
+
+
 def validate(cfg: WheelLegEnvCfg) -> None:
-    """Fail early, naming the field and the allowed values."""
+    """Fail early, naming the field and the allowed values (:class:`~dexwheel.fields.ConfigFieldError`)."""
+    check_types(cfg)
     if cfg.robot not in WHEEL_LEG_ROBOTS:
-        raise ValueError(f"robot: {cfg.robot!r} is not a wheel-leg robot; choose one of {list(WHEEL_LEG_ROBOTS)}")
-    if int(cfg.decimation) != cfg.decimation or cfg.decimation < 1:
-        raise ValueError(f"decimation: must be a positive integer, got {cfg.decimation!r}")
-    if cfg.episode_length_s <= 0:
-        raise ValueError(f"episode_length_s: must be > 0, got {cfg.episode_length_s}")
+        raise _bad("robot", f"{cfg.robot!r} is not a wheel-leg robot; choose one of {list(WHEEL_LEG_ROBOTS)}")
+    if cfg.decimation < 1:
+        raise _bad("decimation", f"must be a positive integer, got {cfg.decimation!r}")
+    if not (math.isfinite(cfg.episode_length_s) and cfg.episode_length_s > 0):
+        raise _bad("episode_length_s", f"must be finite and > 0, got {cfg.episode_length_s}")
     if len(cfg.stance_pose) != len(KNEE_JOINTS):
-        raise ValueError(f"stance: {len(KNEE_JOINTS)} knee angles (fl, fr, hl, hr), got {cfg.stance_pose!r}")
+        raise _bad("stance", f"{len(KNEE_JOINTS)} knee angles (fl, fr, hl, hr), got {cfg.stance_pose!r}")
     for name in ("knee_kp", "knee_kd", "wheel_kd", "reset_noise_scale"):
         if not getattr(cfg, name) >= 0:
-            raise ValueError(f"{name}: must be >= 0, got {getattr(cfg, name)!r}")
+            raise _bad(name, f"must be >= 0, got {getattr(cfg, name)!r}")
     c = cfg.commands
     for name in ("lin_vel_x", "ang_vel_z", "resampling_time_s"):
         r = getattr(c, name)
-        if len(r) != 2 or not r[0] <= r[1]:
-            raise ValueError(f"commands.{name}: expected (low, high) with low <= high, got {r!r}")
+        if not r[0] <= r[1]:
+            raise _bad(f"commands.{name}", f"expected (low, high) with low <= high, got {r!r}")
     if c.resampling_time_s[0] <= 0:
-        raise ValueError(f"commands.resampling_time_s: must be > 0, got {c.resampling_time_s!r}")
+        raise _bad("commands.resampling_time_s", f"must be > 0, got {c.resampling_time_s!r}")
     if not 0.0 <= c.rel_standing_envs <= 1.0:
-        raise ValueError(f"commands.rel_standing_envs: must be in [0, 1], got {c.rel_standing_envs}")
-    a = cfg.actions
-    if not (a.knee_scale > 0 and a.wheel_velocity_scale > 0):
-        raise ValueError(f"actions: knee_scale and wheel_velocity_scale must be > 0, got {a}")
+        raise _bad("commands.rel_standing_envs", f"must be in [0, 1], got {c.rel_standing_envs}")
+    for name in ("knee_scale", "wheel_velocity_scale"):
+        if not getattr(cfg.actions, name) > 0:
+            raise _bad(f"actions.{name}", f"must be > 0, got {getattr(cfg.actions, name)!r}")
     layers = cfg.composer.layers
     unknown = [n for n in layers if n not in LAYER_NAMES]
     if unknown:
-        raise ValueError(f"composer.layers: unknown layer(s) {unknown}; available: {list(LAYER_NAMES)}")
+        raise _bad("composer.layers", f"unknown layer(s) {unknown}; available: {list(LAYER_NAMES)}")
     if "policy" not in layers:
-        raise ValueError(f"composer.layers: a 'policy' layer is required (it takes the action), got {layers}")
+        raise _bad("composer.layers", f"a 'policy' layer is required (it takes the action), got {layers}")
     r = cfg.rewards
-    if not (r.lin_vel_std > 0 and r.ang_vel_std > 0):
-        raise ValueError("rewards: lin_vel_std and ang_vel_std must be > 0")
+    for name in ("lin_vel_std", "ang_vel_std"):
+        if not getattr(r, name) > 0:
+            raise _bad(f"rewards.{name}", f"must be > 0, got {getattr(r, name)!r}")
     for what, bodies in (("rewards.undesired_contact_bodies", r.undesired_contact_bodies),
                          ("terminations.contact_bodies", cfg.terminations.contact_bodies)):  # fmt: skip
         bad = [b for b in bodies if b not in NON_WHEEL_BODIES]
         if bad:
-            raise ValueError(f"{what}: unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
+            raise _bad(what, f"unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
     if not 0 < cfg.terminations.max_tilt_rad <= math.pi:
-        raise ValueError(f"terminations.max_tilt_rad: must be in (0, pi], got {cfg.terminations.max_tilt_rad}")
+        raise _bad("terminations.max_tilt_rad", f"must be in (0, pi], got {cfg.terminations.max_tilt_rad}")
+    cfg.domain_rand.validate("domain_rand")

@@ -43,6 +43,7 @@ from dexwheel.envs import wheel_leg_kernels as kernels
 from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, joint_group
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, LEGS, POLICY_JOINT_ORDER, ROBOT_JOINT_ORDER, WheelLegParams
+from dexwheel.sim import snapshot
 from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import PDDrive
@@ -58,6 +59,7 @@ _LINKS = tuple(f"{leg}_{part}" for part in ("knee", "wheel") for leg in LEGS)
 _SETTLE_S = 1.5
 _DROP_M = 0.0005  # start this far above the settled height: a short drop, never a penetration
 _NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # the action dtypes map_actions compiles for
 
 
 def _prefixed(names: Sequence[str], n: int, label: str) -> JointLayout:
@@ -141,6 +143,9 @@ class WheelLegTask:
         self.reward = np.zeros(n)
         self.terminated = np.zeros(n, dtype=bool)
         self.values = np.zeros((n, len(self.info_keys)))  # info values, in info_keys order
+        #: Which envs' physics blew up in the last step (their episodes end as truncated).
+        self.diverged = np.zeros(n, dtype=bool)
+        self._any_diverged = False
 
     # -- construction ---------------------------------------------------------------------------
     def _settle(self, model: mujoco.MjModel) -> tuple[np.ndarray, float]:
@@ -297,11 +302,12 @@ class WheelLegTask:
         """Map ``(N, action_dim)`` actions into the policy layer (clipped to [-1, 1] unless disabled).
 
         Knee position ``stance + knee_scale a`` and wheel velocity ``wheel_scale a`` are computed in
-        float64 from the float32 action and rounded once into the float32 buffer. A wrong shape or a
-        NaN/inf entry raises :class:`ActionError` before anything changes.
+        float64 from the float32 action and rounded once into the float32 buffer. Any real dtype is taken
+        (the kernel runs on native float32 and float64; others, float16 and integers included, are converted
+        to float64). A wrong shape or a NaN/inf entry raises :class:`ActionError` before anything changes.
         """
         shape = (self.num_envs, self.action_dim)
-        if actions.shape != shape or actions.dtype.kind != "f":
+        if actions.shape != shape or actions.dtype not in _KERNEL_DTYPES:
             actions = self._checked_actions(actions, shape)
         bad = kernels.map_actions(actions, self.cfg.actions.clip, self._act_scale, self._act_offset, self.action,
                                   self._policy_block)  # fmt: skip
@@ -341,7 +347,23 @@ class WheelLegTask:
         truncated = self.truncate_at <= t
         if t >= self._next_resample or t >= self._next_push:
             self._events(t)
+        diverged = self.physics.monitor.check(self.physics.qpos, self.physics.qvel, self.obs)
+        if diverged is not None or self._any_diverged:
+            self._contain(diverged)
+            truncated |= self.diverged
         return self.obs, self.reward, self.terminated, truncated, self.values
+
+    def _contain(self, diverged: np.ndarray | None) -> None:
+        """Envs whose physics blew up (:mod:`dexwheel.sim.divergence`): their episode ends as truncated
+        (:attr:`diverged`), their reward and reward terms are 0, their observation and info finite."""
+        self.diverged[:] = False if diverged is None else diverged
+        self._any_diverged = diverged is not None
+        if diverged is None:
+            return
+        self.reward[diverged] = 0.0
+        self.values[diverged, : kernels.NUM_TERMS] = 0.0
+        np.nan_to_num(self.values, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        np.nan_to_num(self.obs, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
 
     def _events(self, t: int) -> None:
         """Due command resamples and pushes; the observation then shows the new commands."""
@@ -422,6 +444,43 @@ class WheelLegTask:
     def episode_length(self) -> np.ndarray:
         """Control steps since each env's last reset."""
         return self.t - self.episode_start
+
+    # -- copy and pickle (dexwheel.sim.snapshot) ------------------------------------------------
+    def snapshot(self) -> dict:
+        """What a copy of this task continues from, by reference (the env deep-copies it): every MjData or
+        batch row, the task's and the drive's arrays, the events, the generators, the layer buffers, the
+        actuator gains and each env's randomisation draw (its model is rebuilt from it)."""
+        names = ["_scratch", "rngs", "commands", "t", "episode_start", "truncate_at", "resample_at", "push_at",
+                 "_next_resample", "_next_push", "action", "last_action", "obs", "reward", "terminated", "values",
+                 "_priv_static", "episode_params", "diverged", "_any_diverged", "drive.kp_scale", "drive.kd_scale",
+                 "drive.kp", "drive.kd", "drive._dirty", "drive._last_bytes", "physics.qpos", "physics.qvel",
+                 "physics.sensordata", "physics.ctrl", "physics.monitor._last"]  # fmt: skip
+        if isinstance(self.physics, SerialPhysics):
+            names.append("physics.data")
+        else:
+            names += ["physics._scratch", "physics._batch.state", "physics._batch.warning"]
+        return {"attrs": snapshot.capture(self, names), "override_active": self.override_active,
+                "blocks": [b.block for b in self.buffers.values()],
+                "biasprm": [m.actuator_biasprm for m in self.models]}  # fmt: skip
+
+    def restore(self, state: dict) -> None:
+        """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
+        if state["override_active"] != self.override_active:
+            self.set_override(state["override_active"])
+        if self.randomizer.active:  # the models as the draws made them (the same writes, from the nominal model)
+            for model, p in zip(self.models, state["attrs"]["episode_params"], strict=True):
+                self.randomizer.apply(model, self._scratch, p)
+        for model, bias in zip(self.models, state["biasprm"], strict=True):
+            model.actuator_biasprm[...] = bias  # the drive's gains as last written
+        for buf, block in zip(self.buffers.values(), state["blocks"], strict=True):
+            buf.block[...] = block
+        snapshot.restore(self, state["attrs"])  # after the models: randomizer.apply used the scratch MjData
+
+    def __reduce__(self) -> tuple:
+        # composers and frames hold views of each other's buffers, which a plain copy would not keep
+        serial = isinstance(self.physics, SerialPhysics)
+        return snapshot.reduce_task(self, self.cfg, self.num_envs, backend="serial" if serial else "batch",
+                                    num_threads=None if serial else self.physics.num_threads)  # fmt: skip
 
     def close(self) -> None:
         self.physics.close()

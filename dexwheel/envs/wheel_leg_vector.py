@@ -23,15 +23,20 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from dexwheel.envs.wheel_leg import action_space, observation_space
+from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
+from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
 from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
 from dexwheel.envs.wheel_leg_task import WheelLegTask
 from dexwheel.sim.rendering import render_each
+from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
 
-class WheelLegVectorEnv(VectorEnv):
-    """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads``."""
+class WheelLegVectorEnv(Reconstructible, VectorEnv):
+    """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads``.
+
+    ``copy.deepcopy`` and pickling give an independent vector env that continues the same trajectories.
+    """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
 
@@ -55,9 +60,16 @@ class WheelLegVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.task.dt)}
         self._keys = self.task.info_keys
+        self._name = f"{env_name(self.cfg)}VectorEnv"
+        self._needs_reset = True
         mask = np.ones(num_envs, dtype=bool)
         mask.flags.writeable = False
-        self._masks = {f"_{key}": mask for key in self._keys}  # every info value is valid for every env
+        self._masks = {f"_{key}": mask for key in (*self._keys, "diverged")}  # every value is valid for every env
+
+    def _init_kwargs(self) -> dict[str, Any]:
+        return {"num_envs": self.num_envs, "cfg": self.cfg, "num_threads": self.task.physics.num_threads or None,
+                "render_mode": self.render_mode, "width": self._width, "height": self._height,
+                "camera_name": self._camera_name}  # fmt: skip
 
     @property
     def dt(self) -> float:
@@ -69,6 +81,9 @@ class WheelLegVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Reset every env (or those in ``options["reset_mask"]``); ``seed`` s seeds env i with s + i."""
+        if self.closed:
+            raise closed_error(self._name)
+        options = reset_options(self._name, options, ("reset_mask",))
         single = isinstance(seed, (int, np.integer))
         super().reset(seed=int(seed) if single else None)  # type: ignore[arg-type]
         n, task = self.num_envs, self.task
@@ -84,14 +99,18 @@ class WheelLegVectorEnv(VectorEnv):
         mask = np.ones(n, dtype=bool) if not options or "reset_mask" not in options else options["reset_mask"]
         for i in np.flatnonzero(mask).tolist():
             task.reset_env(i)
+        self._needs_reset = False
         return task.compute_obs().copy(), {}
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._needs_reset:
+            raise not_ready(self._name, self.closed)
         task = self.task
         obs, reward, terminated, truncated, values = task.step(np.asarray(actions))
         columns = values.T.copy()  # fresh arrays every step, one row per info key
         infos: dict[str, Any] = dict(zip(self._keys, columns, strict=True))
         infos["terminated_contact"], infos["terminated_tilt"] = columns[-2:] > 0.0
+        infos["diverged"] = task.diverged.copy()
         infos.update(self._masks)
         reward, terminated = reward.copy(), terminated.copy()
         done = terminated | truncated
@@ -121,6 +140,7 @@ class WheelLegVectorEnv(VectorEnv):
         return render_each(self._renderer, datas, self._camera_name or -1)
 
     def close_extras(self, **kwargs: Any) -> None:
+        self._needs_reset = True  # step() now raises (VectorEnv.close sets `closed` and runs this once)
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

@@ -2,7 +2,10 @@
 
 Each config group (robot, task, drive, action, composer, collision) holds, per env family
 (``hand`` or ``wheel_leg``), the keyword arguments it contributes. A group option without an entry
-for the chosen robot's family is not available for that robot, and says so.
+for the chosen robot's family is not available for that robot, and says so. An env constructor's
+error about one of its fields (:class:`~dexwheel.fields.ConfigFieldError`) becomes a one-line
+:class:`ConfigError` naming the field's full config path (``task.hand.goal_mode``), the value and
+what is allowed.
 """
 
 from __future__ import annotations
@@ -10,9 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import dexwheel  # noqa: F401  (registers the env ids)
+from dexwheel.envs.gym_api import IntegerBox
+from dexwheel.fields import ConfigFieldError
 from dexwheel.rl.schema import ConfigError
 
 KWARG_GROUPS = ("robot", "task", "drive", "action", "composer", "collision")
@@ -20,6 +26,11 @@ KWARG_GROUPS = ("robot", "task", "drive", "action", "composer", "collision")
 
 def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
     """Merge the chosen groups' kwargs for the robot's family, refusing clashes and missing families."""
+    return _kwargs_and_paths(cfg)[0]
+
+
+def _kwargs_and_paths(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
+    """:func:`env_kwargs` and each kwarg's config path (``goal_mode`` -> ``task.hand.goal_mode``)."""
     family = cfg.robot.family
     kwargs: dict[str, Any] = {}
     owner: dict[str, str] = {}
@@ -38,21 +49,47 @@ def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
             if key in kwargs:
                 raise ConfigError(f"{group}.{family}.{key}: already set by {owner[key]}")
             kwargs[key], owner[key] = value, f"{group}.{family}.{key}"
-    return kwargs
+    return kwargs, owner
+
+
+def config_error(e: Exception, env_id: str, kwargs: dict[str, Any], paths: dict[str, str]) -> ConfigError:
+    """An env constructor's error as one line; a field error names the field's config path."""
+    if isinstance(e, ConfigFieldError) and e.field.partition(".")[0] in paths:
+        head, _, rest = e.field.partition(".")
+        path = paths[head] + (f".{rest}" if rest else "")
+        detail = e.detail
+        message = path + detail[len(e.field) :] if detail.startswith(e.field) else f"{path}: {detail}"
+    elif isinstance(e, TypeError):
+        message = f"{env_id}: {e} (env kwargs from the config: {sorted(kwargs)})"
+    else:
+        message = f"{env_id}: {e}"
+    return ConfigError(" ".join(message.split()))  # one line
 
 
 def make_env(cfg: DictConfig, **overrides: Any) -> gym.Env:
-    """One env; constructor errors are re-raised naming the config field that caused them."""
-    kwargs = env_kwargs(cfg) | overrides
+    """One env; constructor errors are re-raised naming the config field that caused them. An env with an
+    integer-valued action space (G20 ``sdk255``) rounds the (float) actions of a policy."""
+    kwargs, paths = _kwargs_and_paths(cfg)
+    kwargs |= overrides
     try:
-        return gym.make(cfg.robot.env_id, **kwargs)
-    except TypeError as e:
-        raise ConfigError(f"{cfg.robot.env_id}: {e} (env kwargs from the config: {sorted(kwargs)})") from e
+        env = gym.make(cfg.robot.env_id, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise config_error(e, cfg.robot.env_id, kwargs, paths) from e
+    return RoundedActions(env) if isinstance(env.action_space, IntegerBox) else env
 
 
 def make_vector_env(cfg: DictConfig, num_envs: int, **overrides: Any) -> gym.vector.VectorEnv:
-    kwargs = env_kwargs(cfg) | overrides
+    kwargs, paths = _kwargs_and_paths(cfg)
+    kwargs |= overrides
     try:
         return gym.make_vec(cfg.robot.env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
-    except TypeError as e:
-        raise ConfigError(f"{cfg.robot.env_id}: {e} (env kwargs from the config: {sorted(kwargs)})") from e
+    except (TypeError, ValueError) as e:
+        raise config_error(e, cfg.robot.env_id, kwargs, paths) from e
+
+
+class RoundedActions(gym.ActionWrapper):
+    """Rounds actions to the nearest integer, for an integer-valued action space (:class:`IntegerBox`):
+    learners with Gaussian policies act in floats (and SB3 clips them to the bounds; this rounds them)."""
+
+    def action(self, action: Any) -> np.ndarray:
+        return np.rint(action)

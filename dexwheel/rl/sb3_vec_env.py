@@ -13,6 +13,8 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
+from dexwheel.envs.gym_api import IntegerBox
+
 _MASK_PREFIX = "_"
 
 
@@ -25,6 +27,8 @@ class GymVectorEnvAdapter(VecEnv):
         self.info_keys = info_keys  # scalar per-env info entries copied into SB3's per-env dicts
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
         self._actions: np.ndarray | None = None
+        #: an integer-valued action space (G20 sdk255): the policy's float actions are rounded
+        self._integer = isinstance(env.single_action_space, IntegerBox)
 
     def reset(self) -> np.ndarray:
         seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
@@ -35,7 +39,7 @@ class GymVectorEnvAdapter(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = actions
+        self._actions = np.rint(actions) if self._integer else actions
 
     def step_wait(self) -> VecEnvStepReturn:
         obs, rewards, terminated, truncated, infos = self.env.step(self._actions)

@@ -140,9 +140,6 @@ class EvalEvery(BaseCallback):
         title = f"{self.cfg.robot.name} / {self.cfg.algo.name} / seed {self.cfg.seed}"
         plot_learning_curve(self.run_dir / CURVE_FILE, steps, series, title)
 
-    def _on_training_end(self) -> None:
-        self.env.close()
-
 
 def _load_history(run_dir: Path) -> list[dict[str, float]]:
     path = run_dir / HISTORY_FILE
@@ -271,10 +268,12 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     finally:
         signal.signal(signal.SIGINT, previous)
     if interrupted:
+        evaluator.env.close()
         venv.close()
         raise SystemExit(130)
     save_checkpoint(model, run_dir / CHECKPOINT_DIR / "final.zip", normalizer_of(model))
     summary = evaluator.evaluate()
+    evaluator.env.close()  # only now: the final evaluation runs on it, and a closed env refuses to step
     write_atomic(run_dir / "final_eval.json", json.dumps(summary, indent=1))
     venv.close()
     return summary

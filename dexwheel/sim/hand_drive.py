@@ -28,6 +28,7 @@ from mujoco import batch as mj_batch
 
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.jit import kernel
+from dexwheel.sim.divergence import DivergenceMonitor
 from dexwheel.sim.mujoco_c import (
     CTRL,
     DATA,
@@ -396,10 +397,12 @@ class PDDrive(_BatchDrive):
             self._record = {"sensordata": np.zeros((n, self.nsub, model.nsensordata))}
         #: Smallest contact distance of each env over the last step's physics steps (negative: penetration).
         self._min_dist = np.zeros(n)
+        self.monitor = DivergenceMonitor(self.datas if self.batch is None else self.batch.warning[..., 1])
 
     def set_pose(self, i: int, full: np.ndarray) -> None:
         super().set_pose(i, full)
         self.depth[i] = sensor_depth(self.datas[i].sensordata[self._depth_adr])
+        self.monitor.rebase(i)  # the task reset env i's MjData (its warning counters) before this
         if self.batch is not None:  # the env's simulation is its batch row; its MjData was scratch
             mujoco.mj_getState(self.model, self.datas[i], self.batch.state[i], INTEGRATION)
 

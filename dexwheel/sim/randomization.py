@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from dexwheel.fields import ConfigFieldError
+
 Range = tuple[float, float]
 
 
@@ -32,6 +34,31 @@ class DomainRandCfg:
     kd_scale: Range | None = (0.85, 1.15)  # per joint
     push_interval_s: Range | None = (10.0, 15.0)  # time between pushes
     push_velocity: float = 0.5  # +- m/s added to the base x and y velocity
+
+    def validate(self, where: str = "domain_rand") -> None:
+        """Raise :class:`~dexwheel.fields.ConfigFieldError` naming ``<where>.<field>``, its value and what is
+        allowed: finite ``(low, high)`` ranges with low <= high; friction, mass, inertia and gain scales and
+        push intervals > 0; offsets and push velocity >= 0. (That the base keeps a positive mass is checked
+        against the model, :class:`ModelRandomizer`.)"""
+        positive = ("friction", "link_mass_scale", "kp_scale", "kd_scale", "push_interval_s")
+        for name in (*positive, "base_mass_add"):
+            r = getattr(self, name)
+            if r is None:
+                continue
+            key = f"{where}.{name}"
+            if not (isinstance(r, (tuple, list)) and len(r) == 2 and all(_finite(x) for x in r) and r[0] <= r[1]):
+                raise ConfigFieldError(key, f"{key}: expected a finite (low, high) range with low <= high, got {r!r}")
+            if name in positive and not r[0] > 0:
+                raise ConfigFieldError(key, f"{key}: the range must lie above 0 (low > 0), got {r!r}")
+        for name in ("base_com_offset", "push_velocity"):
+            value = getattr(self, name)
+            key = f"{where}.{name}"
+            if value is not None and not (_finite(value) and value >= 0):
+                raise ConfigFieldError(key, f"{key}: must be a finite number >= 0, got {value!r}")
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and np.isfinite(x)
 
 
 @dataclass
@@ -62,6 +89,13 @@ class ModelRandomizer:
         self.n_joints = n_joints
         self.nominal_friction = nominal_friction
         self._mass = model.body_mass.copy()
+        add, mass = cfg.base_mass_add, float(self._mass[self.base])
+        if add is not None and not add[0] > -mass:
+            raise ConfigFieldError(
+                "domain_rand.base_mass_add",
+                f"domain_rand.base_mass_add: {tuple(add)!r} would leave the base ({base_body}, {mass:g} kg) without "
+                f"mass; the low end must be > {-mass:g}",
+            )
         self._inertia = model.body_inertia.copy()
         self._ipos = model.body_ipos.copy()
         self._friction = model.geom_friction.copy()

@@ -22,6 +22,8 @@ import mujoco
 import numpy as np
 from mujoco import batch as mj_batch
 
+from dexwheel.sim.divergence import DivergenceMonitor
+
 
 def write_initial_state(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, qvel: np.ndarray) -> None:
     """Reset ``data`` to ``qpos``/``qvel`` at time 0 and run ``mj_forward`` (fills the sensors)."""
@@ -53,10 +55,12 @@ class SerialPhysics:
         self._ctrl = [d.ctrl for d in self.data]
         #: Called as ``on_substep(env, model, data)`` after every ``mj_step`` when set (tests, probes).
         self.on_substep: Callable[[int, mujoco.MjModel, mujoco.MjData], None] | None = None
+        self.monitor = DivergenceMonitor(self.data)
 
     def reset_env(self, env: int, qpos: np.ndarray, qvel: np.ndarray) -> None:
         d = self.data[env]
         write_initial_state(self.models[env], d, qpos, qvel)
+        self.monitor.rebase(env)
         if self.num_envs > 1:
             self.qpos[env], self.qvel[env], self.sensordata[env] = d.qpos, d.qvel, d.sensordata
 
@@ -114,12 +118,14 @@ class BatchPhysics:
         self._out = self._batch.bind("sensordata")  # read-only, refreshed by every batch call
         #: ``(N, nsensordata)`` sensors after the last step or reset.
         self.sensordata = np.zeros((n, m0.nsensordata))
+        self.monitor = DivergenceMonitor(self._batch.warning[..., 1])  # the rows' live warning counters
 
     def reset_env(self, env: int, qpos: np.ndarray, qvel: np.ndarray) -> None:
         d, m = self._scratch, self.models[env]
         write_initial_state(m, d, qpos, qvel)
         mujoco.mj_getState(m, d, self._batch.state[env], self._spec)
         self.sensordata[env] = d.sensordata
+        self.monitor.rebase(env)
 
     def sync_data(self, env: int) -> mujoco.MjData:
         """Env ``env``'s state in a scratch MjData, forward-computed (for rendering; the next call reuses it)."""

@@ -1,0 +1,69 @@
+"""Physics blow-up detection, one rule for every env that integrates (wheel-leg, G20 PD).
+
+MuJoCo checks every ``mj_step`` for NaN, inf or huge (> 1e10) ``qpos``, ``qvel`` and ``qacc``; when it
+finds one it counts a warning (``mjWARN_BADQPOS``, ``_BADQVEL``, ``_BADQACC``) and resets that
+simulation to the model's default state, so the state a step leaves is finite but meaningless. A step
+diverged when one of those counters rose during it, or when the state it left is not finite (a
+simulation the check did not reset). The envs end such an episode as truncated with
+``info["diverged"] = True``, and report a finite observation and a zero reward for it.
+
+A hard-write step integrates nothing (it writes a pose within the joint limits and runs
+``mj_forward``), so it cannot diverge; its ``diverged`` is always False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import mujoco
+import numpy as np
+
+#: MuJoCo's warnings for an unstable simulation (it resets the simulation when it raises one).
+UNSTABLE_WARNINGS = (
+    mujoco.mjtWarning.mjWARN_BADQPOS,
+    mujoco.mjtWarning.mjWARN_BADQVEL,
+    mujoco.mjtWarning.mjWARN_BADQACC,
+)
+_IDX = np.array([int(w) for w in UNSTABLE_WARNINGS], dtype=np.intp)
+
+
+class DivergenceMonitor:
+    """Tells which of ``N`` simulations diverged since the previous :meth:`check`.
+
+    ``counters``: a live ``(N, mjNWARNING)`` array of MuJoCo's warning counts (``mujoco.batch.Batch``'s
+    ``warning[..., 1]``), or a sequence of ``MjData`` whose ``warning.number`` views are read.
+    """
+
+    def __init__(self, counters: np.ndarray | Sequence[mujoco.MjData]) -> None:
+        if isinstance(counters, np.ndarray):
+            self._views: list[np.ndarray] | None = None
+            self._batch = counters
+        else:
+            self._views = [d.warning.number for d in counters]  # live views into each MjData
+            self._batch = None
+        self._last: np.ndarray = self._counts()
+
+    def _counts(self) -> np.ndarray:
+        if self._views is None:
+            return self._batch[:, _IDX].sum(axis=1)
+        return np.array([v[_IDX].sum() for v in self._views])
+
+    def check(self, *states: np.ndarray) -> np.ndarray | None:
+        """``None`` when no simulation diverged (the common case), else the ``(N,)`` mask of those that
+        did: a warning counter rose, or a row of one of the ``(N, ...)`` ``states`` is not finite.
+
+        A reset (``mj_resetData``) zeroes an MjData's counters, so only a rise counts.
+        """
+        counts = self._counts()
+        rose = counts > self._last
+        self._last = counts
+        finite = all(np.isfinite(s.sum()) for s in states)  # any NaN or inf makes the sum NaN or inf
+        if finite and not rose.any():
+            return None
+        for s in states:
+            rose |= ~np.isfinite(s.reshape(s.shape[0], -1)).all(axis=1)
+        return rose
+
+    def rebase(self, i: int) -> None:
+        """Simulation ``i`` was reset: count its warnings from now on."""
+        self._last[i] = self._counts()[i]

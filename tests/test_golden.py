@@ -1,0 +1,82 @@
+"""Golden trajectories: every registered env, drive and action mode replays its recording bit for bit.
+
+A failure names the quantity that diverged first, the step, the env and by how much. When the change
+is intended: ``python scripts/regen_golden.py``, review its summary, commit the files with it.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from dexwheel import golden
+
+CASES = golden.CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_replay_matches_recording(case: golden.GoldenCase) -> None:
+    assert case.path.exists(), f"{case.path} is missing: run `{golden.REGEN_COMMAND} {case.name}`"
+    result, meta = golden.check(case)
+    tol = golden.tolerance_for(meta)
+    how = "bit for bit" if tol == 0 else f"to {tol:g} (file made with {meta['versions']}, here {golden.versions()})"
+    assert result.equal, (
+        f"{case.env_id} [{case.name}] differs from tests/golden/{case.path.name} ({how}): {result.summary()}. "
+        f"If intended: `{golden.REGEN_COMMAND} {case.name}`, review, commit."
+    )
+
+
+def test_recordings_name_their_versions_and_command() -> None:
+    meta, trajectory = golden.load(CASES[0].path)
+    assert set(meta["versions"]) == {"mujoco", "numpy", "machine"}
+    assert meta["command"] == golden.REGEN_COMMAND
+    assert meta["case"]["name"] == CASES[0].name
+    for key in ("qpos", "qvel", "ctrl", "action", "obs", "reward", "terminated", "truncated"):
+        assert trajectory[key].shape[:2] == (CASES[0].steps, 1), key
+
+
+def test_every_registered_env_mode_and_mapping_is_pinned() -> None:
+    ids = {c.env_id for c in CASES}
+    assert {i for i in gym.registry if i.split("-")[0] in ("G20Hand", "Solenopsis", "M20Legacy")} <= ids
+    g20 = [c for c in CASES if c.env_id == "G20Hand-v0"]
+    assert {c.kwargs.get("action", "normalized") for c in g20} == {"normalized", "sdk255", "nominal", "delta"}
+    assert {c.kwargs.get("hand", "left") for c in g20} == {"left", "right"}
+    assert {c.kwargs.get("drive", "hard_write") for c in g20} == {"hard_write", "pd"}
+    assert any(c.kwargs.get("track_test") for c in g20) and any(
+        c.kwargs.get("collision_projection") is False for c in g20
+    )
+    wheel_leg = [c for c in CASES if c.env_id != "G20Hand-v0"]
+    assert {("domain_rand" in c.kwargs, c.env_id) for c in wheel_leg} >= {
+        (False, "Solenopsis-v0"), (True, "Solenopsis-v0"), (False, "M20Legacy-v0"), (True, "M20Legacy-v0")}  # fmt: skip
+    assert {bool(c.num_envs) for c in g20} == {bool(c.num_envs) for c in wheel_leg} == {False, True}
+
+
+def test_the_pinned_runs_exercise_contacts_resets_and_pushes() -> None:
+    """The recordings are worth pinning: projection works, episodes end, pushes happen."""
+    _, fist = golden.load(golden.case_named("g20_left_hard_write_sdk255_presets").path)
+    assert fist["info/projection_checks"].sum() > 0  # the full fist closes into contact
+    assert fist["info/max_penetration"].max() <= 5e-4  # and projection holds the spec's tolerance
+    _, vec = golden.load(golden.case_named("solenopsis_vector_random").path)
+    assert vec["truncated"].sum() >= 3  # autoresets inside the run
+    _, pushed = golden.load(golden.case_named("solenopsis_domain_rand_pushes").path)
+    _, plain = golden.load(golden.case_named("solenopsis_drive_turn").path)
+    assert not np.array_equal(pushed["qvel"], plain["qvel"])
+
+
+def test_compare_names_the_first_divergence() -> None:
+    """The checker can fail: a perturbation is found at its step, env, index and size."""
+    _, recorded = golden.load(golden.case_named("solenopsis_vector_random").path)
+    replayed = {k: v.copy() for k, v in recorded.items()}
+    replayed["qvel"][57, 2, 4] += 1e-12
+    replayed["obs"][90, 0, 3] += 1.0
+    assert golden.compare(recorded, recorded).equal
+    result = golden.compare(recorded, replayed)
+    first = result.first
+    assert (first.key, first.step, first.env, first.index) == ("qvel", 57, 2, (4,))
+    assert first.size == pytest.approx(1e-12, rel=1e-3)
+    assert result.largest["obs"] == (pytest.approx(1.0, rel=1e-6), 90)
+    assert "qvel[4] at step 57, env 2" in result.summary()
+    assert golden.compare(recorded, replayed, atol=1e-9).first.key == "obs"  # the tolerance, at most 1e-9
+    del replayed["reward"]
+    assert "reward: recorded but not replayed" in golden.compare(recorded, replayed).summary()
