@@ -4,6 +4,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+from vecutil import assert_same
 
 from dexwheel.control import ActionError
 from dexwheel.envs import register_envs
@@ -34,32 +35,26 @@ def test_make_vec_gives_the_native_vector_env_with_batched_spaces():
     ("solenopsis", 1, {}),
 ])  # fmt: skip
 def test_matches_n_single_envs_bit_for_bit(robot, num_envs, extra):
-    """Same seeds (s + i) and actions; terminations (tight tilt limit) and truncations included."""
-    kw = dict(robot=robot, max_tilt=0.3, episode_length_s=0.8, **extra)
-    venv = WheelLegVectorEnv(num_envs, **kw)
-    envs = [WheelLegEnv(**kw) for _ in range(num_envs)]
-    obs_v, _ = venv.reset(seed=10)
-    obs_s = [env.reset(seed=10 + i)[0] for i, env in enumerate(envs)]
-    assert np.array_equal(obs_v, np.stack(obs_s))
+    """Same seeds (s + i) and actions as gymnasium's SyncVectorEnv of single envs in SAME_STEP mode:
+    the same observations, rewards, infos, and autoreset layout (``final_obs``, ``final_info``, reset infos,
+    masks); terminations (tight tilt limit) and truncations included."""
+    env_id = {"solenopsis": "Solenopsis-v0", "m20_legacy": "M20Legacy-v0"}[robot]
+    kw = dict(max_tilt=0.3, episode_length_s=0.8, **extra)
+    venv = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kw)
+    ref = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync",
+                             vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **kw)  # fmt: skip
+    assert_same(venv.reset(seed=10), ref.reset(seed=10))
     rng = np.random.default_rng(1)
     dim = venv.single_action_space.shape[0]
     dones = 0
     for _ in range(150):
         actions = rng.uniform(-1, 1, (num_envs, dim)).astype(np.float32)
-        obs_v, rew_v, term_v, trunc_v, infos = venv.step(actions)
-        for i, env in enumerate(envs):
-            obs, rew, term, trunc, info = env.step(actions[i])
-            assert (rew_v[i], term_v[i], trunc_v[i]) == (rew, term, trunc)
-            assert all(infos[key][i] == value for key, value in info.items())
-            if term or trunc:
-                dones += 1
-                assert infos["_final_obs"][i] and np.array_equal(infos["final_obs"][i], obs)
-                obs, _ = env.reset()
-            else:
-                assert "final_obs" not in infos or not infos["_final_obs"][i]
-            assert np.array_equal(obs_v[i], obs)
+        out, expected = venv.step(actions), ref.step(actions)
+        assert_same(out, expected)
+        dones += int((out[2] | out[3]).sum())
     assert dones >= num_envs  # the comparison covered resets
     venv.close()
+    ref.close()
 
 
 def test_reset_seeds_envs_with_consecutive_seeds_and_honours_a_reset_mask():

@@ -90,7 +90,6 @@ class WheelLegEnv(Reconstructible, gymnasium.Env):
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.task.dt)}
         self._width, self._height, self._camera_name = width, height, camera_name
         self._renderer = None
-        self._keys = self.task.info_keys
         self._name = env_name(self.cfg)
         self._needs_reset = True
         self._closed = False
@@ -132,17 +131,13 @@ class WheelLegEnv(Reconstructible, gymnasium.Env):
         obs = self.task.compute_obs()[0].copy()
         if self.render_mode == "human":
             self.render()
-        return obs, {"command_lin_vel_x": float(self.task.commands[0, 0]),
-                     "command_ang_vel_z": float(self.task.commands[0, 1])}  # fmt: skip
+        return obs, {key: value.item() for key, value in self.task.reset_info(np.arange(1)).items()}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._needs_reset:
             raise not_ready(self._name, self._closed)
-        obs, reward, terminated, truncated, values = self.task.step(np.asarray(action)[None])
-        row = values[0].tolist()
-        info = dict(zip(self._keys, row, strict=True))
-        info["terminated_contact"], info["terminated_tilt"] = row[-2] > 0.0, row[-1] > 0.0
-        info["diverged"] = bool(self.task.diverged[0])
+        obs, reward, terminated, truncated, _ = self.task.step(np.asarray(action)[None])
+        info = {key: value.item() for key, value in self.task.step_info().items()}
         if self.render_mode == "human":
             self.render()
         return obs[0].copy(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info

@@ -353,6 +353,24 @@ class WheelLegTask:
             truncated |= self.diverged
         return self.obs, self.reward, self.terminated, truncated, self.values
 
+    def step_info(self) -> dict[str, np.ndarray]:
+        """The last step's ``info`` as fresh ``(N,)`` arrays: :attr:`info_keys` (the termination causes as
+        booleans) and ``diverged``."""
+        columns = self.values.T.copy()  # one row per info key
+        info: dict[str, np.ndarray] = dict(zip(self.info_keys, columns, strict=True))
+        info["terminated_contact"], info["terminated_tilt"] = columns[-2:] > 0.0
+        info["diverged"] = self.diverged.copy()
+        return info
+
+    def reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        """The ``info`` of freshly reset envs ``idx``: every step key, 0 (False) but the new commands."""
+        k = len(idx)
+        info: dict[str, np.ndarray] = {key: np.zeros(k) for key in self.info_keys}
+        info["command_lin_vel_x"], info["command_ang_vel_z"] = self.commands[idx].T.copy()
+        for key in ("terminated_contact", "terminated_tilt", "diverged"):
+            info[key] = np.zeros(k, dtype=bool)
+        return info
+
     def _contain(self, diverged: np.ndarray | None) -> None:
         """Envs whose physics blew up (:mod:`dexwheel.sim.divergence`): their episode ends as truncated
         (:attr:`diverged`), their reward and reward terms are 0, their observation and info finite."""

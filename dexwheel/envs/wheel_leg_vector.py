@@ -6,39 +6,30 @@ terminations are compiled kernels over the env axis (the single env's). ``reset(
 ``i`` with ``s + i``, and the result is bit-identical to N single envs made with those seeds and driven
 with the same actions.
 
-Autoreset is ``SAME_STEP``: an env that terminates or truncates is reset inside ``step``; the returned
-observation is the new episode's first, the last one of the old episode is in ``infos["final_obs"]``
-(masked by ``infos["_final_obs"]``). The other ``infos`` entries are ``(N,)`` arrays of the step's
-values, i.e. the final step's values for an env that was just reset.
+Seeding, reset masks and ``SAME_STEP`` autoreset (``final_obs``, ``final_info``, reset infos for the
+envs just reset) are :class:`~dexwheel.envs.vector_env.NativeVectorEnv`'s, shared with the G20 vector env.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import mujoco
 import numpy as np
-from gymnasium.utils import seeding
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
 
-from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
+from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
 from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
 from dexwheel.envs.wheel_leg_task import WheelLegTask
 from dexwheel.sim.rendering import render_each
-from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
 
-class WheelLegVectorEnv(Reconstructible, VectorEnv):
+class WheelLegVectorEnv(NativeVectorEnv):
     """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads``.
 
     ``copy.deepcopy`` and pickling give an independent vector env that continues the same trajectories.
     """
-
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
 
     def __init__(self, num_envs: int = 1, cfg: WheelLegEnvCfg | None = None, *, num_threads: int | None = None,
                  render_mode: str | None = None, width: int = 640, height: int = 480,
@@ -50,21 +41,12 @@ class WheelLegVectorEnv(Reconstructible, VectorEnv):
         # one env: plain mj_step (the backends agree bit for bit; the pool only pays off with several envs)
         backend = "serial" if num_envs == 1 else "batch"
         self.task = WheelLegTask(self.cfg, num_envs, backend=backend, num_threads=num_threads)
-        self.num_envs = num_envs
+        self._setup_spaces(num_envs, observation_space(self.task), action_space(self.task))
         self.render_mode = render_mode
         self._width, self._height, self._camera_name = width, height, camera_name
         self._renderer: mujoco.Renderer | None = None
-        self.single_observation_space = observation_space(self.task)
-        self.single_action_space = action_space(self.task)
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.task.dt)}
-        self._keys = self.task.info_keys
-        self._name = f"{env_name(self.cfg)}VectorEnv"
-        self._needs_reset = True
-        mask = np.ones(num_envs, dtype=bool)
-        mask.flags.writeable = False
-        self._masks = {f"_{key}": mask for key in (*self._keys, "diverged")}  # every value is valid for every env
+        self.name = f"{env_name(self.cfg)}VectorEnv"
 
     def _init_kwargs(self) -> dict[str, Any]:
         return {"num_envs": self.num_envs, "cfg": self.cfg, "num_threads": self.task.physics.num_threads or None,
@@ -79,50 +61,20 @@ class WheelLegVectorEnv(Reconstructible, VectorEnv):
     def obs_slices(self) -> dict[str, slice]:
         return dict(self.task.obs_layout.slices)
 
-    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        """Reset every env (or those in ``options["reset_mask"]``); ``seed`` s seeds env i with s + i."""
-        if self.closed:
-            raise closed_error(self._name)
-        options = reset_options(self._name, options, ("reset_mask",))
-        single = isinstance(seed, (int, np.integer))
-        super().reset(seed=int(seed) if single else None)  # type: ignore[arg-type]
-        n, task = self.num_envs, self.task
-        if seed is not None:
-            seeds = [int(seed) + i for i in range(n)] if single else [int(s) for s in seed]  # type: ignore[union-attr,arg-type]
-            if len(seeds) != n:
-                raise ValueError(f"seed: expected an int or {n} seeds, got {len(seeds)}")
-            for i, s in enumerate(seeds):
-                task.rngs[i] = seeding.np_random(s)[0]
-        for i in range(n):
-            if task.rngs[i] is None:
-                task.rngs[i] = seeding.np_random()[0]
-        mask = np.ones(n, dtype=bool) if not options or "reset_mask" not in options else options["reset_mask"]
-        for i in np.flatnonzero(mask).tolist():
-            task.reset_env(i)
-        self._needs_reset = False
-        return task.compute_obs().copy(), {}
+    # -- the task's part of NativeVectorEnv ------------------------------------------------------------
+    def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
+        self.task.rngs[i] = rng
+        self.task.reset_env(i)
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        if self._needs_reset:
-            raise not_ready(self._name, self.closed)
-        task = self.task
-        obs, reward, terminated, truncated, values = task.step(np.asarray(actions))
-        columns = values.T.copy()  # fresh arrays every step, one row per info key
-        infos: dict[str, Any] = dict(zip(self._keys, columns, strict=True))
-        infos["terminated_contact"], infos["terminated_tilt"] = columns[-2:] > 0.0
-        infos["diverged"] = task.diverged.copy()
-        infos.update(self._masks)
-        reward, terminated = reward.copy(), terminated.copy()
-        done = terminated | truncated
-        if np.count_nonzero(done):
-            final = np.empty(self.num_envs, dtype=object)
-            ids = np.flatnonzero(done).tolist()
-            for i in ids:
-                final[i] = obs[i].copy()
-                task.reset_env(i)
-            infos["final_obs"], infos["_final_obs"] = final, done
-            task.compute_obs()
-        return task.obs.copy(), reward, terminated, truncated, infos
+    def _reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:
+        return self.task.reset_info(idx)
+
+    def _observation(self, idx: np.ndarray) -> np.ndarray:
+        return self.task.compute_obs()[idx]  # fancy indexing: a copy
+
+    def _step_envs(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        obs, reward, terminated, truncated, _ = self.task.step(np.asarray(actions))
+        return obs.copy(), reward.copy(), terminated.copy(), truncated, self.task.step_info()
 
     def set_command(self, lin_vel_x: float, ang_vel_z: float, env: int | None = None, hold: bool = True) -> None:
         self.task.set_command(lin_vel_x, ang_vel_z, env=env, hold=hold)
@@ -140,7 +92,7 @@ class WheelLegVectorEnv(Reconstructible, VectorEnv):
         return render_each(self._renderer, datas, self._camera_name or -1)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._needs_reset = True  # step() now raises (VectorEnv.close sets `closed` and runs this once)
+        super().close_extras(**kwargs)
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
