@@ -7,11 +7,13 @@ raises at import. Then the kernels are compiled without a cache, once per proces
 numba invalidates a cached kernel only when the kernel's own source file changes, yet a kernel's
 compiled code includes every kernel it calls, from any module: a changed callee (say the hard-write
 drive's step, called by the G20 task's step) would keep running its old code. So each kernel's cache
-is also stamped with one hash of all dexwheel sources and flushed when that hash changes.
+is also stamped with a hash of the sources its module imports, transitively (:func:`sources_digest`),
+and flushed when that hash changes; editing a file no kernel depends on keeps every cache.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import warnings
@@ -31,11 +33,44 @@ F = TypeVar("F", bound=Callable[..., object])
 PACKAGE = Path(__file__).resolve().parent
 
 
+def _module_file(module: str) -> Path | None:
+    """The source file of a module of the package, or None for any other module."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE.name:
+        return None
+    base = PACKAGE.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
 @functools.cache
-def sources_digest() -> str:
-    """A hash of every ``.py`` file of the dexwheel package (path and content)."""
+def _imports(path: Path) -> frozenset[Path]:
+    """The package's source files that ``path`` imports (``from a.b import c`` may name module ``a.b.c``)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    return frozenset(f for f in map(_module_file, names) if f is not None)
+
+
+@functools.cache
+def sources_digest(module: str) -> str:
+    """A hash of the sources a module's kernels may compile in: its own file and every package file it
+    imports, transitively (path and content). Editing any other file (training code, say) keeps the cache."""
+    start = _module_file(module)
+    seen: set[Path] = set()
+    todo = [start] if start is not None else []
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo += _imports(path) - seen
     h = hashlib.blake2b(digest_size=16)
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(seen):
         h.update(path.relative_to(PACKAGE).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()
@@ -47,7 +82,7 @@ def _flush_if_stale(dispatcher: object, fn: Callable[..., object]) -> None:
     if not isinstance(cache, FunctionCache):
         return
     stamp = Path(cache.cache_path) / f"{fn.__module__}.{fn.__qualname__}.sources"
-    digest = sources_digest()
+    digest = sources_digest(fn.__module__)
     try:
         if stamp.read_text() == digest:
             return

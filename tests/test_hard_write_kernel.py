@@ -296,8 +296,9 @@ def test_one_joint_trials_from_a_safe_start_project_as_full_collision_checks_do(
 
 
 def test_a_changed_callee_invalidates_the_cached_callers(tmp_path):
-    """numba re-validates a cached kernel against its own file only; dexwheel.jit flushes it when any
-    package source changed, so a kernel never runs the old code of a kernel it calls."""
+    """numba re-validates a cached kernel against its own file only; dexwheel.jit flushes it when a source
+    its module imports changed, so a kernel never runs the old code of a kernel it calls, and keeps it when
+    only a file no kernel imports changed."""
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
@@ -312,14 +313,17 @@ def test_a_changed_callee_invalidates_the_cached_callers(tmp_path):
         import dexwheel.jit as jit
         jit.PACKAGE = __import__("pathlib").Path({str(pkg)!r})
         from pkg.caller import twice
-        print(twice())
+        print(twice(), sum(twice.stats.cache_hits.values()))
         """
     )
     run = lambda: subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)  # noqa: E731
-    assert run().stdout.split() == ["2"]
-    assert run().stdout.split() == ["2"]  # from the cache
+    (pkg / "training.py").write_text("STEPS = 1\n")  # a module no kernel imports
+    assert run().stdout.split() == ["2", "0"]
+    assert run().stdout.split() == ["2", "1"]  # from the cache
     (pkg / "callee.py").write_text("from dexwheel.jit import kernel\n\n@kernel\ndef value():\n    return 5\n")
-    assert run().stdout.split() == ["10"]  # caller.py is unchanged, its cached code was not reused
+    assert run().stdout.split() == ["10", "0"]  # caller.py is unchanged, its cached code was not reused
+    (pkg / "training.py").write_text("STEPS = 2\n")
+    assert run().stdout.split() == ["10", "1"]  # an edit no kernel depends on keeps the cache
 
 
 def test_threaded_vector_step_matches_single_envs():

@@ -70,3 +70,43 @@ def test_compiled_for_runs_the_dispatchers_own_overload():
     assert len(weigh.signatures) == 1  # compiled once, for exactly these types
     assert run(records, scale) == weigh(records, scale) == 10.75
     assert len(weigh.signatures) == 1
+
+
+def test_an_unsupported_mujoco_is_refused_at_import_naming_both_versions():
+    """The kernels call MuJoCo's C functions: a MuJoCo outside pyproject.toml's bound fails clearly."""
+    import mujoco
+    import pytest
+
+    from dexwheel.sim import mujoco_c
+
+    mujoco_c.check_mujoco_version(mujoco.__version__)  # what is installed passes
+    with pytest.raises(ImportError, match=r"mujoco 3\.17\.0 is installed.*signatures of mujoco<4\.1,>=4\.0\.0"):
+        mujoco_c.check_mujoco_version("3.17.0")
+
+
+def test_the_kernels_c_signatures_match_the_python_bindings(monkeypatch):
+    import pytest
+    from numba import types
+
+    from dexwheel.sim import mujoco_c
+
+    mujoco_c.check_signatures()
+    wrong = types.void(types.voidptr, types.voidptr, types.voidptr)  # mj_setState without its spec argument
+    monkeypatch.setitem(mujoco_c.C_FUNCTIONS, "mj_setState", wrong)
+    with pytest.raises(ImportError, match=r"mj_setState of mujoco .* is `mj_setState\(m: "):
+        mujoco_c.check_signatures()
+
+
+def test_kernel_caches_depend_only_on_what_their_modules_import():
+    from dexwheel import jit
+
+    closure: set = set()
+    todo = [jit._module_file("dexwheel.envs.g20_kernels")]
+    while todo:
+        path = todo.pop()
+        if path not in closure:
+            closure.add(path)
+            todo += jit._imports(path) - closure
+    names = {p.relative_to(jit.PACKAGE).as_posix() for p in closure}
+    assert {"envs/g20_kernels.py", "sim/hand_drive.py", "sim/projection.py", "sim/mujoco_c.py", "jit.py"} <= names
+    assert not any(n.startswith("rl/") for n in names)  # editing training code recompiles nothing

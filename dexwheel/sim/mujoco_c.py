@@ -11,6 +11,8 @@ read and written through :func:`f64_array` views of their buffers.
 from __future__ import annotations
 
 import ctypes.util
+import importlib.metadata
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +22,8 @@ import mujoco
 import numpy as np
 from numba import carray, types
 from numba.extending import intrinsic
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 from dexwheel.jit import kernel
 
@@ -39,17 +43,72 @@ def _library_path() -> str:
 
 llvm.load_library_permanently(_library_path())
 
+
+def _supported_mujoco() -> str:
+    """The ``mujoco`` requirement of dexwheel's metadata (pyproject.toml): the versions these C signatures
+    and the golden trajectories were made for."""
+    try:
+        requirements = importlib.metadata.requires("dexwheel") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree without installing it
+        return ""
+    for text in requirements:
+        requirement = Requirement(text)
+        if requirement.name == "mujoco" and requirement.marker is None:
+            return str(requirement.specifier)
+    return ""
+
+
+def check_mujoco_version(version: str = mujoco.__version__) -> None:
+    """ImportError, naming both, when the installed MuJoCo is not one the kernels were made for."""
+    supported = _supported_mujoco()
+    if supported and not SpecifierSet(supported).contains(version, prereleases=True):
+        raise ImportError(
+            f"dexwheel: mujoco {version} is installed, but dexwheel's compiled kernels call MuJoCo's C functions "
+            f"with the signatures of mujoco{supported} (and its golden trajectories were made with it): "
+            f"pip install 'mujoco{supported}'"
+        )
+
+
+check_mujoco_version()
+llvm.load_library_permanently(_library_path())
+
 _MODEL_DATA = types.void(types.voidptr, types.voidptr)
-mj_forward = types.ExternalFunction("mj_forward", _MODEL_DATA)
-mj_kinematics = types.ExternalFunction("mj_kinematics", _MODEL_DATA)
-mj_collision = types.ExternalFunction("mj_collision", _MODEL_DATA)
-#: The position-stage sensors (the contact sensors the projection reads after ``mj_collision``).
-mj_sensorPos = types.ExternalFunction("mj_sensorPos", _MODEL_DATA)
-mj_setState = types.ExternalFunction("mj_setState", types.void(types.voidptr, types.voidptr, types.voidptr, types.intc))
-#: ``mj_geomDistance(m, d, geom1, geom2, distmax, fromto)``: the signed distance of two geoms by the
-#: collision function ``mj_collision`` uses for them (``fromto`` may be 0: not wanted).
-mj_geomDistance = types.ExternalFunction(
-    "mj_geomDistance", types.float64(types.voidptr, types.voidptr, types.intc, types.intc, types.float64, types.voidptr)
+#: The C functions the kernels call, with their numba signatures (checked against the bindings below).
+C_FUNCTIONS: dict[str, types.Signature] = {
+    "mj_forward": _MODEL_DATA,
+    "mj_kinematics": _MODEL_DATA,
+    "mj_collision": _MODEL_DATA,
+    "mj_sensorPos": _MODEL_DATA,  # the position-stage sensors (the projection's contact sensors)
+    "mj_setState": types.void(types.voidptr, types.voidptr, types.voidptr, types.intc),
+    # (m, d, geom1, geom2, distmax, fromto): the signed distance of two geoms by the collision function
+    # mj_collision uses for them (fromto may be 0: not wanted)
+    "mj_geomDistance": types.float64(
+        types.voidptr, types.voidptr, types.intc, types.intc, types.float64, types.voidptr
+    ),
+}
+#: How the bindings' docstrings spell each C argument type (struct and array pointers, int, double).
+_BINDING_TYPES = {"MjModel": types.voidptr, "MjData": types.voidptr, "NDArray": types.voidptr,
+                  "SupportsInt": types.intc, "SupportsFloat": types.float64}  # fmt: skip
+_BINDING_RETURNS = {"None": types.void, "float": types.float64}
+
+
+def check_signatures() -> None:
+    """Each C function's numba signature against the Python binding's (its docstring's first line): the
+    same number of arguments of the same kinds, the same return type. ImportError naming a mismatch."""
+    for name, sig in C_FUNCTIONS.items():
+        head = getattr(mujoco, name).__doc__.splitlines()[0]
+        match = re.fullmatch(rf"{name}\((.*)\) -> (\w+)", head)
+        params = re.split(r", (?=\w+: )", match.group(1)) if match else []
+        kinds = [next((t for key, t in _BINDING_TYPES.items() if key in p), None) for p in params]
+        returns = _BINDING_RETURNS.get(match.group(2)) if match else None
+        if not match or kinds != list(sig.args) or returns != sig.return_type:
+            raise ImportError(f"dexwheel: {name} of mujoco {mujoco.__version__} is `{head}`, not what the kernels "
+                              f"declare ({sig}); see dexwheel/sim/mujoco_c.py")  # fmt: skip
+
+
+check_signatures()
+mj_forward, mj_kinematics, mj_collision, mj_sensorPos, mj_setState, mj_geomDistance = (
+    types.ExternalFunction(name, sig) for name, sig in C_FUNCTIONS.items()
 )
 
 STATE_TIME = int(mujoco.mjtState.mjSTATE_TIME)
