@@ -86,10 +86,9 @@ from dexwheel.jit import compiled_for
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import (
     ACTIVE_JOINTS,
+    ACTUATOR_NAMES,
     ALL_JOINTS,
-    G20_FULL_FIST_CMD,
-    G20_HALF_FIST_CMD,
-    G20_OPEN_CMD,
+    GOAL_PRESETS,
     SDK_CHANNELS,
     SDK_MAX_VALUE,
 )
@@ -114,12 +113,6 @@ GOAL_MODES = ("mixed", "presets", "random")
 HANDS = ("left", "right")
 OUT_OF_RANGE = ("raise", "clip")
 RENDER_MODES = ("human", "rgb_array")
-#: Goal presets (seed): SDK commands, mapped through the hand's SDK table.
-GOAL_PRESETS: dict[str, tuple[int, ...]] = {
-    "open": G20_OPEN_CMD,
-    "half_fist": G20_HALF_FIST_CMD,
-    "full_fist": G20_FULL_FIST_CMD,
-}
 #: What ``reset(options=...)`` takes: a goal and a start pose (preset name, ``{joint: rad}`` or 16 radians).
 RESET_OPTIONS = ("goal", "init_qpos")
 #: Height (m) of the rendered floor, just below the wrist (render-only: the floor takes no part in the physics).
@@ -127,7 +120,6 @@ FLOOR_Z = -0.02
 #: Reward terms, in the order they are summed (mjlab names).
 REWARD_TERMS = ("joint_pos_tracking", "penetration", "action_rate_l2")
 assert INFO_KEYS[: len(REWARD_TERMS)] == tuple(f"reward_{t}" for t in REWARD_TERMS)
-ACTUATORS = tuple(f"{j}_pos" for j in ALL_JOINTS)
 
 
 def _bad(field: str, detail: str) -> ConfigFieldError:
@@ -499,11 +491,11 @@ class G20HandTask:
         add_chain_contact_sensors(spec, ACTIVE_JOINTS)  # the projection's per-joint contacts
         add_studio(spec, FLOOR_Z, VISUAL_GROUP)  # lights, backdrop, a visual floor: frames a person can read
         self.model = model = spec.compile()
-        check_robot_model(model, ALL_JOINTS, ACTUATORS, source=f"{desc.name} MJCF")
+        check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source=f"{desc.name} MJCF")
         jid = require_joints(model, ALL_JOINTS, desc.name)
         self.qpos_adr = model.jnt_qposadr[jid].astype(np.intp)
         self.dof_adr = model.jnt_dofadr[jid].astype(np.intp)
-        self.ctrl_idx = require_actuators(model, ACTUATORS, desc.name).astype(np.intp)
+        self.ctrl_idx = require_actuators(model, ACTUATOR_NAMES, desc.name).astype(np.intp)
         self.timestep = float(model.opt.timestep)
         self.nsub = cfg.substeps(self.timestep)
         self.dt = self.nsub * self.timestep
@@ -797,7 +789,8 @@ class G20HandTask:
 
 def camera_config(task: G20HandTask, override: Mapping[str, Any] | None) -> dict[str, Any]:
     """The free camera of the seed's compare view (mirrored for the right hand), or ``override``."""
-    cam = dict(task.description.extras.get("camera", {})) if override is None else dict(override)
+    view = task.description.camera
+    cam = (dataclasses.asdict(view) if view is not None else {}) if override is None else dict(override)
     if "lookat" in cam:
         cam["lookat"] = np.asarray(cam["lookat"], dtype=np.float64)
     return cam

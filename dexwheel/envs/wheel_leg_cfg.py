@@ -18,17 +18,17 @@ from typing import Any
 
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots import WHEEL_LEG_ROBOTS
-from dexwheel.robots.wheel_leg import KNEE_JOINTS, KNEE_KD, KNEE_KP, POLICY_JOINT_ORDER, WHEEL_JOINTS, WHEEL_KD
+from dexwheel.robots.wheel_leg import (
+    KNEE_JOINTS,
+    KNEE_KD,
+    KNEE_KP,
+    NON_WHEEL_BODIES,
+    PARAMS,
+    POLICY_JOINT_ORDER,
+    WHEEL_JOINTS,
+    WHEEL_KD,
+)
 from dexwheel.sim.randomization import DomainRandCfg
-from dexwheel.sim.wheel_leg_model import NON_WHEEL_BODIES
-
-#: Default knee stance (fl, fr, hl, hr) per robot. Solenopsis: an A stance (front arms forward, hind
-#: arms back; q = 0 leaves only 0.038 m between a side's wheels), which kp 80 lets settle near +-0.6 rad
-#: with the base about 0.276 m up. Legacy M20: its hips are already +-0.300 m apart, arms straight down.
-DEFAULT_STANCE: dict[str, tuple[float, float, float, float]] = {
-    "solenopsis": (0.5, 0.5, -0.5, -0.5),
-    "m20_legacy": (0.0, 0.0, 0.0, 0.0),
-}
 
 LAYER_NAMES = ("policy", "stance", "override")
 REWARD_TERMS = (
@@ -146,7 +146,7 @@ class WheelLegEnvCfg:
 
     @property
     def stance_pose(self) -> tuple[float, ...]:
-        return tuple(self.stance) if self.stance is not None else DEFAULT_STANCE[self.robot]
+        return tuple(self.stance) if self.stance is not None else PARAMS[self.robot].stance
 
 
 _SECTIONS = ("commands", "actions", "composer", "observations", "rewards", "terminations", "domain_rand")

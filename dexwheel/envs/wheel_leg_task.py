@@ -9,7 +9,7 @@ One control step::
 
     action [-1, 1] -> policy JointTargetBuffer (knees: stance + knee_scale a; wheels: vel = wheel_scale a)
       -> JointCommandComposer (layers: policy, stance, override) -> task-order MotorFrame
-      -> JointCommandResolver -> robot-order MotorFrame -> PDDrive (actuator gains, ctrl)
+      -> JointCommandResolver -> robot-order MotorFrame -> MotorFrameDrive (actuator gains, ctrl)
       -> physics x decimation -> sensors -> reward terms, terminations -> commands, pushes -> observation
 
 For N > 1 the composer and the resolver run on layouts whose joint names carry an env prefix
@@ -42,12 +42,21 @@ from dexwheel.control import (
 from dexwheel.envs import wheel_leg_kernels as kernels
 from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, joint_group
 from dexwheel.robots import get_robot
-from dexwheel.robots.wheel_leg import KNEE_JOINTS, LEGS, POLICY_JOINT_ORDER, ROBOT_JOINT_ORDER, WheelLegParams
+from dexwheel.robots.wheel_leg import (
+    BASE_BODY,
+    KNEE_JOINTS,
+    LEGS,
+    NON_WHEEL_BODIES,
+    PARAMS,
+    POLICY_JOINT_ORDER,
+    ROBOT_JOINT_ORDER,
+    WheelLegParams,
+)
 from dexwheel.sim import snapshot
 from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
-from dexwheel.sim.wheel_leg_drive import PDDrive
-from dexwheel.sim.wheel_leg_model import BASE_BODY, NON_WHEEL_BODIES, build_wheel_leg_model
+from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
+from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
 from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics, write_initial_state
 
 #: Extra ``info`` keys besides ``reward_<term>``: measured and commanded velocities, absolute tracking
@@ -96,7 +105,7 @@ class WheelLegTask:
         self.cfg = cfg
         self.num_envs = n = int(num_envs)
         desc = get_robot(cfg.robot)
-        self.params: WheelLegParams = desc.extras["params"]
+        self.params: WheelLegParams = PARAMS[cfg.robot]
         self.total_mass = desc.total_mass
         model, self.sensors = build_wheel_leg_model(desc)
         check_robot_model(model, ROBOT_JOINT_ORDER, [a.name for a in desc.actuators], source=f"{cfg.robot} env model")
@@ -113,7 +122,7 @@ class WheelLegTask:
         self.models = [model] if n == 1 else [copy.copy(model) for _ in range(n)]
         self._scratch = mujoco.MjData(model)
         self._build_action_path()
-        self.drive = PDDrive(self.models, ROBOT_JOINT_ORDER)
+        self.drive = MotorFrameDrive(self.models, ROBOT_JOINT_ORDER)
         if backend == "serial":
             self.physics: SerialPhysics | BatchPhysics = SerialPhysics(self.models, cfg.decimation)
         elif backend == "batch":

@@ -6,7 +6,7 @@ Every backend artefact (MJCF through ``mujoco.MjSpec``, URDF, Isaac Lab configs)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -97,6 +97,16 @@ class Mimic:
 
 
 @dataclass(frozen=True)
+class CameraView:
+    """A free camera's view (MuJoCo's names): what the robot is shown from by default."""
+
+    lookat: Vec3
+    distance: float
+    azimuth: float
+    elevation: float
+
+
+@dataclass(frozen=True)
 class RobotDescription:
     name: str
     bodies: tuple[Body, ...]  # parents before children
@@ -112,7 +122,7 @@ class RobotDescription:
     base_height: float = 0.0  # initial base origin height for floating robots
     gravity: Vec3 = (0.0, 0.0, -9.81)
     balanceinertia: bool = False
-    extras: dict = field(default_factory=dict, compare=False)
+    camera: CameraView | None = None  # the default view (viewer, rendering); None: MuJoCo's own
 
     # -- queries ------------------------------------------------------------------------------
     @property

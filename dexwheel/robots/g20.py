@@ -11,6 +11,7 @@ from __future__ import annotations
 from dexwheel.robots.description import (
     Actuator,
     Body,
+    CameraView,
     ContactSettings,
     Geom,
     Inertial,
@@ -94,6 +95,12 @@ G20_OPEN_CMD = (255, 255, 255, 255, 255, 255, 193, 148, 105, 42, 245, 255, 255, 
 G20_HALF_FIST_CMD = (80, 80, 80, 80, 80, 255, 193, 148, 105, 42, 245, 255, 255, 255, 255, 80, 80, 80, 80, 80)
 # A full fist: every flexion channel at its closed end, the thumb swung across and pressed into the palm.
 G20_FULL_FIST_CMD = (0, 0, 0, 0, 0, 40, 193, 148, 105, 42, 0, 255, 255, 255, 255, 0, 0, 0, 0, 0)
+#: Goal presets (seed): SDK commands, mapped through the hand's SDK table.
+GOAL_PRESETS: dict[str, tuple[int, ...]] = {
+    "open": G20_OPEN_CMD,
+    "half_fist": G20_HALF_FIST_CMD,
+    "full_fist": G20_FULL_FIST_CMD,
+}
 
 # -- simulation settings (seed section 3.4) ---------------------------------------------------
 TIMESTEP = 0.002
@@ -102,9 +109,11 @@ JOINT_ARMATURE = 0.01
 ACTUATOR_KP = 200.0
 ACTUATOR_KV = 8.0
 ACTUATOR_FORCERANGE = (-8.0, 8.0)
+#: One position actuator per hinge, mimic joints included (seed 3.4 D), in ALL_JOINTS order.
+ACTUATOR_NAMES: tuple[str, ...] = tuple(f"{j}_pos" for j in ALL_JOINTS)
 CONTACT = ContactSettings(margin=0.0005, friction=(1.0, 0.5, 0.01), solref=(0.004, 1.0), solimp=(0.9, 0.95, 0.001))
 # compare camera (seed 5.6)
-COMPARE_CAMERA = {"lookat": (0.04, -0.04, 0.12), "distance": 0.50, "azimuth": 180.0, "elevation": -12.0}
+COMPARE_CAMERA = CameraView(lookat=(0.04, -0.04, 0.12), distance=0.50, azimuth=180.0, elevation=-12.0)
 
 # -- kinematic tree and mass properties (vendor URDF, renamed) ---------------------------------
 _I = Inertial
@@ -277,8 +286,8 @@ def g20_left() -> RobotDescription:
         bodies += _finger_bodies(finger)
     bodies += _thumb_bodies()
     actuators = tuple(
-        Actuator(f"{j}_pos", j, "position", ACTUATOR_KP, ACTUATOR_KV, ACTUATOR_FORCERANGE, JOINT_LIMITS[j])
-        for j in ALL_JOINTS
+        Actuator(name, j, "position", ACTUATOR_KP, ACTUATOR_KV, ACTUATOR_FORCERANGE, JOINT_LIMITS[j])
+        for name, j in zip(ACTUATOR_NAMES, ALL_JOINTS, strict=True)
     )
     return RobotDescription(
         name="g20_left",
@@ -293,7 +302,7 @@ def g20_left() -> RobotDescription:
         contact_excludes=_contact_excludes(),
         mimics=tuple(Mimic(j, src, ratio) for j, (src, ratio) in MIMIC_RATIOS.items()),
         balanceinertia=True,
-        extras={"camera": COMPARE_CAMERA},
+        camera=COMPARE_CAMERA,
     )
 
 
@@ -304,7 +313,10 @@ def g20_right() -> RobotDescription:
 
 __all__ = [
     "ACTIVE_JOINTS",
+    "ACTUATOR_NAMES",
     "ALL_JOINTS",
+    "COMPARE_CAMERA",
+    "GOAL_PRESETS",
     "JOINT_LIMITS",
     "MIMIC_JOINTS",
     "MIMIC_RATIOS",

@@ -116,12 +116,12 @@ def build_spec(desc: RobotDescription, *, ground: bool = False) -> mujoco.MjSpec
     for b1, b2 in desc.contact_excludes:
         spec.add_exclude(bodyname1=b1, bodyname2=b2)
 
-    cam = desc.extras.get("camera")
+    cam = desc.camera
     if cam is not None:
-        spec.visual.global_.azimuth = cam["azimuth"]
-        spec.visual.global_.elevation = cam["elevation"]
-        spec.stat.center = list(cam["lookat"])
-        spec.stat.extent = cam["distance"] / 1.5  # MuJoCo's free camera starts 1.5 x extent away
+        spec.visual.global_.azimuth = cam.azimuth
+        spec.visual.global_.elevation = cam.elevation
+        spec.stat.center = list(cam.lookat)
+        spec.stat.extent = cam.distance / 1.5  # MuJoCo's free camera starts 1.5 x extent away
 
     if ground:
         _add_ground(spec)

@@ -67,9 +67,5 @@ def _mirror_body(b: Body) -> Body:
 
 def mirror_y(desc: RobotDescription, name: str) -> RobotDescription:
     """The mirror image of a robot through its xz-plane: same names, limits and actuators."""
-    extras = dict(desc.extras)
-    if "camera" in extras:
-        cam = dict(extras["camera"])
-        cam["lookat"] = _flip_y(cam["lookat"])
-        extras["camera"] = cam
-    return dataclasses.replace(desc, name=name, bodies=tuple(_mirror_body(b) for b in desc.bodies), extras=extras)
+    cam = desc.camera and dataclasses.replace(desc.camera, lookat=_flip_y(desc.camera.lookat))
+    return dataclasses.replace(desc, name=name, bodies=tuple(_mirror_body(b) for b in desc.bodies), camera=cam)

@@ -20,6 +20,9 @@ WHEEL_JOINTS = tuple(f"{leg}_wheel_joint" for leg in LEGS)
 # ASSUMPTION (spec): robot order per leg; policy order knees then wheels.
 ROBOT_JOINT_ORDER = tuple(j for leg in LEGS for j in (f"{leg}_knee_joint", f"{leg}_wheel_joint"))
 POLICY_JOINT_ORDER = (*KNEE_JOINTS, *WHEEL_JOINTS)
+BASE_BODY = "base_link"
+#: Bodies other than the wheels; their floor contact is "undesired" (and may end an episode).
+NON_WHEEL_BODIES = (BASE_BODY, *(f"{leg}_knee" for leg in LEGS))
 JOINT_AXIS = (0.0, -1.0, 0.0)  # all eight; a positive wheel velocity rolls the robot backward
 
 # ASSUMPTION: effort/velocity limits of the vendor's M20 URDF, unchanged in Solenopsis.
@@ -57,6 +60,8 @@ class WheelLegParams:
     wheel_radius: float
     wheel_width: float
     wheel_center_left: tuple[float, float, float]
+    #: Default knee stance (fl, fr, hl, hr) the tasks hold and start from.
+    stance: tuple[float, float, float, float]
 
     @property
     def stance_height_q0(self) -> float:
@@ -95,6 +100,9 @@ SOLENOPSIS = WheelLegParams(
     wheel_radius=0.098804,
     wheel_width=0.082959,
     wheel_center_left=(0.0, ASSUMPTION_SOLENOPSIS_WHEEL_CENTER_Y, 0.0),
+    # An A stance (front arms forward, hind arms back; q = 0 leaves only 0.038 m between a side's wheels),
+    # which kp 80 lets settle near +-0.6 rad with the base about 0.276 m up.
+    stance=(0.5, 0.5, -0.5, -0.5),
 )  # fmt: skip
 SOLENOPSIS_TOTAL_MASS = 26.581
 
@@ -128,6 +136,7 @@ M20_LEGACY = WheelLegParams(
     wheel_radius=ASSUMPTION_M20_WHEEL_RADIUS,
     wheel_width=ASSUMPTION_M20_WHEEL_WIDTH,
     wheel_center_left=(0.0, 0.0, 0.0),
+    stance=(0.0, 0.0, 0.0, 0.0),  # its hips are already +-0.300 m apart: arms straight down
 )  # fmt: skip
 M20_LEGACY_TOTAL_MASS = 23.690
 
@@ -203,7 +212,6 @@ def build_wheel_leg(p: WheelLegParams) -> RobotDescription:
         joint_armature=JOINT_ARMATURE,
         contact=CONTACT,
         base_height=p.stance_height_q0,
-        extras={"params": p},
     )
 
 
@@ -215,4 +223,9 @@ def m20_legacy():
     return build_wheel_leg(M20_LEGACY)
 
 
-__all__ = ["KNEE_JOINTS", "LEGS", "M20_LEGACY", "SOLENOPSIS", "WHEEL_JOINTS", "m20_legacy", "solenopsis"]
+#: Each wheel-leg robot's platform parameters, by robot name.
+PARAMS: dict[str, WheelLegParams] = {p.name: p for p in (SOLENOPSIS, M20_LEGACY)}
+
+
+__all__ = ["BASE_BODY", "KNEE_JOINTS", "LEGS", "M20_LEGACY", "NON_WHEEL_BODIES", "PARAMS", "SOLENOPSIS", "WHEEL_JOINTS",
+           "m20_legacy", "solenopsis"]  # fmt: skip

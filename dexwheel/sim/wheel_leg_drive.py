@@ -50,8 +50,9 @@ def actuator_ids(model: mujoco.MjModel, joint_names: Sequence[str]) -> np.ndarra
     return np.asarray(out, dtype=np.intp)
 
 
-class PDDrive:
-    """Batched ``(5, N, nu)`` robot-order frames -> ``ctrl`` ``(N, nu)`` and per-env actuator gains.
+class MotorFrameDrive:
+    """The wheel-leg robots' drive: batched ``(5, N, nu)`` robot-order frames -> ``ctrl`` ``(N, nu)`` and
+    per-env actuator gains (the G20's position-actuator drive is :class:`dexwheel.sim.hand_drive.PDDrive`).
 
     ``models[i]`` is env ``i``'s model (one per env, so randomised gains stay per env). ``kp_scale`` and
     ``kd_scale`` (``(N, nu)``, ones by default) multiply the frame's gains: that is where PD-gain domain

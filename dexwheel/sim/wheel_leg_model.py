@@ -15,15 +15,18 @@ import mujoco
 
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.mjcf import build_spec
-from dexwheel.robots.wheel_leg import KNEE_JOINTS, LEGS, POLICY_JOINT_ORDER, ROBOT_JOINT_ORDER
+from dexwheel.robots.wheel_leg import (
+    BASE_BODY,
+    KNEE_JOINTS,
+    NON_WHEEL_BODIES,
+    POLICY_JOINT_ORDER,
+    ROBOT_JOINT_ORDER,
+)
 from dexwheel.sim.wheel_leg_drive import make_pd_actuators
 
-BASE_BODY = "base_link"
 FLOOR_GEOM = "floor"
 IMU_SITE = "imu"
 TRACK_CAMERA = "track"
-#: Bodies other than the wheels; their floor contact is "undesired" (and may end an episode).
-NON_WHEEL_BODIES = (BASE_BODY, *(f"{leg}_knee" for leg in LEGS))
 
 _S = mujoco.mjtSensor
 _O = mujoco.mjtObj
