@@ -61,6 +61,15 @@ def test_every_wheel_leg_composer_option_builds(robot, composer):
     env.close()
 
 
+@pytest.mark.parametrize("robot", HANDS)
+@pytest.mark.parametrize("composer", ["policy", "hold_thumb"])
+def test_every_hand_composer_option_builds(robot, composer):
+    c = cfg(f"robot={robot}", f"composer={composer}")
+    env = make_env(c)
+    assert env.unwrapped.config.composer_layers == tuple(c.composer.hand.composer_layers)
+    env.close()
+
+
 @pytest.mark.parametrize("algo", ["ppo", "sac"])
 def test_algo_options_validate(algo):
     train, name, params, policy = validate(cfg(f"algo={algo}"))
@@ -71,7 +80,7 @@ def test_every_group_option_is_covered_above():
     assert options("robot") == sorted(HANDS + WHEEL_LEGS)
     assert options("drive") == ["hard_write", "pd", "track_test"]
     assert options("action") == ["delta", "nominal", "normalized", "sdk255", "wheel_leg"]
-    assert options("composer") == ["policy", "safety_stop", "wheels_only"]
+    assert options("composer") == ["hold_thumb", "policy", "safety_stop", "wheels_only"]
     assert options("collision") == ["off", "projection", "wheel_leg"]
     assert options("algo") == ["ppo", "sac"]
     assert options("backend") == ["mujoco"]

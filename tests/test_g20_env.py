@@ -43,6 +43,11 @@ def active(env: G20HandEnv) -> np.ndarray:
     return env.data.qpos[ACTIVE_IDX].copy()
 
 
+def composed(goal: np.ndarray) -> np.ndarray:
+    """A mapped goal as the composer hands it to the drive: through its float32 frame, back within the limits."""
+    return np.clip(np.asarray(goal, dtype=np.float32).astype(np.float64), LOWER, UPPER)
+
+
 def nominal(env: G20HandEnv, q: np.ndarray) -> dict[str, float]:
     return {name: float(v) for name, v in zip(ACTIVE_JOINTS, q, strict=True)}
 
@@ -185,7 +190,9 @@ def test_observation_layout_matches_the_state():
 
 # -- action mappings are the control module's ---------------------------------------------------
 def test_action_mappings_match_dexwheel_control_bit_for_bit():
+    """The env's commands are the control mappings' goals, as the composer's float32 frame carries them."""
     rng = np.random.default_rng(1)
+    active = [ALL_JOINTS.index(j) for j in ACTIVE_JOINTS]
     for kind, ref in (("normalized", g20_normalized_mapping()), ("nominal", g20_nominal_mapping())):
         env = make(action=kind)
         env.reset(seed=0)
@@ -197,20 +204,20 @@ def test_action_mappings_match_dexwheel_control_bit_for_bit():
                 a = rng.uniform(LOWER, UPPER)
                 expected = ref(nominal(env, a))
             env.step(a)
-            np.testing.assert_array_equal(env.task.coupling.complete(env.command), expected)
+            np.testing.assert_array_equal(env.command, composed(expected[active]))
     for hand in ("left", "right"):  # the hands' SDK tables differ (directions, ranges)
         env, ref = make(action="sdk255", hand=hand), G20SdkMapping(hand)
         env.reset(seed=0)
         for cmd in [rng.integers(0, 256, 20).astype(float), np.zeros(20)]:
             env.step(cmd)
-            np.testing.assert_array_equal(env.task.coupling.complete(env.command), ref(cmd))
+            np.testing.assert_array_equal(env.command, composed(ref(cmd)[active]))
     env, ref = make(action="delta", delta_scale=0.05), g20_delta_mapping(0.05)
     env.reset(seed=0)
-    ref.reset(env.command)
     for _ in range(10):
         a = rng.uniform(-1, 1, 16)
+        ref.reset(env.command)  # the delta adds to the previous command: the composed one
         env.step(a)
-        np.testing.assert_array_equal(env.task.coupling.complete(env.command), ref(a))
+        np.testing.assert_array_equal(env.command, composed(ref(a)[active]))
 
 
 def test_nominal_dict_actions_keep_unnamed_joints_and_refuse_mimic_names():
@@ -223,7 +230,7 @@ def test_nominal_dict_actions_keep_unnamed_joints_and_refuse_mimic_names():
     after = env.command
     i = ACTIVE_JOINTS.index("index_pip")
     assert after[i] == 1.0
-    assert np.array_equal(np.delete(after, i), np.delete(before, i))
+    assert np.array_equal(np.delete(after, i), np.delete(composed(before), i))
     assert env.data.qpos[ALL_JOINTS.index("index_dip")] == pytest.approx(0.89)
 
 

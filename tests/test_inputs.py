@@ -14,7 +14,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from dexwheel.control import ActionClipWarning, ActionError, G20SdkMapping, g20_nominal_mapping
-from dexwheel.envs import g20_kernels, register_envs
+from dexwheel.envs import register_envs
 from dexwheel.envs.g20_hand import G20HandEnv, camera_config
 from dexwheel.envs.g20_vector import G20HandVectorEnv
 from dexwheel.envs.gym_api import IntegerBox
@@ -107,13 +107,6 @@ def test_fractional_sdk_values_are_refused_by_the_mapping_or_rounded_with_clip()
         rounded = m([255, 255, 255, 3.7]).copy()
     np.testing.assert_array_equal(rounded, G20SdkMapping()([255, 255, 255, 4]))
     assert m.clip_count == 1
-
-
-def test_the_kernels_range_check_refuses_fractions_only_for_integer_actions():
-    actions = np.array([[0.0, 2.0], [255.0, 2.5]])
-    low, high = np.zeros(2), np.full(2, 255.0)
-    assert g20_kernels.first_invalid(actions, low, high, True) == 3
-    assert g20_kernels.first_invalid(actions, low, high, False) == -1
 
 
 @pytest.mark.parametrize("drive", ["hard_write", "pd"])

@@ -99,3 +99,12 @@ class JointLayout:
         """The names of this layout that ``other`` lacks, in this layout's order."""
         other_names = other if isinstance(other, JointLayout) else set(other)
         return tuple(n for n in self.names if n not in other_names)
+
+
+def env_layout(names: Iterable[str], num_envs: int, label: str = "") -> JointLayout:
+    """``names`` for one env, or for ``num_envs`` envs side by side with an env prefix (``env3/fl_knee``):
+    one layout, so that one ``compose()`` merges every env's layers with precompiled copies."""
+    names = tuple(names)
+    if num_envs == 1:
+        return JointLayout(names, label)
+    return JointLayout([f"env{i}/{j}" for i in range(num_envs) for j in names], label)

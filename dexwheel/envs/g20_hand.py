@@ -2,8 +2,11 @@
 
 One control step (``dt = 1 / control_hz``, default 50 Hz, the rate the bridge publishes state at):
 
-1. the action is checked and mapped to commanded positions of the 16 active joints (the arithmetic of
-   :mod:`dexwheel.control`'s G20 mappings, vectorised); a rejected action raises before anything changes;
+1. the action is checked and mapped to goals of the 16 active joints by :mod:`dexwheel.control`'s G20
+   mappings (vectorised; a rejected action raises before anything changes), which become the ``policy``
+   layer of a :class:`~dexwheel.control.JointCommandComposer`; the composed frame, laid out by a
+   :class:`~dexwheel.control.JointCommandResolver`, is the command (:mod:`dexwheel.envs.g20_command`;
+   ``composer_layers=("policy", "hold")`` holds a joint group at a preset);
 2. the drive moves the hand toward the command (:mod:`dexwheel.sim.hand_drive`):
 
    * ``drive="hard_write"`` (default): slew, collision projection, write qpos (mimic joints completed)
@@ -64,8 +67,8 @@ from dexwheel.control import (
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.mappings import invalid_entries
 from dexwheel.envs import g20_kernels
+from dexwheel.envs.g20_command import HandCommandPath
 from dexwheel.envs.g20_kernels import (
-    ACTION_KINDS,
     CLIPPED,
     DIVERGED,
     INFO_KEYS,
@@ -183,6 +186,12 @@ class G20HandConfig:
     default_camera_config: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     #: Worker threads of the vector env (None: one per core); single envs always use one.
     num_threads: int | None = None
+    #: Composer layers (:mod:`dexwheel.envs.g20_command`): ``policy`` and optionally ``hold``, an override
+    #: layer holding ``hold_joints`` (a group: thumb, index, middle, ring, pinky, fingers; or joint names)
+    #: at the goal preset ``hold_pose``.
+    composer_layers: tuple[str, ...] = ("policy",)
+    hold_joints: str | tuple[str, ...] = "thumb"
+    hold_pose: str = "open"
 
     def __post_init__(self) -> None:
         check_types(self, env="G20Hand")
@@ -194,6 +203,11 @@ class G20HandConfig:
         if self.render_mode is not None:
             _choice("render_mode", self.render_mode, RENDER_MODES)
         object.__setattr__(self, "goal_presets", tuple(self.goal_presets))
+        object.__setattr__(self, "composer_layers", tuple(self.composer_layers))
+        if not isinstance(self.hold_joints, str):
+            object.__setattr__(self, "hold_joints", tuple(self.hold_joints))
+        _choice("hold_pose", self.hold_pose, tuple(GOAL_PRESETS))
+        HandCommandPath.check(self.composer_layers, self.hold_joints)
         if self.contact_excludes is not None:
             pairs = tuple(tuple(p) for p in self.contact_excludes)
             bad = [p for p in pairs if len(p) != 2]
@@ -274,10 +288,10 @@ class G20ActionMap:
     """Batched actions -> commanded active-joint positions, ``(N, A) -> (N, 16)``.
 
     The arithmetic is the G20 mappings' of :mod:`dexwheel.control` (their pure, batch-capable
-    ``goals()``; the hard-write step kernel repeats it per element, :func:`~dexwheel.envs.g20_kernels.map_action`,
-    and a test holds the two bit-identical); their state (the previous goal) lives in the task's
-    ``command`` array instead, so that a rejected action changes nothing. Input checks run batched here; an invalid row is handed
-    to the mapping itself, which raises with its own message (field, joint, allowed range).
+    ``goals()``, the one implementation every drive, the vector env and the bridge use); their state (the
+    previous goal) lives in the task's ``command`` array instead, so that a rejected action changes nothing.
+    Input checks run batched here with the mappings' own rule (:func:`~dexwheel.control.mappings.invalid_entries`);
+    an invalid row is handed to the mapping itself, which raises with its own message (field, joint, range).
     """
 
     def __init__(self, cfg: G20HandConfig, coupling: MimicCompletion, num_envs: int) -> None:
@@ -401,7 +415,8 @@ class G20ActionMap:
             f"env {i}: action[{int(bad[0])}] = {row[bad[0]]!r} is outside [{self.low[bad[0]]}, {self.high[bad[0]]}]"
         )
 
-    def map(self, actions: Any, command: np.ndarray, previous: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def map(self, actions: Any, command: np.ndarray, previous: np.ndarray,
+            stacklevel: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
         """``(new command (N, 16), accepted raw action (N, A), clipped entries per env)``; no input is modified."""
         a = self.as_batch(actions)
         if self.integer:
@@ -414,7 +429,7 @@ class G20ActionMap:
             ok = bool((a >= self.low).all() and (a <= self.high).all())
         clipped = np.zeros(self.num_envs, dtype=np.int64)
         if not ok:
-            a, clipped = self.repair(a, previous, stacklevel=6)  # via map, _advance_pd, advance, env.step
+            a, clipped = self.repair(a, previous, stacklevel=stacklevel + 1)
         # the control mappings' own arithmetic, batched; their state (previous goal) is the task's `command`
         new = self.reference.goals(a, command)
         return new, a, clipped
@@ -443,25 +458,6 @@ class G20ActionMap:
             stacklevel=stacklevel,
         )
         return a, clipped
-
-    def fill_params(self, p: np.ndarray) -> None:
-        """The mapping's settings into a :func:`~dexwheel.envs.g20_kernels.task_params_dtype` record."""
-        p["kind"] = ACTION_KINDS.index(self.kind)
-        p["low"], p["high"], p["integer"] = self.low, self.high, self.integer
-        p["norm_sub"], p["norm_div"], p["norm_one"] = self.norm_params
-        if self.kind == "sdk255":
-            p["lower"], p["upper"] = G20_MIMIC.active_lower, G20_MIMIC.active_upper
-            for field, values in zip(("sdk_channel", "sdk_pos", "sdk_dir", "sdk_min", "sdk_max", "sdk_span", "sdk_div"),
-                                     self._sdk.table, strict=True):  # fmt: skip
-                p[field] = values
-            p["sdk_max_value"] = SDK_MAX_VALUE
-            return
-        ref = self.reference
-        p["lower"], p["upper"] = ref.lower, ref.upper
-        if self.kind == "normalized":
-            p["half_span"] = ref.half_span
-        elif self.kind == "delta":
-            p["scale"] = ref.scale
 
 
 class G20HandTask:
@@ -507,6 +503,9 @@ class G20HandTask:
         )
         self.actions = G20ActionMap(cfg, self.coupling, n)
         self.presets = {name: self.actions.preset(name) for name in GOAL_PRESETS}
+        #: mapped goals -> composer layers -> resolver -> the drive's joint targets
+        self.command_path = HandCommandPath(cfg.composer_layers, cfg.hold_joints, self.presets[cfg.hold_pose],
+                                            (self.coupling.active_lower, self.coupling.active_upper), n)  # fmt: skip
         self.open_pose = self.presets["open"]
         na = len(ACTIVE_JOINTS)
         nf = len(ALL_JOINTS)
@@ -520,7 +519,7 @@ class G20HandTask:
             else (None, None)
         )
         self.state = state = np.zeros(n, dtype=task_dtype(na, nf, a, drive_records[0]))
-        self.params = p = np.zeros(1, dtype=task_params_dtype(na, a, drive_records[1]))
+        self.params = p = np.zeros(1, dtype=task_params_dtype(na, drive_records[1]))
         args = (model, self.datas, self.coupling, self.qpos_adr, self.ctrl_idx)
         #: Worker threads of several envs' steps (one env: none).
         self.num_threads = 1 if n == 1 else (cfg.num_threads or default_threads(n))
@@ -565,7 +564,6 @@ class G20HandTask:
         # joint_pos_tracking = w * exp(-mean(err^2) / std^2): the kernel's weights
         self._weights = np.array([-1.0 / (na * cfg.tracking_std**2), cfg.tracking_weight, -cfg.penetration_weight,
                                   -cfg.action_rate_weight])  # fmt: skip
-        self.actions.fill_params(p)
         p["active_idx"], p["weights"], p["inv_dt"] = self._active_idx, self._weights, self._inv_dt
         p["max_steps"] = cfg.max_episode_steps or 0
         p["workers"] = self.num_threads
@@ -577,10 +575,10 @@ class G20HandTask:
         self.terminated = np.zeros(n, dtype=bool)  # pose tracking never terminates
         self._any_diverged = False  # PD: whether the last step flagged a divergence
         self._switch_steps = int(cfg.goal_switch_steps)
-        #: hard_write_advance's arguments after the actions (None for PD)
+        #: hard_write_advance's arguments after the targets and actions (None for PD)
         self._hard_write_args = (state, p, self.obs) if hard_write else None
-        #: the step kernels' compiled functions by (kernel, actions dtype): see :func:`compiled_for`
-        self._compiled: dict[tuple[Any, np.dtype], Any] = {}
+        #: the step kernels' compiled functions: see :func:`compiled_for`
+        self._compiled: dict[Any, Any] = {}
 
     # -- goals -----------------------------------------------------------------------------------
     def pose_depth(self, q_active: np.ndarray) -> float:
@@ -673,27 +671,30 @@ class G20HandTask:
     # -- step --------------------------------------------------------------------------------------
     def advance(self, actions: Any) -> None:
         """One control step of every env, results in the task's buffers (``obs``, ``reward``, ``info``,
-        ``truncated``); raises, changing nothing, on an invalid action."""
+        ``truncated``); raises, changing nothing, on an invalid action.
+
+        The action path, one way: the G20 mapping of :mod:`dexwheel.control` (checks and maps the action,
+        stacklevel of its clip warnings: ``env.step``'s caller) -> composer layers -> resolver -> the drive.
+        """
+        goals, raw, clipped = self.actions.map(actions, self.command, self.raw_action, stacklevel=4)
+        # -- from here on the step commits --------------------------------------------------------
+        command = self.command_path(goals)
+        norm = self.actions.normalize(raw)
         args = self._hard_write_args
-        if args is not None:  # the whole step in one compiled call
-            a = self.actions.as_batch(actions, True)  # float32 as it is
+        if args is not None:  # the rest of the step in one compiled call
             step = self._hard_write_step
             if self.num_threads > 1:
                 if threads_usable():
                     use_threads(self.num_threads)
                 else:  # a forked child of a process whose OpenMP pool ran: the same results, one thread
                     step = hard_write_advance
-            run = self._compiled.get((step, a.dtype))
-            if run is None:  # as_batch hands on C-contiguous float32 or float64 only
-                run = self._compiled[step, a.dtype] = compiled_for(step, a, *args)
-            if run(a, *args) >= 0:  # nothing changed: raise, or clip and step
-                a, clipped = self.actions.repair(a, self.raw_action)
-                step(a, *args)
-                self.clipped[:] = clipped
-            elif self.actions.clip:
-                self.clipped[:] = 0
+            run = self._compiled.get(step)
+            if run is None:
+                run = self._compiled[step] = compiled_for(step, command, raw, norm, *args)
+            run(command, raw, norm, *args)
         else:
-            self._advance_pd(actions)
+            self._advance_pd(command, raw, norm)
+        self.clipped[:] = clipped
         if self._switch_steps:
             self._switch_goals()
 
@@ -705,20 +706,17 @@ class G20HandTask:
             self.goal[i] = self.sample_goal(self.rngs[i])  # type: ignore[arg-type]
             self.obs[i] = self.observation([i])[0]
 
-    def _advance_pd(self, actions: Any) -> None:
-        command, raw, clipped = self.actions.map(actions, self.command, self.raw_action)
-        # -- from here on the step commits --------------------------------------------------------
+    def _advance_pd(self, command: np.ndarray, raw: np.ndarray, norm: np.ndarray) -> None:
         self.command[:] = command
         drive = self.drive
         drive.step(self.q, command)
         self.qpos[:] = drive.qpos[:, self.qpos_adr]
         self.qvel[:] = drive.qvel[:, self.dof_adr]
         self.raw_action[:] = raw
-        self.clipped[:] = clipped
         self.elapsed += 1
-        g20_kernels.rewards_and_observations(self.qpos, self.qvel, self._targets, self._active_idx, raw,
-                                             self.last_norm, *self.actions.norm_params, drive.depth, self._weights,
-                                             self.info, self.reward, self.obs)  # fmt: skip
+        g20_kernels.rewards_and_observations(self.qpos, self.qvel, self._targets, self._active_idx, norm,
+                                             self.last_norm, drive.depth, self._weights, self.info, self.reward,
+                                             self.obs)  # fmt: skip
         if self.max_episode_steps is not None:
             np.greater_equal(self.elapsed, self.max_episode_steps, out=self.truncated)
         elif self._any_diverged:  # the last step's divergence truncated its episode

@@ -6,9 +6,9 @@ arithmetic) that made most of a step's overhead. ``exp`` is libm's, the same bit
 Compiled on first use and cached next to this file.
 
 * :func:`rewards_and_observations`: after a drive step (the PD drive).
-* :func:`hard_write_advance`: a whole hard-write control step (action check and mapping, the drive's
-  :func:`~dexwheel.sim.hand_drive.hard_write_env` with its MuJoCo calls, rewards, observation,
-  truncation) in one call. Its state is one record per env (:func:`task_dtype`), its settings one
+* :func:`hard_write_advance`: a whole hard-write control step toward the composed joint targets (the
+  drive's :func:`~dexwheel.sim.hand_drive.hard_write_env` with its MuJoCo calls, rewards, observation,
+  truncation) in one call; the action is checked and mapped before, by :mod:`dexwheel.control`. Its state is one record per env (:func:`task_dtype`), its settings one
   record (:func:`task_params_dtype`): a few arguments, since each costs a kernel call ~0.1 us.
 """
 
@@ -123,9 +123,6 @@ assert tuple(info_dict(list(range(len(INFO_KEYS))))) == INFO_KEYS, "info_dict mu
 assert tuple(results_info(np.zeros((8, 1)), np.zeros((3, 1)), np.zeros((4, 1)))) == INFO_KEYS, (
     "results_info must list INFO_KEYS in order"
 )
-#: ``action`` kinds as the kernels number them.
-ACTION_KINDS = ("normalized", "delta", "nominal", "sdk255")
-NORMALIZED, DELTA, NOMINAL, SDK255 = range(4)
 Array = np.ndarray
 
 
@@ -152,33 +149,13 @@ def task_dtype(nactive: int, nfull: int, action_dim: int, drive: np.dtype | None
 
 
 @functools.cache
-def task_params_dtype(nactive: int, action_dim: int, drive: np.dtype | None = None) -> np.dtype:
+def task_params_dtype(nactive: int, drive: np.dtype | None = None) -> np.dtype:
     """The task's settings for :func:`hard_write_advance`, one record; ``drive``: the drive's settings
     (:func:`~dexwheel.sim.hand_drive.hard_write_params_dtype`), nested as field ``drive``."""
     f8, ip = np.float64, np.intp
     return np.dtype(
         ([("drive", drive)] if drive is not None else [])
         + [
-            ("kind", ip),  # ACTION_KINDS index
-            ("low", f8, (action_dim,)),  # accepted action range
-            ("high", f8, (action_dim,)),
-            ("integer", np.bool_),  # accepted actions are whole numbers (sdk255)
-            ("lower", f8, (nactive,)),  # the mapping's joint limits (goals are clipped to them)
-            ("upper", f8, (nactive,)),
-            ("half_span", f8, (nactive,)),  # normalized: lower + (a + 1) * half_span
-            ("scale", f8, (nactive,)),  # delta: previous + scale * a
-            # sdk255, per mapped channel e: q[pos] = (min + t * span if dir > 0 else max - t * span) / div
-            ("sdk_channel", ip, (nactive,)),
-            ("sdk_pos", ip, (nactive,)),
-            ("sdk_dir", f8, (nactive,)),
-            ("sdk_min", f8, (nactive,)),
-            ("sdk_max", f8, (nactive,)),
-            ("sdk_span", f8, (nactive,)),
-            ("sdk_div", f8, (nactive,)),
-            ("sdk_max_value", f8),
-            ("norm_sub", f8, (action_dim,)),  # last_norm = (raw - sub) / div - one
-            ("norm_div", f8, (action_dim,)),
-            ("norm_one", f8),
             ("active_idx", ip, (nactive,)),
             ("weights", f8, (4,)),  # see rewards_and_observations
             ("inv_dt", f8),
@@ -190,11 +167,10 @@ def task_params_dtype(nactive: int, action_dim: int, drive: np.dtype | None = No
 
 
 @kernel
-def _reward_and_observation(qpos: Array, qvel: Array, targets: Array, active_idx: Array, raw: Array,
-                            last_norm: Array, norm_sub: Array, norm_div: Array, norm_one: float, depth: float,
-                            weights: Array, info: Array, obs: Array) -> float:  # fmt: skip
+def _reward_and_observation(qpos: Array, qvel: Array, targets: Array, active_idx: Array, norm: Array,
+                            last_norm: Array, depth: float, weights: Array, info: Array, obs: Array) -> float:  # fmt: skip
     """One env's reward terms, errors and observation (see :func:`rewards_and_observations`); returns the reward."""
-    na, nf, a = active_idx.shape[0], qpos.shape[0], raw.shape[0]
+    na, nf, a = active_idx.shape[0], qpos.shape[0], norm.shape[0]
     sq = 0.0
     abs_sum = 0.0
     worst = 0.0
@@ -208,7 +184,7 @@ def _reward_and_observation(qpos: Array, qvel: Array, targets: Array, active_idx
         worst_cmd = max(worst_cmd, abs(q - targets[1, k]))
     rate = 0.0
     for k in range(a):
-        x = (raw[k] - norm_sub[k]) / norm_div[k] - norm_one
+        x = norm[k]
         d = x - last_norm[k]
         rate += d * d
         last_norm[k] = x
@@ -229,103 +205,61 @@ def _reward_and_observation(qpos: Array, qvel: Array, targets: Array, active_idx
 
 
 @kernel
-def rewards_and_observations(qpos: Array, qvel: Array, targets: Array, active_idx: Array, raw: Array,
-                             last_norm: Array, norm_sub: Array, norm_div: Array, norm_one: float, depth: Array,
-                             weights: Array, infos: Array, reward: Array, obs: Array) -> None:  # fmt: skip
+def rewards_and_observations(qpos: Array, qvel: Array, targets: Array, active_idx: Array, norm: Array,
+                             last_norm: Array, depth: Array, weights: Array, infos: Array, reward: Array,
+                             obs: Array) -> None:  # fmt: skip
     """Reward terms, tracking errors and the observation of every env after its drive step.
 
-    ``qpos``/``qvel`` ``(N, 21)``; ``targets`` ``(N, 2, 16)`` goal and command; ``raw`` the accepted
-    action ``(N, A)``, normalised as ``(raw - norm_sub) / norm_div - norm_one`` into ``last_norm`` (in
-    place, after the action-rate term has read the previous one); ``depth`` the step's deepest contact.
+    ``qpos``/``qvel`` ``(N, 21)``; ``targets`` ``(N, 2, 16)`` goal and command; ``norm`` the accepted
+    action scaled to [-1, 1] (:meth:`~dexwheel.envs.g20_hand.G20ActionMap.normalize`), copied into
+    ``last_norm`` after the action-rate term has read the previous one; ``depth`` the step's deepest contact.
     ``weights``: ``-1 / (16 std^2)``, tracking weight, ``-penetration_weight``, ``-action_rate_weight``.
     Writes ``infos`` (the reward, error and depth columns of :data:`INFO_KEYS`), ``reward`` (the terms' sum, in order) and ``obs``
     ``[qpos, qvel, goal, normalised action]`` (float32).
     """
     for i in range(qpos.shape[0]):
-        reward[i] = _reward_and_observation(qpos[i], qvel[i], targets[i], active_idx, raw[i], last_norm[i], norm_sub,
-                                            norm_div, norm_one, depth[i], weights, infos[i], obs[i])  # fmt: skip
+        reward[i] = _reward_and_observation(qpos[i], qvel[i], targets[i], active_idx, norm[i], last_norm[i], depth[i],
+                                            weights, infos[i], obs[i])  # fmt: skip
 
 
 @kernel
-def first_invalid(actions: Array, low: Array, high: Array, integer: bool) -> int:
-    """Flat index of the first action entry outside ``[low, high]``, NaN, or (``integer``) fractional; -1
-    when all are valid: :func:`dexwheel.control.mappings.invalid_entries`' rule, entry by entry."""
-    n, a = actions.shape
-    for i in range(n):
-        for k in range(a):
-            x = actions[i, k]
-            if not (low[k] <= x <= high[k]) or (integer and math.floor(x) != x):
-                return i * a + k
-    return -1
-
-
-@kernel
-def map_action(p: Any, action: Array, command: Array) -> None:
-    """A checked action -> the new command (active joints, clipped to the limits), in place.
-
-    The G20 control mappings' ``goals()`` element by element (:mod:`dexwheel.control`), bit for bit;
-    ``command`` holds the previous command on entry (the delta mapping adds to it).
-    """
-    kind = p.kind
-    na = command.shape[0]
-    if kind == SDK255:
-        for e in range(na):
-            t = action[p.sdk_channel[e]] / p.sdk_max_value
-            value = p.sdk_min[e] + t * p.sdk_span[e] if p.sdk_dir[e] > 0 else p.sdk_max[e] - t * p.sdk_span[e]
-            command[p.sdk_pos[e]] = value / p.sdk_div[e]
-    for j in range(na):
-        if kind == NORMALIZED:
-            g = p.lower[j] + (action[j] + 1.0) * p.half_span[j]
-        elif kind == DELTA:
-            g = command[j] + p.scale[j] * action[j]
-        elif kind == NOMINAL:
-            g = action[j]
-        else:
-            g = command[j]
-        command[j] = min(max(g, p.lower[j]), p.upper[j])
-
-
-@kernel
-def _advance_env(t: Any, p: Any, action: Array, obs: Array) -> None:
-    """One env's hard-write control step: record ``t`` (drive record nested), checked ``action``."""
+def _advance_env(t: Any, p: Any, command: Array, raw: Array, norm: Array, obs: Array) -> None:
+    """One env's hard-write control step: record ``t`` (drive record nested) toward ``command``, the
+    composed joint targets of the accepted action ``raw`` (``norm``: scaled to [-1, 1])."""
     s = t.drive
-    command = t.targets[1]
-    map_action(p, action, command)
-    for k in range(action.shape[0]):
-        t.raw_action[k] = action[k]
-    hard_write_env(s, p.drive, command)
+    for k in range(command.shape[0]):
+        t.targets[1, k] = command[k]
+    for k in range(raw.shape[0]):
+        t.raw_action[k] = raw[k]
+    hard_write_env(s, p.drive, t.targets[1])
     for k in range(t.qpos.shape[0]):
         t.qvel[k] = (s.full[k] - t.qpos[k]) * p.inv_dt
         t.qpos[k] = s.full[k]
-    t.reward = _reward_and_observation(t.qpos, t.qvel, t.targets, p.active_idx, t.raw_action, t.last_norm,
-                                       p.norm_sub, p.norm_div, p.norm_one, s.depth, p.weights, t.info,
-                                       obs)  # fmt: skip
+    t.reward = _reward_and_observation(t.qpos, t.qvel, t.targets, p.active_idx, norm, t.last_norm, s.depth, p.weights,
+                                       t.info, obs)  # fmt: skip
     t.info[CHECKS], t.info[LIMITED], t.info[FALLBACK] = s.checks, s.limited, s.fallback
     t.elapsed += 1
     t.truncated = p.max_steps > 0 and t.elapsed >= p.max_steps
 
 
 @kernel
-def hard_write_advance(actions: Array, tasks: Array, params: Array, obs: Array) -> int:
-    """One hard-write control step of every env; returns -1, or, changing nothing, the flat index of
-    the first invalid action entry.
+def hard_write_advance(commands: Array, raws: Array, norms: Array, tasks: Array, params: Array, obs: Array) -> None:
+    """One hard-write control step of every env toward its composed joint targets.
 
-    ``actions`` ``(N, A)`` float64 or float32 (each entry widened to float64 as a conversion would);
-    ``tasks`` one record per env (:func:`task_dtype` with the drive's record nested); ``params`` one
-    record (:func:`task_params_dtype`, the drive's nested); ``obs`` ``(N, D)`` float32. ``qvel`` is the
-    joint motion of the step divided by ``dt`` (the written qvel is 0).
+    ``commands`` ``(N, 16)`` the composer's targets for the active joints (the action already checked and
+    mapped by :mod:`dexwheel.control`); ``raws`` ``(N, A)`` the accepted actions, ``norms`` the same scaled
+    to [-1, 1]; ``tasks`` one record per env (:func:`task_dtype` with the drive's record nested);
+    ``params`` one record (:func:`task_params_dtype`, the drive's nested); ``obs`` ``(N, D)`` float32.
+    ``qvel`` is the joint motion of the step divided by ``dt`` (the written qvel is 0).
     """
     p = params[0]
-    bad = first_invalid(actions, p.low, p.high, p.integer)
-    if bad >= 0:
-        return bad
-    for i in range(actions.shape[0]):
-        _advance_env(tasks[i], p, actions[i], obs[i])
-    return -1
+    for i in range(commands.shape[0]):
+        _advance_env(tasks[i], p, commands[i], raws[i], norms[i], obs[i])
 
 
 @kernel(parallel=True)
-def hard_write_advance_threaded(actions: Array, tasks: Array, params: Array, obs: Array) -> int:
+def hard_write_advance_threaded(commands: Array, raws: Array, norms: Array, tasks: Array, params: Array,
+                                obs: Array) -> None:  # fmt: skip
     """:func:`hard_write_advance` with the envs spread over numba's worker threads (see
     :func:`use_threads`).
 
@@ -335,17 +269,13 @@ def hard_write_advance_threaded(actions: Array, tasks: Array, params: Array, obs
     Each env has its own MjData and touches nothing of another's, so the result is the serial one,
     bit for bit, whatever the thread count and order.
     """
-    bad = first_invalid(actions, params[0].low, params[0].high, params[0].integer)
-    if bad >= 0:
-        return bad
-    n = actions.shape[0]
+    n = commands.shape[0]
     taken = np.zeros(1, dtype=np.int64)  # envs handed out so far
     for _ in prange(min(params[0].workers, n)):  # one iteration per worker thread
         i = fetch_add(taken, 0)
         while i < n:  # no record variable crosses into the loop: numba cannot pass one in
-            _advance_env(tasks[i], params[0], actions[i], obs[i])
+            _advance_env(tasks[i], params[0], commands[i], raws[i], norms[i], obs[i])
             i = fetch_add(taken, 0)
-    return -1
 
 
 _thread_settings = threading.local()

@@ -36,9 +36,9 @@ from dexwheel.control import (
     JointCommandComposer,
     JointCommandLayer,
     JointCommandResolver,
-    JointLayout,
     JointTargetBuffer,
 )
+from dexwheel.control.layout import env_layout
 from dexwheel.envs import wheel_leg_kernels as kernels
 from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, joint_group
 from dexwheel.robots import get_robot
@@ -69,12 +69,6 @@ _SETTLE_S = 1.5
 _DROP_M = 0.0005  # start this far above the settled height: a short drop, never a penetration
 _NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # the action dtypes map_actions compiles for
-
-
-def _prefixed(names: Sequence[str], n: int, label: str) -> JointLayout:
-    if n == 1:
-        return JointLayout(names, label)
-    return JointLayout([f"env{i}/{j}" for i in range(n) for j in names], label)
 
 
 def leg_heights(p: WheelLegParams, knees: np.ndarray) -> np.ndarray:
@@ -194,7 +188,7 @@ class WheelLegTask:
             else:
                 kp.append(c.knee_kp if knee else 0.0)
                 kd.append(c.knee_kd if knee else c.wheel_kd)
-        return JointTargetBuffer(_prefixed(joints, n, kind), position=np.tile(pos, n), kp=np.tile(kp, n),
+        return JointTargetBuffer(env_layout(joints, n, kind), position=np.tile(pos, n), kp=np.tile(kp, n),
                                  kd=np.tile(kd, n))  # fmt: skip
 
     def _buffers(self, n: int) -> dict[str, JointTargetBuffer]:
@@ -204,7 +198,7 @@ class WheelLegTask:
     def _composer(self, n: int, buffers: dict[str, JointTargetBuffer], with_override: bool) -> JointCommandComposer:
         layers = [JointCommandLayer(name, buf.view, override=name == "override")
                   for name, buf in buffers.items() if with_override or name != "override"]  # fmt: skip
-        return JointCommandComposer(_prefixed(POLICY_JOINT_ORDER, n, "task"), layers)
+        return JointCommandComposer(env_layout(POLICY_JOINT_ORDER, n, "task"), layers)
 
     def _build_action_path(self) -> None:
         cc, n = self.cfg.composer, self.num_envs
@@ -222,7 +216,7 @@ class WheelLegTask:
         self.buffers = self._buffers(n)
         self._composers: dict[bool, JointCommandComposer | None] = {True: self._composer(n, self.buffers, True)}
         self._composers[False] = None if "override" in cc.layers else self._composers[True]
-        self.resolver = JointCommandResolver(_prefixed(ROBOT_JOINT_ORDER, n, "robot"))
+        self.resolver = JointCommandResolver(env_layout(ROBOT_JOINT_ORDER, n, "robot"))
         self.override_active = "override" in cc.layers
         self._bind_frames()
         if self.override_active and not cc.override_active:

@@ -36,6 +36,13 @@ MIMIC_RATIOS: dict[str, tuple[str, float]] = {
 }
 MIMIC_JOINTS: tuple[str, ...] = tuple(j for j in ALL_JOINTS if j in MIMIC_RATIOS)
 ACTIVE_JOINTS: tuple[str, ...] = tuple(j for j in ALL_JOINTS if j not in MIMIC_RATIOS)
+#: Named groups of active joints (what a composer layer can take over): the thumb, each finger, all four.
+JOINT_GROUPS: dict[str, tuple[str, ...]] = {
+    "thumb": tuple(j for j in ACTIVE_JOINTS if j.startswith("thumb_")),
+    **{f: tuple(j for j in ACTIVE_JOINTS if j.startswith(f"{f}_")) for f in FINGERS},
+    "fingers": tuple(j for j in ACTIVE_JOINTS if not j.startswith("thumb_")),
+    "all": ACTIVE_JOINTS,
+}
 
 # -- limits (seed, rad); identical in the MJCF joint range and position-actuator ctrlrange ------
 JOINT_LIMITS: dict[str, tuple[float, float]] = {
@@ -317,6 +324,7 @@ __all__ = [
     "ALL_JOINTS",
     "COMPARE_CAMERA",
     "GOAL_PRESETS",
+    "JOINT_GROUPS",
     "JOINT_LIMITS",
     "MIMIC_JOINTS",
     "MIMIC_RATIOS",
