@@ -4,7 +4,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: train test lint format assets benchmark clean
+.PHONY: train test lint format assets benchmark clean isaaclab-venv isaaclab-test isaaclab-assets
+
+# The Isaac Lab 3 backend lives in its own Python 3.12 venv (requirements-isaaclab.txt says why).
+# The first Python 3.12 that runs (a pyenv shim named python3.12 may exist and refuse to).
+ISAACLAB_PYTHON ?= $(firstword $(foreach p,python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12),\
+	$(shell $(p) -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null && echo $(p))))
+ISAACLAB_VENV := .venv-isaaclab
+ISAACLAB_BIN := $(ISAACLAB_VENV)/bin
+ISAACLAB_STAMP := $(ISAACLAB_VENV)/.installed
+# Warp compiles its kernels on first use (about 2 minutes on 2 cores); a cache kept between runs skips that.
+export WARP_CACHE_PATH ?= $(HOME)/.cache/dexwheel/warp
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -12,8 +22,21 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch first (it lies on this kind of machine's disk); a plain `torch`
 	# requirement would otherwise pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet "torch==2.13.0" || $(BIN)/pip install --quiet torch --index-url https://download.pytorch.org/whl/cpu
-	$(BIN)/pip install --quiet -e ".[dev,video,slurm]"
+	$(BIN)/pip install --quiet -e ".[dev,video,slurm,bridge]"
 	touch $(STAMP)
+
+# dexwheel reaches the Isaac Lab venv as source through a .pth file: a package install would pull the
+# core dependencies (mujoco 4) into it.
+$(ISAACLAB_STAMP): requirements-isaaclab.txt
+	@test -n "$(ISAACLAB_PYTHON)" || { echo "isaaclab-venv: no Python 3.12 found; set ISAACLAB_PYTHON=/path/to/python3.12"; exit 1; }
+	test -d $(ISAACLAB_VENV) || $(ISAACLAB_PYTHON) -m venv $(ISAACLAB_VENV)
+	$(ISAACLAB_BIN)/pip install --quiet --upgrade pip
+	$(ISAACLAB_BIN)/pip install --quiet -r requirements-isaaclab.txt
+	$(ISAACLAB_BIN)/pip check
+	echo "$(CURDIR)" > "$$($(ISAACLAB_BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/dexwheel_source.pth"
+	touch $(ISAACLAB_STAMP)
+
+isaaclab-venv: $(ISAACLAB_STAMP)
 
 train: $(STAMP)
 	$(BIN)/python scripts/train.py $(ARGS)
@@ -22,6 +45,12 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -n 2 --dist loadfile $(ARGS)
+	$(MAKE) isaaclab-test
+
+# Isaac Lab tests on the CPU (the cross-backend test also runs the MuJoCo half in .venv).
+isaaclab-test: $(STAMP) $(ISAACLAB_STAMP)
+	mkdir -p $(WARP_CACHE_PATH)
+	$(ISAACLAB_BIN)/pytest tests/isaaclab -q -p no:dash $(ISAACLAB_ARGS)  # dash: a pytest plugin isaaclab brings
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -34,8 +63,12 @@ format: $(STAMP)
 assets: $(STAMP)
 	$(BIN)/python scripts/build_assets.py
 
+# The USD files under assets/ from the committed URDFs (after `make assets` changed a URDF).
+isaaclab-assets: $(ISAACLAB_STAMP)
+	$(ISAACLAB_BIN)/python scripts/build_usd.py
+
 benchmark: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) outputs multirun .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(ISAACLAB_VENV) outputs multirun .pytest_cache .ruff_cache

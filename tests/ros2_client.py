@@ -3,10 +3,9 @@
 Its samples are encoded and decoded by ``rosbags`` (an independent ROS 2 CDR implementation that knows the
 ROS 2 message definitions), not by ``dexwheel.bridge.ros2_types``: Cyclone DDS only carries the bytes.
 Every participant here binds to the loopback interface with multicast off (``use_loopback`` before the
-first participant of the process).
+first participant of the process). No ``from __future__ import annotations``: cyclonedds reads the IDL
+struct's field types at runtime.
 """
-
-from __future__ import annotations
 
 import os
 import time
@@ -29,7 +28,7 @@ TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
 JOINT_STATE = "sensor_msgs/msg/JointState"
 
 
-def test_domain(offset: int = 0) -> int:
+def domain_for_tests(offset: int = 0) -> int:
     """A domain id of this test process (so parallel test runs do not see each other's bridges)."""
     return 100 + (os.getpid() % 60) * 2 + offset
 
@@ -92,6 +91,11 @@ class Ros2Client:
         self.qos = ros2_qos()
         self._topics: dict[str, Topic] = {}
 
+    def close(self) -> None:
+        """Delete the participant (and with it every entity of this client)."""
+        self._topics.clear()
+        self.participant = None  # type: ignore[assignment]
+
     def _topic(self, name: str) -> Topic:
         if name not in self._topics:
             self._topics[name] = Topic(self.participant, dds_topic_name(name), WireJointState, qos=self.qos)
@@ -117,7 +121,9 @@ class Ros2Client:
     @staticmethod
     def wait_matched(entity: DataWriter | DataReader, timeout: float) -> None:
         """Until ``entity`` has a matched peer endpoint (discovery done), so no first sample is lost."""
-        matched = entity.get_matched_subscriptions if isinstance(entity, DataWriter) else entity.get_matched_publications
+        matched = (
+            entity.get_matched_subscriptions if isinstance(entity, DataWriter) else entity.get_matched_publications
+        )
         deadline = time.monotonic() + timeout
         while not matched():
             if time.monotonic() > deadline:

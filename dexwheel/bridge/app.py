@@ -1,0 +1,58 @@
+"""Wire one bridge together (transport, simulation, optional viewer), run it, and take it apart in order."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from dexwheel.bridge.config import BridgeConfig
+from dexwheel.bridge.loopback import use_loopback
+from dexwheel.bridge.node import BridgeStats, G20Bridge
+from dexwheel.bridge.ros2_types import dds_topic_name
+from dexwheel.bridge.transport import CycloneTransport, Transport
+from dexwheel.bridge.viewer import PassiveViewer
+from dexwheel.envs.g20_hand import camera_config
+
+log = logging.getLogger(__name__)
+
+
+def run_bridge(
+    cfg: BridgeConfig, stop: threading.Event | None = None, transport: Transport | None = None
+) -> BridgeStats:
+    """Run the bridge until ``stop`` is set (e.g. by a signal handler), ``max_steps`` or the viewer closes.
+
+    ``transport``: default a :class:`CycloneTransport` on ``cfg.domain_id`` (created, and closed, here).
+    Shutdown order: the transport first (no handler runs after it), then the viewer (its window thread
+    joined), then the simulation; no thread this function started outlives it.
+    """
+    stop = stop if stop is not None else threading.Event()
+    if cfg.loopback_only:
+        use_loopback()  # before the first DDS entity of this process
+    own = transport is None
+    if transport is None:
+        transport = CycloneTransport(cfg.domain_id, warn_interval_s=cfg.warn_interval_s)  # type: ignore[arg-type]
+    bridge: G20Bridge | None = None
+    viewer: PassiveViewer | None = None
+    try:
+        bridge = G20Bridge(cfg, transport)
+        if not cfg.headless:
+            viewer = PassiveViewer(bridge.model, bridge.data, camera_config(bridge.env.task, None))
+        transport.start()
+        topics = cfg.topics
+        assert topics is not None
+        log.info(
+            "G20 bridge (%s hand, %s%s) on DDS domain %d: goals from %s (%s), state on %s (%s) at %g Hz, speed x%g",
+            cfg.hand, cfg.drive, ", track test" if cfg.track_test else "", cfg.domain_id, cfg.source_topic,
+            "radians by name" if cfg.plan_nominal else "SDK 0..255", topics.state, dds_topic_name(topics.state),
+            cfg.state_hz, cfg.speed,
+        )  # fmt: skip
+        bridge.run(stop, viewer.sync if viewer is not None else None)
+        log.info("G20 bridge stopped: %s", bridge.stats_line())
+        return bridge.stats
+    finally:
+        if own:
+            transport.close()
+        if viewer is not None:
+            viewer.close()
+        if bridge is not None:
+            bridge.close()

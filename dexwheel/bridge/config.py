@@ -1,0 +1,176 @@
+"""The bridge's settings: one typed, checked dataclass that the Hydra config (``configs/bridge.yaml``) fills.
+
+The switches are the seed's (``--plan-nominal``, ``--pd-drive``, ``--no-collision-project``, ``--speed``,
+``--slew-rad-s``, ``--headless``, ``--track-test``, ``--max-steps``); topic names, the DDS domain and
+the rates are configuration, never constants (the seed dropped its hard-coded ``ROS_DOMAIN_ID``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dexwheel.control import TimeoutPolicy
+from dexwheel.fields import ConfigFieldError, check_types
+
+HANDS = ("left", "right")
+TIMEOUT_POLICIES = tuple(p.value for p in TimeoutPolicy)
+#: Poses a silent source may fall back to (``timeout.policy=fixed_target``): the seed's SDK presets.
+FIXED_TARGETS = ("open", "half_fist", "full_fist")
+#: The largest domain id with Cyclone's (and ROS 2's) default port mapping.
+MAX_DOMAIN_ID = 232
+
+
+def _bad(name: str, detail: str) -> ConfigFieldError:
+    return ConfigFieldError(name, detail, "bridge")
+
+
+def ros_domain_id(environ: Mapping[str, str] | None = None) -> int:
+    """``ROS_DOMAIN_ID`` as ROS 2 reads it: unset or empty -> 0."""
+    value = (os.environ if environ is None else environ).get("ROS_DOMAIN_ID", "").strip()
+    if not value:
+        return 0
+    if not value.isdigit():
+        raise _bad("domain_id", f"domain_id: ROS_DOMAIN_ID={value!r} is not an integer")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Topics:
+    """ROS 2 topic names (without the ``rt/`` DDS prefix, which the transport adds)."""
+
+    command: str
+    nominal: str
+    state: str
+
+    @classmethod
+    def for_hand(cls, hand: str) -> Topics:
+        """The seed's names (left hand); the right hand's follow the same pattern."""
+        return cls(
+            command=f"/g20/cb_{hand}_hand_control_cmd",
+            nominal=f"/retarget/g20/{hand}/joint_target_nominal",
+            state=f"/sim/mujoco/g20/{hand}/joint_state",
+        )
+
+
+@dataclass(frozen=True)
+class SourceTimeout:
+    """What the simulation does when the command source goes silent for ``timeout_s``."""
+
+    #: ``hold_last``: keep the last goal (``fixed_target`` before the first command); ``fixed_target``: go
+    #: to ``fixed_target``; ``raise``: a silent source is a fault, the hand holds its current pose.
+    policy: str = "hold_last"
+    timeout_s: float = 0.5
+    fixed_target: str = "open"
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """Every setting of the G20 simulation bridge (``python scripts/bridge.py key=value ...``)."""
+
+    hand: str = "left"
+    #: DDS domain (ROS 2's ROS_DOMAIN_ID); None: ``ROS_DOMAIN_ID`` from the environment, else 0.
+    domain_id: int | None = None
+    #: None: :meth:`Topics.for_hand`.
+    topics: Topics | None = None
+    #: Take radians by joint name on ``topics.nominal`` instead of SDK values on ``topics.command``.
+    plan_nominal: bool = False
+    #: The seed's ``--pd-drive``: targets into the position actuators and ``mj_step`` (default: hard-write).
+    #: (Not ``drive=pd``: ``drive`` is the training configs' group, which Hydra would look up.)
+    pd_drive: bool = False
+    #: Simulated seconds per wall-clock second.
+    speed: float = 1.35
+    slew_rad_s: float = 5.0
+    #: Hard-write only (PD has real contacts).
+    collision_projection: bool = True
+    #: Projection off and slew 0: the hand jumps to each goal (acceptance of the mapping, seed 5.4).
+    track_test: bool = False
+    #: Simulation steps per simulated second (500: the seed's loop, one 2 ms physics step each).
+    control_hz: float = 500.0
+    #: State messages per wall-clock second.
+    state_hz: float = 50.0
+    #: When the loop falls further behind the wall clock than this (a stalled machine), it drops the
+    #: backlog instead of running it in a burst.
+    max_lag_s: float = 0.1
+    headless: bool = False
+    #: Stop after this many simulation steps (0: run until stopped).
+    max_steps: int = 0
+    timeout: SourceTimeout = field(default_factory=SourceTimeout)
+    #: At most one warning per source per this many seconds about rejected messages (each one is counted).
+    warn_interval_s: float = 5.0
+    frame_id: str = ""
+    #: Bind Cyclone DDS to the loopback interface with multicast off (``dexwheel.bridge.loopback``).
+    loopback_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.topics is None:
+            object.__setattr__(self, "topics", Topics.for_hand(str(self.hand)))
+        if self.domain_id is None:
+            object.__setattr__(self, "domain_id", ros_domain_id())
+        check_types(self, env="bridge")
+        self._check()
+
+    def _check(self) -> None:
+        choices = {"hand": (self.hand, HANDS), "timeout.policy": (self.timeout.policy, TIMEOUT_POLICIES),
+                   "timeout.fixed_target": (self.timeout.fixed_target, FIXED_TARGETS)}  # fmt: skip
+        for name, (value, allowed) in choices.items():
+            if value not in allowed:
+                raise _bad(name, f"{name}={value!r} is not allowed; choose one of {list(allowed)}")
+        positive = {"speed": self.speed, "control_hz": self.control_hz, "state_hz": self.state_hz,
+                    "max_lag_s": self.max_lag_s, "timeout.timeout_s": self.timeout.timeout_s}  # fmt: skip
+        for name, value in positive.items():
+            if not (math.isfinite(value) and value > 0):
+                raise _bad(name, f"{name} must be finite and > 0, got {value!r}")
+        for name, value in {"slew_rad_s": self.slew_rad_s, "warn_interval_s": self.warn_interval_s}.items():
+            if not (math.isfinite(value) and value >= 0):
+                raise _bad(name, f"{name} must be finite and >= 0, got {value!r}")
+        if self.max_steps < 0:
+            raise _bad("max_steps", f"max_steps must be >= 0 (0: no limit), got {self.max_steps!r}")
+        if not 0 <= self.domain_id <= MAX_DOMAIN_ID:  # type: ignore[operator]
+            raise _bad("domain_id", f"domain_id must be between 0 and {MAX_DOMAIN_ID}, got {self.domain_id!r}")
+        for f in dataclasses.fields(Topics):
+            name = getattr(self.topics, f.name)
+            if not isinstance(name, str) or not name.strip("/ "):
+                raise _bad(f"topics.{f.name}", f"topics.{f.name} must be a ROS 2 topic name, got {name!r}")
+
+    @property
+    def drive(self) -> str:
+        """The env's drive: ``"pd"`` or ``"hard_write"``."""
+        return "pd" if self.pd_drive else "hard_write"
+
+    @property
+    def source_topic(self) -> str:
+        """The topic goals come from: ``topics.nominal`` with ``plan_nominal``, else ``topics.command``."""
+        assert self.topics is not None
+        return self.topics.nominal if self.plan_nominal else self.topics.command
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> BridgeConfig:
+        """From a plain mapping (a resolved Hydra config): unknown keys fail, naming them and the known ones."""
+        sections = {"topics": Topics, "timeout": SourceTimeout}
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(values) - set(known))
+        if "drive" in unknown:
+            raise _bad("drive", "drive: choose the PD drive with pd_drive=true (hard-write is the default)")
+        if unknown:
+            raise _bad(unknown[0], f"unknown settings {unknown}; known: {known}")
+        kwargs = dict(values)
+        for name, section in sections.items():
+            if kwargs.get(name) is None:
+                continue
+            given = kwargs[name]
+            if not isinstance(given, Mapping):
+                raise _bad(name, f"{name} must be a mapping of {[f.name for f in dataclasses.fields(section)]}")
+            fields_ = [f.name for f in dataclasses.fields(section)]
+            extra = sorted(set(given) - set(fields_))
+            if extra:
+                raise _bad(f"{name}.{extra[0]}", f"unknown settings {[f'{name}.{k}' for k in extra]}; known: {fields_}")
+            try:
+                kwargs[name] = section(**given)
+            except TypeError as exc:  # a missing field
+                raise _bad(name, f"{name}: {exc}") from None
+        return cls(**kwargs)

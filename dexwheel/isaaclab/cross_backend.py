@@ -1,0 +1,57 @@
+"""Run both halves of the cross-backend comparison and compare them (called from the Isaac Lab venv).
+
+The MuJoCo half needs mujoco 4, which only the core venv has, so it runs there as a subprocess
+(``MUJOCO_PYTHON``, default ``.venv/bin/python``); each Isaac group runs in a subprocess of this
+interpreter, so every group gets a fresh simulation context.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from dexwheel.isaaclab import scenarios
+
+REPO = Path(__file__).resolve().parents[2]
+MUJOCO_PYTHON = Path(os.environ.get("DEXWHEEL_MUJOCO_PYTHON", REPO / ".venv" / "bin" / "python"))
+
+
+@dataclass(frozen=True)
+class Result:
+    rows: list[scenarios.Row]
+    meta: dict[str, dict]  # per half: versions, timings, the Isaac model's parameters
+
+    @property
+    def failures(self) -> list[scenarios.Row]:
+        return [r for r in self.rows if not r.ok]
+
+
+def _run(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} failed ({' '.join(cmd)}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+
+
+def run(workdir: Path, groups: tuple[str, ...] = tuple(scenarios.GROUPS), device: str = "cpu",
+        motor_pd: bool = True) -> Result:  # fmt: skip
+    """Both halves for ``groups``; intermediate ``.npz`` files are left in ``workdir``."""
+    if not MUJOCO_PYTHON.exists():
+        raise FileNotFoundError(f"the MuJoCo half needs the core venv's python at {MUJOCO_PYTHON} (make .venv, "
+                                "or set DEXWHEEL_MUJOCO_PYTHON)")  # fmt: skip
+    workdir.mkdir(parents=True, exist_ok=True)
+    mj_file = workdir / "mujoco.npz"
+    group_args = [a for g in groups for a in ("--group", g)]
+    _run([str(MUJOCO_PYTHON), "-m", "dexwheel.isaaclab.mujoco_reference", str(mj_file), *group_args], "MuJoCo half")
+    progs, mj, mj_meta = scenarios.load(str(mj_file))
+    il, meta = {}, {"mujoco": mj_meta}
+    for group in groups:
+        out = workdir / f"isaaclab_{group}.npz"
+        cmd = [sys.executable, "-m", "dexwheel.isaaclab.isaac_replay", str(mj_file), str(out), "--group", group,
+               "--device", device] + ([] if motor_pd else ["--isaac-pd-split"])  # fmt: skip
+        _run(cmd, f"Isaac half ({group})")
+        _, trajectories, meta[f"isaaclab_{group}"] = scenarios.load(str(out))
+        il.update(trajectories)
+    return Result(scenarios.compare([p for p in progs if p.key in il], mj, il), meta)

@@ -1,0 +1,240 @@
+"""Cross-backend dynamics: one initial state and one open-loop command program per case, run on both backends.
+
+Both venvs import this module (numpy and the robot descriptions only). The MuJoCo half
+(:mod:`dexwheel.isaaclab.mujoco_reference`, core venv, mujoco 4) builds the programs, runs them and writes
+programs and trajectories to one ``.npz``; the Isaac half (:mod:`dexwheel.isaaclab.isaac_replay`) replays
+the same programs; :func:`compare` turns the two into the table ``scripts/cross_backend.py`` prints.
+
+Cases (every program starts at rest, identity orientation, on flat ground for the wheel-leg robots):
+
+* wheel-leg robots, from the task's default stance 0.5 mm above the ground: ``SETTLE_S`` holding the
+  stance, then ``RUN_S`` of ``stand`` (wheels at 0), ``drive`` (all wheels at ``DRIVE_WHEEL_VEL``, which
+  rolls forward) or ``turn`` (left wheels at ``DRIVE_WHEEL_VEL``, right at its negative: a skid turn);
+* hands, fixed base: from the ``open`` preset, the ``half_fist`` preset's PD targets for ``RUN_S``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from dexwheel.robots import WHEEL_LEG_ROBOTS, get_robot
+from dexwheel.robots.wheel_leg import KNEE_JOINTS, LEGS
+
+GROUPS: dict[str, tuple[str, ...]] = {"wheel_leg": WHEEL_LEG_ROBOTS, "hand": ("g20_left", "g20_right")}
+SETTLE_S = 1.0
+RUN_S = 2.0
+DRIVE_WHEEL_VEL = -5.0  # rad/s; the wheel axis is (0, -1, 0), so negative rolls forward
+DROP_M = 0.0005
+HAND_START, HAND_GOAL = "open", "half_fist"
+HAND_POSE_AT_S = 1.0
+SATURATION_S = 0.3  # the G20's 8 N m limit saturates in the first 0.1-0.3 s of a preset move
+#: Fields of a trajectory, each (steps, ...) sampled after every physics step.
+FIELDS = ("base_pos", "base_quat", "q", "qd")
+
+
+@dataclass(frozen=True)
+class Program:
+    """Open-loop joint targets per physics step, in the description's joint order."""
+
+    robot: str
+    case: str
+    dt: float
+    q0: np.ndarray  # (nj,)
+    base_pos: np.ndarray  # (3,) start of a floating base (identity orientation); zeros for a fixed base
+    pos_target: np.ndarray  # (steps, nj)
+    vel_target: np.ndarray  # (steps, nj)
+    run_start: int  # first step of the compared run (after the settle)
+
+    @property
+    def key(self) -> str:
+        return f"{self.robot}/{self.case}"
+
+    @property
+    def steps(self) -> int:
+        return len(self.pos_target)
+
+
+def start_height(robot: str, knees: np.ndarray) -> float:
+    """Base-origin height that puts the lowest wheel on the ground (the arms pitch about -y)."""
+    desc = get_robot(robot)
+    heights = []
+    for leg, q in zip(LEGS, knees, strict=True):
+        hip, axle = desc.body(f"{leg}_knee").pos, desc.body(f"{leg}_wheel").pos
+        radius = desc.body(f"{leg}_wheel").collision[0].size[0]
+        heights.append(-(hip[2] + axle[0] * np.sin(q) + axle[2] * np.cos(q)) + radius)
+    return float(max(heights))
+
+
+def _wheel_leg_programs(robot: str) -> list[Program]:
+    from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg
+
+    desc = get_robot(robot)
+    names = desc.joint_names
+    knees = np.array(WheelLegEnvCfg(robot=robot).stance_pose)  # the task's default stance
+    stance = dict(zip(KNEE_JOINTS, knees, strict=True))
+    q0 = np.array([stance.get(j, 0.0) for j in names])
+    height = start_height(robot, knees) + DROP_M
+    settle, run = round(SETTLE_S / desc.timestep), round(RUN_S / desc.timestep)
+    wheel_vel = {
+        "stand": {},
+        "drive": {j: DRIVE_WHEEL_VEL for j in names if "wheel" in j},
+        # left wheels (fl_, hl_) forward, right ones backward
+        "turn": {j: DRIVE_WHEEL_VEL if j[1] == "l" else -DRIVE_WHEEL_VEL for j in names if "wheel" in j},
+    }
+    programs = []
+    for case, vel in wheel_vel.items():
+        vel_target = np.zeros((settle + run, len(names)))
+        vel_target[settle:] = [vel.get(j, 0.0) for j in names]
+        programs.append(Program(robot, case, desc.timestep, q0, np.array([0.0, 0.0, height]),
+                                np.tile(q0, (settle + run, 1)), vel_target, settle))  # fmt: skip
+    return programs
+
+
+def _hand_programs(robot: str) -> list[Program]:
+    # the presets' joint targets through the project's SDK mapping (core venv only: dexwheel.control)
+    from dexwheel.control.g20_sdk import G20SdkMapping
+    from dexwheel.robots.g20 import ALL_JOINTS, G20_HALF_FIST_CMD, G20_OPEN_CMD
+
+    desc = get_robot(robot)
+    if tuple(desc.joint_names) != ALL_JOINTS:
+        raise AssertionError(f"{robot}: joint order {desc.joint_names} is not the SDK mapping's {ALL_JOINTS}")
+    presets = {"open": G20_OPEN_CMD, "half_fist": G20_HALF_FIST_CMD}
+    sdk = G20SdkMapping("left" if robot.endswith("left") else "right")
+    start = sdk.to_joint_positions(presets[HAND_START]).copy()
+    goal = sdk.to_joint_positions(presets[HAND_GOAL]).copy()
+    run = round(RUN_S / desc.timestep)
+    return [Program(robot, HAND_GOAL, desc.timestep, start, np.zeros(3), np.tile(goal, (run, 1)),
+                    np.zeros((run, len(goal))), 0)]  # fmt: skip
+
+
+def programs(group: str) -> list[Program]:
+    """Every program of a group (``wheel_leg`` or ``hand``); the hands' need the core venv."""
+    make = _wheel_leg_programs if group == "wheel_leg" else _hand_programs
+    return [prog for robot in GROUPS[group] for prog in make(robot)]
+
+
+# -- files: programs and trajectories travel between the venvs as one npz -------------------------
+def save(path: str, progs: list[Program], trajectories: Mapping[str, Mapping[str, np.ndarray]], meta: dict) -> None:
+    arrays: dict[str, np.ndarray] = {}
+    for prog in progs:
+        for name in ("q0", "base_pos", "pos_target", "vel_target"):
+            arrays[f"{prog.key}/program/{name}"] = getattr(prog, name)
+        arrays[f"{prog.key}/program/scalars"] = np.array([prog.dt, prog.run_start])
+        for name in FIELDS:
+            if prog.key in trajectories:
+                arrays[f"{prog.key}/{name}"] = trajectories[prog.key][name]
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez_compressed(path, **arrays)
+
+
+def load(path: str) -> tuple[list[Program], dict[str, dict[str, np.ndarray]], dict]:
+    with np.load(path) as f:
+        data = {k: f[k] for k in f.files}
+    meta = json.loads(str(data.pop("meta")))
+    keys = sorted({k.rsplit("/program/", 1)[0] for k in data if "/program/" in k})
+    progs, trajectories = [], {}
+    for key in keys:
+        robot, case = key.split("/")
+        dt, run_start = data[f"{key}/program/scalars"]
+        progs.append(Program(robot, case, float(dt), data[f"{key}/program/q0"], data[f"{key}/program/base_pos"],
+                             data[f"{key}/program/pos_target"], data[f"{key}/program/vel_target"], int(run_start)))  # fmt: skip
+        if f"{key}/q" in data:
+            trajectories[key] = {name: data[f"{key}/{name}"] for name in FIELDS}
+    return progs, trajectories, meta
+
+
+# -- the comparison ------------------------------------------------------------------------------
+def yaw(quat_wxyz: np.ndarray) -> np.ndarray:
+    """Heading about world z, unwrapped over the trajectory."""
+    w, x, y, z = np.moveaxis(quat_wxyz, -1, 0)
+    return np.unwrap(np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a quantity on both backends, or a difference alone (``mujoco`` None)."""
+
+    robot: str
+    quantity: str
+    diff: float  # |isaac - mujoco|, relative to |mujoco| when ``relative``
+    tol: float = math.inf  # inf: reported, not asserted
+    mujoco: float | None = None
+    isaac: float | None = None
+    relative: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.diff <= self.tol)
+
+
+def _pair(robot: str, quantity: str, mujoco: float, isaac: float, tol: float, relative: bool = False) -> Row:
+    d = abs(isaac - mujoco) / (abs(mujoco) if relative else 1.0)
+    return Row(robot, quantity, float(d), tol, float(mujoco), float(isaac), relative)
+
+
+def _max_abs(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b)))
+
+
+def compare(progs: list[Program], mj: Mapping[str, Mapping[str, np.ndarray]],
+            il: Mapping[str, Mapping[str, np.ndarray]]) -> list[Row]:  # fmt: skip
+    """The table: per robot its headline quantities, then the largest joint differences over the run."""
+    rows: list[Row] = []
+    by_robot: dict[str, dict[str, Program]] = {}
+    for prog in progs:
+        by_robot.setdefault(prog.robot, {})[prog.case] = prog
+    for robot, cases in by_robot.items():
+        if "stand" in cases:
+            p = cases["stand"]
+            rows.append(_pair(robot, "settled stance height (m)", mj[p.key]["base_pos"][-1, 2],
+                              il[p.key]["base_pos"][-1, 2], 1e-4))  # fmt: skip
+            p = cases["drive"]
+            m, i, s = mj[p.key]["base_pos"], il[p.key]["base_pos"], p.run_start - 1
+            rows.append(_pair(robot, f"distance, wheels at {DRIVE_WHEEL_VEL:g} rad/s for {RUN_S:g} s (m)",
+                              m[-1, 0] - m[s, 0], i[-1, 0] - i[s, 0], 0.005, relative=True))  # fmt: skip
+            p = cases["turn"]
+            m, i, s = yaw(mj[p.key]["base_quat"]), yaw(il[p.key]["base_quat"]), p.run_start - 1
+            rows.append(_pair(robot, f"yaw, skid turn for {RUN_S:g} s (rad)", m[-1] - m[s], i[-1] - i[s], 0.02,
+                              relative=True))  # fmt: skip
+        else:
+            p = cases[HAND_GOAL]
+            m, i = mj[p.key]["q"], il[p.key]["q"]
+            k, n = round(HAND_POSE_AT_S / p.dt) - 1, round(SATURATION_S / p.dt)
+            rows.append(Row(robot, f"{HAND_GOAL} pose at {HAND_POSE_AT_S:g} s, max |dq| (rad)", _max_abs(m[k], i[k]),
+                            1e-3))  # fmt: skip
+            rows.append(Row(robot, f"max |dq| in the first {SATURATION_S:g} s, 8 N m saturating (rad)",
+                            _max_abs(m[:n], i[:n])))  # fmt: skip
+        progs_r = list(cases.values())
+        rows.append(
+            Row(
+                robot,
+                f"max |dq| over the {RUN_S:g} s run (rad)",
+                max(_max_abs(mj[p.key]["q"][p.run_start :], il[p.key]["q"][p.run_start :]) for p in progs_r),
+            )
+        )
+        rows.append(
+            Row(
+                robot,
+                f"max |dqd| over the {RUN_S:g} s run (rad/s)",
+                max(_max_abs(mj[p.key]["qd"][p.run_start :], il[p.key]["qd"][p.run_start :]) for p in progs_r),
+            )
+        )
+    return rows
+
+
+def format_table(rows: list[Row]) -> str:
+    """Markdown, side by side; a difference-only row leaves the backend columns empty."""
+    lines = ["| robot | quantity | MuJoCo 4 | Isaac Lab (Newton, MJWarp) | difference | tolerance |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in rows:
+        tol = "" if math.isinf(r.tol) else (f"{r.tol:.1%}" if r.relative else f"{r.tol:g}")
+        diff = f"{r.diff:.3%}" if r.relative else f"{r.diff:.2e}"
+        m = "" if r.mujoco is None else f"{r.mujoco:.6f}"
+        i = "" if r.isaac is None else f"{r.isaac:.6f}"
+        lines.append(f"| {r.robot} | {r.quantity} | {m} | {i} | {diff} | {tol} |")
+    return "\n".join(lines)

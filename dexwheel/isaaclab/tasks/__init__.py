@@ -1,0 +1,30 @@
+"""Isaac Lab tasks of dexwheel, registered as gym ids on import (``import dexwheel.isaaclab.tasks``).
+
+``Dexwheel-Velocity-Flat-Solenopsis-v0`` and ``Dexwheel-Velocity-Flat-M20Legacy-v0``: the MuJoCo
+``Solenopsis-v0`` / ``M20Legacy-v0`` velocity-tracking task on Newton + MuJoCo-Warp
+(:mod:`dexwheel.isaaclab.tasks.wheel_leg_flat`). Build one as Isaac Lab's own tasks are built::
+
+    env = gym.make(TASK, cfg=parse_env_cfg(TASK, device="cpu", num_envs=64))
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+TASKS = {
+    "Dexwheel-Velocity-Flat-Solenopsis-v0": ("SolenopsisFlatEnvCfg", "WheelLegFlatPPORunnerCfg"),
+    "Dexwheel-Velocity-Flat-M20Legacy-v0": ("M20LegacyFlatEnvCfg", "M20LegacyFlatPPORunnerCfg"),
+}
+
+for _task, (_env_cfg, _agent_cfg) in TASKS.items():
+    if _task not in gym.registry:
+        gym.register(
+            id=_task,
+            entry_point="isaaclab.envs:ManagerBasedRLEnv",
+            disable_env_checker=True,
+            kwargs={
+                "env_cfg_entry_point": f"{__name__}.wheel_leg_flat:{_env_cfg}",
+                "rsl_rl_cfg_entry_point": f"{__name__}.agents:{_agent_cfg}",
+                "default_agent": "rsl_rl",
+            },
+        )

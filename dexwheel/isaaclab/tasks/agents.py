@@ -1,0 +1,47 @@
+"""rsl_rl PPO runner for the wheel-leg tasks (the learner issue 18 runs on both backends).
+
+Observation normalisation sits in the actor and critic models, so an exported policy carries it along.
+``clip_actions`` 1.0: the MuJoCo task clips actions to [-1, 1] before it maps them and observes the
+clipped action; the runner clipping them first makes the Isaac Lab task see the same.
+"""
+
+from __future__ import annotations
+
+from isaaclab.utils import configclass
+from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
+
+
+@configclass
+class WheelLegFlatPPORunnerCfg(RslRlOnPolicyRunnerCfg):
+    num_steps_per_env = 24
+    max_iterations = 500
+    save_interval = 50
+    experiment_name = "solenopsis_flat"
+    clip_actions = 1.0
+    obs_groups = {"actor": ["policy"], "critic": ["policy"]}
+    actor = RslRlMLPModelCfg(
+        hidden_dims=[128, 128, 128],
+        activation="elu",
+        obs_normalization=True,
+        distribution_cfg=RslRlMLPModelCfg.GaussianDistributionCfg(init_std=1.0),
+    )
+    critic = RslRlMLPModelCfg(hidden_dims=[128, 128, 128], activation="elu", obs_normalization=True)
+    algorithm = RslRlPpoAlgorithmCfg(
+        value_loss_coef=1.0,
+        use_clipped_value_loss=True,
+        clip_param=0.2,
+        entropy_coef=0.005,
+        num_learning_epochs=5,
+        num_mini_batches=4,
+        learning_rate=1.0e-3,
+        schedule="adaptive",
+        gamma=0.99,
+        lam=0.95,
+        desired_kl=0.01,
+        max_grad_norm=1.0,
+    )
+
+
+@configclass
+class M20LegacyFlatPPORunnerCfg(WheelLegFlatPPORunnerCfg):
+    experiment_name = "m20_legacy_flat"

@@ -1,0 +1,84 @@
+"""The Isaac Lab wheel-leg task (gym id) is the MuJoCo task's configuration, and it stands and drives."""
+
+import gymnasium as gym
+import pytest
+import torch
+
+import dexwheel.isaaclab.tasks as tasks
+from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg
+from dexwheel.robots import get_robot
+from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, WHEEL_JOINTS
+
+TASK = "Dexwheel-Velocity-Flat-Solenopsis-v0"
+NUM_ENVS = 4
+
+
+@pytest.fixture(scope="module")
+def env():
+    from isaaclab_tasks.utils import parse_env_cfg
+
+    env = gym.make(TASK, cfg=parse_env_cfg(TASK, device="cpu", num_envs=NUM_ENVS))
+    env.reset(seed=0)
+    yield env
+    env.close()
+
+
+def _run(env, action, steps):
+    terminated = torch.zeros(NUM_ENVS, dtype=torch.bool)
+    for _ in range(steps):
+        obs, reward, term, _, _ = env.step(action)
+        terminated |= term.cpu()
+    return obs, reward, terminated
+
+
+def test_every_wheel_leg_robot_has_a_registered_task():
+    assert all(task_id in gym.registry for task_id in tasks.TASKS)
+    from dexwheel.isaaclab.tasks.wheel_leg_flat import M20LegacyFlatEnvCfg
+
+    assert M20LegacyFlatEnvCfg().scene.robot.spawn.usd_path.endswith("m20_legacy.usda")
+
+
+def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
+    u, task = env.unwrapped, WheelLegEnvCfg(robot="solenopsis")
+    assert tuple(u.reward_manager.active_terms) == REWARD_TERMS
+    for name in REWARD_TERMS:
+        assert u.reward_manager.get_term_cfg(name).weight == getattr(task.rewards, name), name
+    assert u.cfg.decimation == task.decimation and u.cfg.episode_length_s == task.episode_length_s
+    assert u.physics_dt == pytest.approx(get_robot("solenopsis").timestep)
+    # the MuJoCo task's policy observation: ang vel, gravity, (vx, wz), knee pos, joint vel, last action
+    obs_dim = 3 + 3 + 2 + len(KNEE_JOINTS) + len(POLICY_JOINT_ORDER) + len(POLICY_JOINT_ORDER)
+    assert u.observation_manager.group_obs_dim["policy"] == (obs_dim,)
+    assert u.action_manager.total_action_dim == len(POLICY_JOINT_ORDER)
+    robot = u.scene["robot"]
+    stance = dict(zip(KNEE_JOINTS, task.stance_pose, strict=True))
+    for j in KNEE_JOINTS:
+        assert robot.data.default_joint_pos.torch[0, robot.joint_names.index(j)] == pytest.approx(stance[j])
+
+
+def test_it_holds_its_stance_on_its_wheels(env):
+    u = env.unwrapped
+    env.reset(seed=1)
+    _, reward, terminated = _run(env, torch.zeros(NUM_ENVS, 8), 50)  # 1 s
+    robot, sensor = u.scene["robot"], u.scene["contact_forces"]
+    z = robot.data.root_link_pos_w.torch[:, 2]
+    assert not terminated.any()
+    assert torch.all((z - 0.276).abs() < 0.004), z  # the spec's settled A stance (MuJoCo: 0.27615 m)
+    knees = robot.data.joint_pos.torch[:, [robot.joint_names.index(j) for j in KNEE_JOINTS]]
+    assert torch.all((knees.abs() - 0.6).abs() < 0.02), knees
+    wheels = [sensor.sensor_names.index(j.replace("_joint", "")) for j in WHEEL_JOINTS]
+    load = sensor.data.net_forces_w.torch[:, wheels, 2].sum(dim=1)
+    weight = get_robot("solenopsis").total_mass * 9.81
+    assert torch.allclose(load, torch.full_like(load, weight), rtol=0.03), load  # the wheels carry the robot
+    assert torch.all(u.reward_manager._episode_sums["undesired_contacts"] == 0)
+
+
+def test_it_drives_forward(env):
+    u = env.unwrapped
+    robot = u.scene["robot"]
+    x0 = robot.data.root_link_pos_w.torch[:, 0].clone()
+    action = torch.zeros(NUM_ENVS, 8)
+    action[:, len(KNEE_JOINTS) :] = -5.0 / WheelLegEnvCfg().actions.wheel_velocity_scale  # wheels at -5 rad/s
+    _, _, terminated = _run(env, action, 100)  # 2 s
+    dx = robot.data.root_link_pos_w.torch[:, 0] - x0
+    assert not terminated.any()
+    assert torch.all(dx > 0.85), dx  # MuJoCo and the cross-backend replay: 0.927 m from rest

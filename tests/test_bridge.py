@@ -1,0 +1,625 @@
+"""The G20 simulation bridge: the SDK topic protocol in, joint states out, ROS 2's wire format over Cyclone DDS.
+
+Two kinds of tests:
+
+* over DDS, against ``scripts/bridge.py`` in a subprocess: a client whose samples rosbags encodes and
+  decodes (an independent ROS 2 CDR implementation) sends the seed's half-fist command and reads the
+  state; wire format, type hash, the 50 Hz rate, a burst of malformed messages, SIGTERM/Ctrl-C shutdown;
+* in process, on a fake transport and (for the timeout policies) a fake clock: the handlers' checks, the
+  timeout policies, the drives, the loop's pacing, the config.
+
+All DDS traffic stays on the loopback interface: the test process and every bridge it starts use the
+loopback-only Cyclone config (``CYCLONEDDS_URI``) with multicast off, on a domain id of this process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+pytest.importorskip("cyclonedds")
+pytest.importorskip("rosbags")
+
+from cyclonedds.core import Policy  # noqa: E402
+from ros2_client import TYPESTORE, Ros2Client, domain_for_tests, encode_joint_state  # noqa: E402
+
+from dexwheel.bridge.config import BridgeConfig, Topics, ros_domain_id  # noqa: E402
+from dexwheel.bridge.loopback import LOOPBACK_CONFIG, use_loopback  # noqa: E402
+from dexwheel.bridge.node import G20Bridge, check_model  # noqa: E402
+from dexwheel.bridge.ros2_types import (  # noqa: E402
+    JOINT_STATE_TYPE,
+    JOINT_STATE_TYPE_HASH,
+    JointState,
+    dds_topic_name,
+    type_hash_user_data,
+)
+from dexwheel.control import G20SdkMapping  # noqa: E402
+from dexwheel.fields import ConfigFieldError  # noqa: E402
+from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, G20_HALF_FIST_CMD, G20_OPEN_CMD  # noqa: E402
+from dexwheel.sim.model_checks import ModelError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "bridge.py"
+TOPICS = Topics.for_hand("left")
+HALF_FIST = G20SdkMapping("left")(G20_HALF_FIST_CMD).copy()  # all 21 joints, radians
+OPEN = G20SdkMapping("left")(G20_OPEN_CMD).copy()
+#: The composer carries float32, so a jump lands within float32 rounding of the goal.
+TRACK_TOL = 1e-4
+#: The seed's track-test criterion (tracking error <= 0.02 rad).
+SEED_TOL = 0.02
+#: Generous: a first run compiles the env's kernels (~10 s, more on a loaded 2-core machine).
+READY_S = 300.0
+#: Malformed SDK commands: empty, NaN, +inf, above 255, below 0, not an integer.
+MALFORMED_SDK = [[], [float("nan")] * 20, [float("inf")], [256.0], [-1.0], [80.5] * 20]
+
+
+# -- DDS on loopback only ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def dds():
+    """This process's Cyclone config: loopback, no multicast (set before its first participant)."""
+    old = os.environ.get("CYCLONEDDS_URI")
+    use_loopback()
+    yield
+    if old is None:
+        os.environ.pop("CYCLONEDDS_URI", None)
+    else:
+        os.environ["CYCLONEDDS_URI"] = old
+
+
+class BridgeProcess:
+    """``scripts/bridge.py`` in its own session (process group), its output collected on a thread."""
+
+    def __init__(self, domain: int, *overrides: str, headless: bool = True, display: str | None = None) -> None:
+        env = os.environ.copy()
+        use_loopback(env)
+        env.pop("ROS_DOMAIN_ID", None)
+        if display is not None:
+            env["DISPLAY"] = display
+        cmd = [sys.executable, str(SCRIPT), f"headless={str(headless).lower()}", f"domain_id={domain}", *overrides]
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_for_line(self, pattern: str, timeout: float) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                m = re.search(pattern, line)
+                if m:
+                    return m
+            if self.proc.poll() is not None:
+                self._reader.join(timeout=5)
+                raise AssertionError(f"bridge exited ({self.proc.returncode}) before {pattern!r}:\n{self.output}")
+            time.sleep(0.05)
+        raise AssertionError(f"no line matching {pattern!r} in {timeout} s:\n{self.output}")
+
+    def group(self) -> list[int]:
+        """Live processes in the bridge's process group (itself and anything it started)."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                fields = stat[stat.rindex(")") + 2 :].split()
+                if fields[0] != "Z" and int(fields[2]) == self.proc.pid:  # state, ppid, pgrp
+                    pids.append(int(entry.name))
+        return pids
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self._reader.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def client(dds):
+    c = Ros2Client(domain_for_tests())
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def bridge(dds, client):
+    """A track-test bridge (the hand jumps to each goal) logging every rejected message."""
+    proc = BridgeProcess(domain_for_tests(), "track_test=true", "warn_interval_s=0")
+    try:
+        states = client.reader(TOPICS.state)
+        client.wait_for(states, lambda m: True, READY_S)
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.fixture
+def io(bridge, client):
+    """(command writer, state reader), both matched with the bridge's endpoints."""
+    writer, states = client.writer(TOPICS.command), client.reader(TOPICS.state)
+    client.wait_matched(writer, 30)
+    client.wait_matched(states, 30)
+    time.sleep(0.3)  # the bridge's side of the discovery too, so the first command is not dropped
+    client.take(states)
+    return writer, states
+
+
+def reach(client, writer, states, cmd, expected, tol=TRACK_TOL, timeout=30.0):
+    """Send ``cmd`` once; the state messages until one is within ``tol`` of ``expected`` (that one last)."""
+    client.send(writer, encode_joint_state(position=cmd))
+    seen, _ = client.wait_for(states, lambda m: np.abs(m.position - expected).max() <= tol, timeout)
+    return seen
+
+
+def test_half_fist_command_reaches_the_expected_radians(io, client, record_property):
+    writer, states = io
+    reach(client, writer, states, G20_OPEN_CMD, OPEN)
+    seen = reach(client, writer, states, G20_HALF_FIST_CMD, HALF_FIST)
+    cycles = len(seen)
+    record_property("half_fist_cycles", int(cycles))
+    print(f"\nhalf fist (track_test): reached within {TRACK_TOL} rad after {cycles} state message(s)")
+    assert cycles <= 10
+    last = seen[-1].msg
+    assert list(last.name) == list(ALL_JOINTS)
+    assert np.abs(last.position - HALF_FIST).max() <= min(TRACK_TOL, SEED_TOL)
+
+
+def test_state_decodes_with_rosbags_and_carries_the_type_hash(io, client):
+    writer, states = io
+    _, got = client.wait_for(states, lambda m: True, 30)
+    assert got.wire[:4] == b"\x00\x01\x00\x00"  # plain little-endian CDR, what ROS 2 uses
+    msg = got.msg  # decoded by rosbags
+    assert list(msg.name) == list(ALL_JOINTS)
+    assert msg.position.shape == msg.velocity.shape == (len(ALL_JOINTS),)
+    assert msg.effort.size == 0
+    assert abs(got.stamp - time.time()) < 30
+    assert bytes(TYPESTORE.serialize_cdr(msg, JOINT_STATE_TYPE)) == bytes(got.wire)  # byte for byte
+    # the constant is what an independent implementation of REP-2011 computes
+    assert TYPESTORE.hash_rihs01(JOINT_STATE_TYPE) == JOINT_STATE_TYPE_HASH
+    expected = f"typehash={JOINT_STATE_TYPE_HASH};".encode()
+    assert len(expected) == 81 and type_hash_user_data() == expected
+    for entity, data_of, topic in (
+        (states, states.get_matched_publication_data, TOPICS.state),  # the bridge's state writer
+        (writer, writer.get_matched_subscription_data, TOPICS.command),  # its command reader
+    ):
+        handles = entity.get_matched_publications() if entity is states else entity.get_matched_subscriptions()
+        endpoints = [data_of(h) for h in handles]
+        assert endpoints, f"no bridge endpoint on {topic}"
+        for ep in endpoints:
+            assert ep.topic_name == dds_topic_name(topic)
+            assert ep.type_name == "sensor_msgs::msg::dds_::JointState_"
+            assert ep.qos[Policy.Userdata].data == expected
+            assert ep.qos[Policy.Reliability] == Policy.Reliability.Reliable(
+                ep.qos[Policy.Reliability].max_blocking_time
+            )
+            assert ep.qos[Policy.History] == Policy.History.KeepLast(10)
+            assert ep.qos[Policy.Durability] == Policy.Durability.Volatile
+
+
+def test_state_is_published_at_50_hz(io, client, record_property):
+    _, states = io
+    samples = client.collect(states, 2.2)
+    stamps = np.array(sorted(s.stamp for s in samples))
+    window = stamps[stamps <= stamps[0] + 2.0]
+    rate = (window.size - 1) / (window[-1] - window[0])
+    gaps = np.diff(window)
+    record_property("state_rate_hz", float(rate))
+    print(f"\nstate rate {rate:.2f} Hz over {window[-1] - window[0]:.2f} s ({window.size} messages, "
+          f"intervals {1e3 * gaps.min():.1f}..{1e3 * gaps.max():.1f} ms)")  # fmt: skip
+    assert 45.0 <= rate <= 55.0
+
+
+def test_malformed_burst_changes_nothing_and_is_counted(io, client, bridge):
+    writer, states = io
+    reach(client, writer, states, G20_HALF_FIST_CMD, HALF_FIST)
+    counted = [int(m) for m in re.findall(r"\((\d+) in all\)", bridge.output)]
+    before = max(counted, default=0)
+    client.take(states)
+    for cmd in MALFORMED_SDK + MALFORMED_SDK:
+        client.send(writer, encode_joint_state(position=cmd))
+        time.sleep(0.01)  # below the readers' keep-last 10 even on a slow machine
+    after = client.collect(states, 1.0)
+    assert len(after) >= 25, f"the bridge stopped publishing: {len(after)} state messages in 1 s"
+    worst = max(np.abs(s.msg.position - HALF_FIST).max() for s in after)
+    assert worst <= TRACK_TOL, f"a malformed message moved the hand by {worst} rad"
+    total = before + 2 * len(MALFORMED_SDK)
+    bridge.wait_for_line(rf"\({total} in all\)", 30)
+    time.sleep(0.2)
+    assert max(int(m) for m in re.findall(r"\((\d+) in all\)", bridge.output)) == total  # each one, once
+    assert re.search(r"SDK channel 0 \(\w+\) = nan is not finite", bridge.output)
+    assert re.search(r"= 80\.5 is not an integer", bridge.output)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_signal_stops_the_bridge_cleanly_within_2s(dds, sig, record_property):
+    proc = BridgeProcess(domain_for_tests(1), "max_lag_s=1.0")
+    try:
+        proc.wait_for_line(r"G20 bridge \(", READY_S)
+        time.sleep(0.5)  # in its loop, publishing
+        group = proc.group()
+        assert proc.proc.pid in group
+        start = time.monotonic()
+        proc.proc.send_signal(sig)
+        rc = proc.proc.wait(timeout=10)
+        took = time.monotonic() - start
+        proc._reader.join(timeout=5)
+        record_property("shutdown_s", float(took))
+        print(f"\n{sig.name}: exit {rc} after {took:.3f} s")
+        assert rc == 0, proc.output
+        assert took <= 2.0
+        assert "G20 bridge stopped" in proc.output
+        assert not re.search(r"Traceback|Abort|Fatal|Segmentation", proc.output), proc.output
+        left = proc.group()  # the bridge itself is reaped: anything here is a process it left behind
+        assert not left, f"processes left behind: {left}"
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def x_display():
+    """A virtual X screen for the viewer (Debian's xvfb, local socket only); skip without it."""
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        pytest.skip("Xvfb is not installed (Debian package xvfb)")
+    read_end, write_end = os.pipe()
+    server = subprocess.Popen([xvfb, "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+                              pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        number = pipe.readline().strip()
+    try:
+        if not number:
+            pytest.skip("Xvfb did not start")
+        yield f":{number}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):
+    proc = BridgeProcess(domain_for_tests(1), headless=False, display=x_display)
+    try:
+        proc.wait_for_line(r"G20 bridge \(", READY_S)
+        time.sleep(1.0)  # the window is up and synced
+        start = time.monotonic()
+        proc.proc.send_signal(signal.SIGTERM)
+        rc = proc.proc.wait(timeout=30)
+        took = time.monotonic() - start
+        proc._reader.join(timeout=5)
+        print(f"\nviewer: SIGTERM -> exit {rc} after {took:.3f} s")
+        assert rc == 0, proc.output
+        assert took <= 2.0
+        assert not re.search(r"Traceback|Abort|Fatal|Segmentation", proc.output), proc.output
+    finally:
+        proc.stop()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["headless=true", "hand=middle"], "hand='middle' is not allowed"),
+        (["headless=false"], "the viewer needs a display (DISPLAY is not set); run with headless=true"),
+    ],
+    ids=["bad-setting", "no-display"],
+)
+def test_the_script_stops_at_once_naming_the_problem(dds, overrides, message):
+    env = os.environ.copy()
+    use_loopback(env)
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    cmd = [sys.executable, str(SCRIPT), f"domain_id={domain_for_tests(1)}", *overrides]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr
+
+
+def test_run_bridge_in_process_leaves_no_thread(dds):
+    """run_bridge on a real DDS transport: afterwards no Python thread and no OS thread it started is left."""
+    from dexwheel.bridge.app import run_bridge
+
+    watcher = Ros2Client(domain_for_tests(1))
+    states = watcher.reader(TOPICS.state)
+    tasks = lambda: len(os.listdir("/proc/self/task"))  # noqa: E731
+    before_threads, before_tasks = set(threading.enumerate()), tasks()
+    stop = threading.Event()
+    cfg = BridgeConfig(domain_id=domain_for_tests(1), headless=True, track_test=True)
+    runner = threading.Thread(target=run_bridge, args=(cfg, stop))
+    runner.start()
+    try:
+        watcher.wait_for(states, lambda m: True, READY_S)  # running: publishing its state
+    finally:
+        stop.set()
+        runner.join(timeout=30)
+    assert not runner.is_alive()
+    assert set(threading.enumerate()) == before_threads
+    deadline = time.monotonic() + 10
+    while tasks() > before_tasks and time.monotonic() < deadline:  # DDS threads end with their domain
+        time.sleep(0.05)
+    assert tasks() <= before_tasks
+    watcher.close()
+
+
+# -- in process: handlers, timeouts, drives, pacing -------------------------------------------------------------
+class FakeTransport:
+    """Handlers and publishers without a middleware: tests call the handlers themselves."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, object] = {}
+        self.sent: dict[str, list[JointState]] = defaultdict(list)
+
+    def subscribe(self, topic, handler) -> None:
+        self.handlers[topic] = handler
+
+    def publisher(self, topic):
+        return self.sent[topic].append
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def make_bridge(clock=None, **overrides):
+    cfg = BridgeConfig.from_mapping({"domain_id": 0, "headless": True, **overrides})
+    fake = FakeTransport()
+    bridge = G20Bridge(cfg, fake, clock=clock) if clock else G20Bridge(cfg, fake)
+    return bridge, fake.handlers[cfg.source_topic], fake
+
+
+def joints(bridge) -> np.ndarray:
+    return np.array(bridge.joint_state().position)
+
+
+def test_malformed_commands_are_rejected_counted_and_rate_limited(caplog):
+    clock = FakeClock()
+    bridge, send, _ = make_bridge(clock, track_test=True)
+    send(JointState(position=list(G20_HALF_FIST_CMD)))
+    bridge.step()
+    assert np.abs(joints(bridge) - HALF_FIST).max() <= TRACK_TOL
+    writes = bridge.slot.write_count
+    caplog.set_level(logging.WARNING, logger="dexwheel.bridge")
+    bad = [JointState(position=p) for p in MALFORMED_SDK] + [JointState(position=["a", "b"])]
+    for msg in bad * 3:
+        send(msg)
+    for _ in range(5):
+        bridge.step()
+    assert bridge.slot.write_count == writes  # nothing reached the goal
+    assert np.abs(joints(bridge) - HALF_FIST).max() <= TRACK_TOL
+    assert bridge.stats.rejected == 3 * len(bad) and bridge.stats.accepted == 1
+    warned = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
+    assert len(warned) == 1, warned  # the first at once, the rest folded into the next report
+    assert "(1 in all)" in warned[0]
+    clock.t += 5.0
+    bridge.rejections.flush()
+    warned = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
+    assert len(warned) == 2 and f"({3 * len(bad)} in all)" in warned[1]
+    # a longer command uses its first 20 values, as the seed does; a shorter one is padded with 255
+    send(JointState(position=[*G20_HALF_FIST_CMD, 7.0, 7.0]))
+    bridge.step()
+    assert np.abs(joints(bridge) - HALF_FIST).max() <= TRACK_TOL
+    send(JointState(position=[80.0] * 5))
+    bridge.step()
+    expected = G20SdkMapping("left")([80] * 5)
+    assert np.abs(joints(bridge) - expected).max() <= TRACK_TOL
+    bridge.close()
+
+
+def test_nominal_goals_by_joint_name(caplog):
+    bridge, send, _ = make_bridge(plan_nominal=True, track_test=True)
+    send(JointState(name=["index_pip", "thumb_mcp"], position=[1.0, 0.5]))
+    bridge.step()
+    q = dict(zip(ALL_JOINTS, joints(bridge), strict=True))
+    assert q["index_pip"] == pytest.approx(1.0, abs=TRACK_TOL)
+    assert q["index_dip"] == pytest.approx(0.89, abs=TRACK_TOL)  # mimic completed
+    assert q["thumb_ip"] == pytest.approx(0.51, abs=TRACK_TOL)
+    assert q["middle_pip"] == pytest.approx(OPEN[ALL_JOINTS.index("middle_pip")], abs=TRACK_TOL)  # not named
+    before = joints(bridge)
+    caplog.set_level(logging.WARNING, logger="dexwheel.bridge")
+    bad = [
+        JointState(name=["index_pipp"], position=[1.0]),  # unknown joint
+        JointState(name=["index_dip"], position=[0.5]),  # a mimic joint follows its source
+        JointState(name=["index_pip"], position=[float("nan")]),
+        JointState(name=["index_pip"], position=[2.0]),  # beyond 1.74
+        JointState(name=["index_pip", "ring_pip"], position=[1.0]),
+        JointState(name=["index_pip", "index_pip"], position=[1.0, 1.2]),
+        JointState(),
+    ]
+    for msg in bad:
+        send(msg)
+    bridge.step()
+    assert np.array_equal(joints(bridge), before)
+    assert bridge.stats.rejected == len(bad)
+    assert "unknown joint names ['index_pipp']" in caplog.text
+
+
+def half_way(bridge, send, steps=20):
+    send(JointState(position=list(G20_HALF_FIST_CMD)))
+    for _ in range(steps):
+        bridge.step()
+    return joints(bridge)
+
+
+@pytest.mark.parametrize("policy", ["hold_last", "fixed_target", "raise"])
+def test_a_silent_source_follows_the_timeout_policy(policy, caplog):
+    clock = FakeClock()
+    bridge, send, _ = make_bridge(clock, timeout={"policy": policy, "timeout_s": 0.5})
+    if policy == "raise":  # no goal yet: a fault from the start, the hand stays where it is
+        bridge.step()
+        assert np.abs(joints(bridge) - OPEN).max() <= TRACK_TOL
+    moving = half_way(bridge, send)  # slew 5 rad/s: part of the way
+    assert np.abs(moving - HALF_FIST).max() > 0.5
+    clock.t += 1.0
+    caplog.set_level(logging.INFO, logger="dexwheel.bridge")
+    for _ in range(400):
+        bridge.step()
+    expected = {"hold_last": HALF_FIST, "fixed_target": OPEN, "raise": moving}[policy]
+    assert np.abs(joints(bridge) - expected).max() <= TRACK_TOL
+    assert bridge.stats.stale_steps >= 400
+    assert "silent" in caplog.text
+    send(JointState(position=list(G20_HALF_FIST_CMD)))  # the source is back
+    for _ in range(400):
+        bridge.step()
+    assert np.abs(joints(bridge) - HALF_FIST).max() <= TRACK_TOL
+    assert "receiving goals" in caplog.text
+
+
+def test_default_drive_slews_and_projects_to_the_half_fist():
+    bridge, send, _ = make_bridge()  # hard-write, slew 5 rad/s, collision projection on
+    send(JointState(position=list(G20_HALF_FIST_CMD)))
+    steps = 0
+    while np.abs(joints(bridge) - HALF_FIST).max() > TRACK_TOL:
+        bridge.step()
+        steps += 1
+        assert steps < 1000
+    # the largest move (the pips, ~1.2 rad) at 5 rad/s in 2 ms steps
+    largest = np.abs(HALF_FIST - OPEN)[[ALL_JOINTS.index(j) for j in ACTIVE_JOINTS]].max()
+    assert steps == pytest.approx(largest / (5.0 * 0.002), abs=2)
+
+
+def test_pd_drive_tracks_the_half_fist():
+    bridge, send, _ = make_bridge(pd_drive=True, track_test=True)
+    send(JointState(position=list(G20_HALF_FIST_CMD)))
+    for _ in range(250):  # 0.5 s simulated
+        bridge.step()
+    assert np.abs(joints(bridge) - HALF_FIST).max() <= SEED_TOL
+    bridge.close()
+
+
+def test_loop_keeps_real_time_and_publishes_the_state():
+    bridge, send, fake = make_bridge(max_lag_s=1.0)
+    stop = threading.Event()
+    runner = threading.Thread(target=bridge.run, args=(stop,))
+    runner.start()
+    send(JointState(position=list(G20_HALF_FIST_CMD)))
+    time.sleep(1.0)
+    stop.set()
+    runner.join(timeout=30)
+    s = bridge.stats
+    sim = s.steps * bridge.dt
+    print(f"\nloop: {s.steps} steps, {sim:.3f} s simulated in {s.wall_s:.3f} s (x{sim / s.wall_s:.3f}), "
+          f"{s.published} state messages, {s.dropped_steps} dropped")  # fmt: skip
+    # every step the schedule owed was taken or, late, dropped: simulated time = speed x wall time
+    assert (s.steps + s.dropped_steps) * bridge.dt / 1.35 == pytest.approx(s.wall_s, abs=0.05)
+    assert s.published == pytest.approx(50 * s.wall_s, rel=0.1, abs=2)
+    msgs = fake.sent[TOPICS.state]
+    assert len(msgs) == s.published and list(msgs[-1].name) == list(ALL_JOINTS)
+    bridge.close()
+
+
+def test_max_steps_ends_the_run():
+    bridge, _, _ = make_bridge(max_steps=100, speed=5.0)
+    stats = bridge.run(threading.Event())
+    assert stats.steps == 100
+    bridge.close()
+
+
+def test_startup_check_names_missing_joints_and_actuators():
+    model = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><body><joint name='thumb_cmc_yaw'/><geom size='0.01'/></body></worldbody>"
+        "<actuator><position name='thumb_cmc_yaw_pos' joint='thumb_cmc_yaw'/></actuator></mujoco>"
+    )
+    with pytest.raises(
+        ModelError, match=r"missing joint\(s\) \['pinky_mcp_roll'.*'thumb_ip'\]; the model has \['thumb_cmc_yaw'\]"
+    ):
+        check_model(model)
+    chain = "".join(f"<body><joint name='{j}'/><geom size='0.01'/>" for j in ALL_JOINTS) + "</body>" * len(ALL_JOINTS)
+    model = mujoco.MjModel.from_xml_string(f"<mujoco><worldbody>{chain}</worldbody></mujoco>")
+    with pytest.raises(ModelError, match=r"missing actuator\(s\) \['pinky_mcp_roll_pos'.*'thumb_ip_pos'\]"):
+        check_model(model)
+    bridge, _, _ = make_bridge()
+    assert check_model(bridge.model).shape == (len(ALL_JOINTS),)
+
+
+# -- configuration ----------------------------------------------------------------------------------------------
+def test_config_defaults_right_hand_topics_and_domain(monkeypatch):
+    monkeypatch.setenv("ROS_DOMAIN_ID", "17")
+    cfg = BridgeConfig()
+    assert (cfg.domain_id, cfg.speed, cfg.slew_rad_s, cfg.collision_projection, cfg.track_test) == (
+        17,
+        1.35,
+        5.0,
+        True,
+        False,
+    )
+    assert (cfg.drive, cfg.state_hz, cfg.timeout.policy) == ("hard_write", 50.0, "hold_last")
+    assert cfg.source_topic == "/g20/cb_left_hand_control_cmd"
+    right = BridgeConfig(hand="right", plan_nominal=True)
+    assert right.topics == Topics("/g20/cb_right_hand_control_cmd", "/retarget/g20/right/joint_target_nominal",
+                                  "/sim/mujoco/g20/right/joint_state")  # fmt: skip
+    assert right.source_topic == "/retarget/g20/right/joint_target_nominal"
+    monkeypatch.delenv("ROS_DOMAIN_ID")
+    assert ros_domain_id() == 0 and BridgeConfig().domain_id == 0
+    assert dds_topic_name("/sim/mujoco/g20/left/joint_state") == "rt/sim/mujoco/g20/left/joint_state"
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"hand": "middle"}, "hand='middle' is not allowed"),
+        ({"drive": "pd"}, "pd_drive=true"),
+        ({"pd_drive": "yes"}, "pd_drive: expected true or false"),
+        ({"speed": 0.0}, "speed must be finite and > 0"),
+        ({"domain_id": 300}, "domain_id must be between 0 and 232"),
+        ({"timeout": {"policy": "retry"}}, "timeout.policy='retry' is not allowed"),
+        ({"timeout": {"timeout_s": -1.0}}, "timeout.timeout_s must be finite and > 0"),
+        ({"timeout": {"wait": 1}}, "unknown settings ['timeout.wait']"),
+        ({"sped": 1.0}, "unknown settings ['sped']"),
+        ({"state_hz": "fast"}, "state_hz: expected a number"),
+        ({"topics": {"command": "/", "nominal": "/n", "state": "/s"}}, "topics.command must be a ROS 2 topic name"),
+    ],
+)
+def test_bad_settings_fail_naming_the_field(values, message):
+    with pytest.raises(ConfigFieldError) as err:
+        BridgeConfig.from_mapping({"domain_id": 0, **values})
+    assert message in str(err.value)
+
+
+def test_hydra_config_composes_to_the_seed_defaults(monkeypatch):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    monkeypatch.setenv("ROS_DOMAIN_ID", "42")
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        raw = compose(config_name="bridge", overrides=["hand=right", "pd_drive=true", "timeout.policy=raise"])
+    cfg = BridgeConfig.from_mapping(OmegaConf.to_container(raw, resolve=True))
+    assert (cfg.domain_id, cfg.hand, cfg.drive, cfg.timeout.policy) == (42, "right", "pd", "raise")
+    assert cfg.topics == Topics.for_hand("right")
+    assert (cfg.speed, cfg.slew_rad_s, cfg.collision_projection, cfg.track_test, cfg.plan_nominal) == (
+        1.35, 5.0, True, False, False)  # fmt: skip
+    assert "127.0.0.1" in LOOPBACK_CONFIG and "<AllowMulticast>false</AllowMulticast>" in LOOPBACK_CONFIG
+    env: dict[str, str] = {}
+    assert use_loopback(env) == LOOPBACK_CONFIG and env == {"CYCLONEDDS_URI": LOOPBACK_CONFIG}
