@@ -71,8 +71,8 @@ def invalid_entries(
     values: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float, integer: bool = False
 ) -> np.ndarray:
     """The one rule for input values: inside ``[lo, hi]`` (NaN and +-inf fail), and whole numbers where
-    ``integer`` (the G20 SDK protocol); True where an entry breaks it. The hard-write kernel's
-    ``first_invalid`` applies the same rule entry by entry."""
+    ``integer`` (the G20 SDK protocol); True where an entry breaks it. Every mapping, the envs' batched
+    actions and the bridge's messages are checked with it."""
     bad = ~((values >= lo) & (values <= hi))  # NaN compares False: caught here too
     if integer:
         bad |= np.floor(values) != values

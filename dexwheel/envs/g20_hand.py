@@ -331,9 +331,6 @@ class G20ActionMap:
             )
         self.integer = self.reference.integer  # whole numbers only (sdk255): the control mapping's rule
         self.batch_shape = (num_envs, self.dim)
-        self._uniform = bool(np.all(self.low == self.low[0]) and np.all(self.high == self.high[0]))
-        self._lo, self._hi = float(self.low[0]), float(self.high[0])
-        self._symmetric = self._uniform and self._lo == -self._hi
         #: ``normalize(raw) = (raw - sub) / div - one`` (kept as parameters: the step kernel applies them)
         if self.kind == "sdk255":
             self.norm_params = (np.zeros(self.dim), np.full(self.dim, 0.5 * SDK_MAX_VALUE), 1.0)
@@ -419,16 +416,8 @@ class G20ActionMap:
             stacklevel: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
         """``(new command (N, 16), accepted raw action (N, A), clipped entries per env)``; no input is modified."""
         a = self.as_batch(actions)
-        if self.integer:
-            ok = not invalid_entries(a, self._lo, self._hi, True).any()
-        elif self._symmetric:
-            ok = np.abs(a).max() <= self._hi  # NaN fails the comparison
-        elif self._uniform:
-            ok = self._lo <= a.min() and a.max() <= self._hi  # NaN fails both comparisons
-        else:
-            ok = bool((a >= self.low).all() and (a <= self.high).all())
         clipped = np.zeros(self.num_envs, dtype=np.int64)
-        if not ok:
+        if invalid_entries(a, self.low, self.high, self.integer).any():  # the control mappings' rule
             a, clipped = self.repair(a, previous, stacklevel=stacklevel + 1)
         # the control mappings' own arithmetic, batched; their state (previous goal) is the task's `command`
         new = self.reference.goals(a, command)
@@ -721,7 +710,7 @@ class G20HandTask:
             np.greater_equal(self.elapsed, self.max_episode_steps, out=self.truncated)
         elif self._any_diverged:  # the last step's divergence truncated its episode
             self.truncated[:] = False
-        diverged = drive.monitor.check(self.qpos, self.qvel)
+        diverged = drive.monitor.check(self.obs, self.reward)
         if diverged is not None or self._any_diverged:
             self._contain(diverged)
 

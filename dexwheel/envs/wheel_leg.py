@@ -137,7 +137,7 @@ class WheelLegEnv(Reconstructible, gymnasium.Env):
         if self._needs_reset:
             raise not_ready(self._name, self._closed)
         obs, reward, terminated, truncated, _ = self.task.step(np.asarray(action)[None])
-        info = {key: value.item() for key, value in self.task.step_info().items()}
+        info = self.task.step_info_of(0)
         if self.render_mode == "human":
             self.render()
         return obs[0].copy(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info

@@ -27,6 +27,7 @@ import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -350,7 +351,7 @@ class WheelLegTask:
         truncated = self.truncate_at <= t
         if t >= self._next_resample or t >= self._next_push:
             self._events(t)
-        diverged = self.physics.monitor.check(self.physics.qpos, self.physics.qvel, self.obs)
+        diverged = self.physics.monitor.check(self.obs, self.reward)
         if diverged is not None or self._any_diverged:
             self._contain(diverged)
             truncated |= self.diverged
@@ -363,6 +364,14 @@ class WheelLegTask:
         info: dict[str, np.ndarray] = dict(zip(self.info_keys, columns, strict=True))
         info["terminated_contact"], info["terminated_tilt"] = columns[-2:] > 0.0
         info["diverged"] = self.diverged.copy()
+        return info
+
+    def step_info_of(self, i: int) -> dict[str, Any]:
+        """Env ``i``'s last step ``info`` as plain numbers (the single env's): :meth:`step_info`'s keys."""
+        row = self.values[i].tolist()
+        info: dict[str, Any] = dict(zip(self.info_keys, row, strict=True))
+        info["terminated_contact"], info["terminated_tilt"] = row[-2] > 0.0, row[-1] > 0.0
+        info["diverged"] = bool(self.diverged[i])
         return info
 
     def reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:

@@ -13,10 +13,13 @@ A hard-write step integrates nothing (it writes a pose within the joint limits a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import mujoco
 import numpy as np
+
+from dexwheel.jit import kernel
 
 #: MuJoCo's warnings for an unstable simulation (it resets the simulation when it raises one).
 UNSTABLE_WARNINGS = (
@@ -25,6 +28,8 @@ UNSTABLE_WARNINGS = (
     mujoco.mjtWarning.mjWARN_BADQACC,
 )
 _IDX = np.array([int(w) for w in UNSTABLE_WARNINGS], dtype=np.intp)
+_LO, _HI = int(_IDX.min()), int(_IDX.max()) + 1
+assert np.array_equal(_IDX, np.arange(_LO, _HI)), "the unstable warnings are consecutive: one slice reads them"
 
 
 class DivergenceMonitor:
@@ -45,25 +50,35 @@ class DivergenceMonitor:
 
     def _counts(self) -> np.ndarray:
         if self._views is None:
-            return self._batch[:, _IDX].sum(axis=1)
-        return np.array([v[_IDX].sum() for v in self._views])
+            return self._batch[:, _LO:_HI].sum(axis=1)
+        return np.array([sum(v[_LO:_HI].tolist()) for v in self._views])  # tolist: 5x faster on 3 numbers
 
-    def check(self, *states: np.ndarray) -> np.ndarray | None:
+    def check(self, *outputs: np.ndarray) -> np.ndarray | None:
         """``None`` when no simulation diverged (the common case), else the ``(N,)`` mask of those that
-        did: a warning counter rose, or a row of one of the ``(N, ...)`` ``states`` is not finite.
+        did: a warning counter rose, or a row of one of the ``(N, ...)`` ``outputs`` (what the step
+        reports: observation, reward) is not finite, as a blow-up in a control period's last physics
+        step leaves it (MuJoCo checks the state at the start of the next ``mj_step``).
 
         A reset (``mj_resetData``) zeroes an MjData's counters, so only a rise counts.
         """
         counts = self._counts()
         rose = counts > self._last
         self._last = counts
-        finite = all(np.isfinite(s.sum()) for s in states)  # any NaN or inf makes the sum NaN or inf
-        if finite and not rose.any():
+        if not rose.any() and all(_finite(s) for s in outputs):
             return None
-        for s in states:
+        for s in outputs:
             rose |= ~np.isfinite(s.reshape(s.shape[0], -1)).all(axis=1)
         return rose
 
     def rebase(self, i: int) -> None:
         """Simulation ``i`` was reset: count its warnings from now on."""
         self._last[i] = self._counts()[i]
+
+
+@kernel
+def _finite(values: np.ndarray) -> bool:
+    """Whether every entry is finite (a compiled loop: numpy's reductions cost more on a few dozen numbers)."""
+    for x in values.flat:  # noqa: SIM110  (numba compiles the loop, not a generator in all())
+        if not math.isfinite(x):
+            return False
+    return True
