@@ -132,6 +132,48 @@ def bench_vector(env_id: str, n: int, steps: int, rounds: int) -> None:
     venv.close()
 
 
+def bench_raw_batch(env_id: str, n: int, steps: int, rounds: int) -> None:
+    """The native vector env against ``mujoco.batch`` stepping the same model with the same substeps (its
+    physics alone): what the task costs on top of the physics it runs."""
+    from mujoco import batch as mj_batch
+
+    venv = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
+    venv.reset(seed=0)
+    task = venv.unwrapped.task
+    model, dec = task.models[0], task.cfg.decimation
+    raw = mj_batch.Batch(model, n, nthread=task.physics.num_threads)
+    raw.set_models(task.models)
+    raw.state[:] = task.physics._batch.state  # the same states: standing robots
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, venv.single_action_space.shape[0]))
+    actions = actions.astype(np.float32)
+    ctrl = raw.bind("ctrl")
+
+    def vec_pass() -> float:
+        t0 = time.perf_counter()
+        for a in actions:
+            venv.step(a)
+        return time.perf_counter() - t0
+
+    def raw_pass() -> float:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            ctrl[:] = task.physics.ctrl  # the env's last controls: the same physics work
+            raw.step(nstep=dec)
+        return time.perf_counter() - t0
+
+    ratio = []
+    for _ in range(rounds):
+        v, r = vec_pass(), raw_pass()
+        ratio.append(v / r)
+    q1, med, q3 = statistics.quantiles(ratio, n=4)
+    sps = n * steps / (statistics.median([vec_pass() for _ in range(3)]))
+    print(
+        f"N = {n:3d}: native vector env over raw mujoco.batch (x{dec} substeps) {statistics.median(ratio):4.2f}x "
+        f"(median of {rounds} interleaved rounds; quartiles {q1:4.2f}-{q3:4.2f}x), {sps:7.0f} env-steps/s"
+    )
+    venv.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (smoke run)")
@@ -152,6 +194,8 @@ def main() -> None:
         vsteps, vrounds = (40, 3) if args.quick else (100, 21)
         for n in (1, 8, 64):
             bench_vector(env_id, n, max(10, vsteps * 8 // max(n, 8)), vrounds)
+        print("-- native vector env over its own physics --")
+        bench_raw_batch(env_id, 32, vsteps, vrounds)
 
 
 if __name__ == "__main__":
