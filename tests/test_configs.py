@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
@@ -146,3 +147,20 @@ def test_struct_mode_protects_nested_env_sections():
     c = cfg("robot=solenopsis")
     with pytest.raises(ConfigAttributeError, match="task.wheel_leg.rewards.bogus"):
         c.task.wheel_leg.rewards.bogus = 1.0
+
+
+@pytest.mark.parametrize(("robot", "env_id", "kwargs"), [("solenopsis", "Solenopsis-v0", {}),
+                                                         ("m20_legacy", "M20Legacy-v0", {}),
+                                                         ("g20_left", "G20Hand-v0", {}),
+                                                         ("g20_right", "G20Hand-v0", {"hand": "right"})])  # fmt: skip
+def test_gym_make_and_train_py_build_the_same_task_by_default(robot, env_id, kwargs):
+    """One set of defaults: the env ``train.py`` builds for a robot is the one ``gymnasium.make`` builds."""
+    import dataclasses
+
+    trained = make_env(cfg(f"robot={robot}")).unwrapped
+    made = gym.make(env_id, **kwargs).unwrapped
+
+    def config(env) -> dict:
+        return dataclasses.asdict(env.cfg if hasattr(env, "cfg") else env.config)
+
+    assert config(trained) == config(made)
