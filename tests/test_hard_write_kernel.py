@@ -18,6 +18,7 @@ from dexwheel.robots.g20 import ACTIVE_JOINTS
 from dexwheel.sim.projection import (
     CHAIN_SENSOR_FORMAT,
     DEEPEST_CONTACT_SENSOR,
+    _set_joint,
     capture_frames,
     contact_depth,
     contact_pairs,
@@ -227,7 +228,7 @@ def test_a_rigidly_turned_trial_measures_what_the_kinematics_give():
             moved_depth(model._address, d._address, d.qpos, projector.qpos_adr, full, a, tables)
             capture_frames(a, full, tables, rigid_tables, base, frames)
             trial = full.copy()
-            G20_MIMIC.set_joint(trial, a, rng.uniform(lower[a], upper[a]))
+            _set_joint(trial, a, rng.uniform(lower[a], upper[a]), G20_MIMIC.arrays)  # one trial move
             turned = rotated_depth(model._address, d._address, a, trial, tables, rigid_tables, base, frames)
             kinematic = moved_depth(model._address, d._address, d.qpos, projector.qpos_adr, trial, a, tables)
             worst = max(worst, abs(turned - kinematic))

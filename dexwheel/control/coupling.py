@@ -5,9 +5,9 @@ MuJoCo ignores URDF mimic tags, so the action path completes the mimic joints in
 their limits first and each mimic joint is then clipped to its own: completing from an unclipped source
 could put a mimic joint where its source can never be, and hard-write and PD drives would disagree.
 
-One implementation for a single vector (the action mappings) and for any leading batch of envs and
-physics substeps (the drives): one matrix product with a 0/1/ratio matrix, so every output is a single
-product plus exact zeros, i.e. the elementwise ``ratio * source`` bit for bit, whatever the batch size.
+One implementation, :func:`complete_into` (compiled), serves the action mappings (a single vector), the
+envs (any leading batch, through :meth:`MimicCompletion.complete`) and the drives' and the projection's
+own compiled steps, which call it directly.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 
 from dexwheel.control.errors import ActionError
 from dexwheel.control.layout import JointLayout
+from dexwheel.jit import kernel
 
 #: Per active joint: ``[(full index, ratio or None for the joint itself, lower, upper)]``.
 Followers = list[list[tuple[int, float | None, float, float]]]
@@ -64,9 +65,6 @@ class MimicCompletion:
             raise ValueError(f"limits of joints {bad} must be finite with lower <= upper")
         self.active_lower = self.full_lower[self.active_idx]
         self.active_upper = self.full_upper[self.active_idx]
-        self._matrix = np.zeros((self.nactive, self.nfull))
-        self._matrix[np.arange(self.nactive), self.active_idx] = 1.0
-        self._matrix[self.mimic_src, self.mimic_idx] = self.mimic_ratio
         #: Per active joint: how much faster its fastest follower moves (>= 1). Slewing the source by
         #: ``step / speed_factor`` keeps every joint, mimic ones included, within ``step``.
         self.speed_factor = np.ones(self.nactive)
@@ -84,7 +82,7 @@ class MimicCompletion:
     @property
     def arrays(self) -> tuple[np.ndarray, ...]:
         """``(active_idx, mimic_idx, mimic_src, mimic_ratio, full_lower, full_upper)``: the completion as
-        plain arrays, for compiled kernels (:func:`dexwheel.sim.projection.complete_clipped`)."""
+        plain arrays, for compiled kernels (:func:`complete_into`)."""
         return self.active_idx, self.mimic_idx, self.mimic_src, self.mimic_ratio, self.full_lower, self.full_upper
 
     def _checked(self, q_active: ArrayLike) -> np.ndarray:
@@ -100,11 +98,18 @@ class MimicCompletion:
         active ones unchanged when they are within theirs (the drives' case; otherwise use
         :meth:`clip_and_complete`).
         """
-        out = np.matmul(self._checked(q_active), self._matrix, out=out)
-        if clip_mimic:
-            np.maximum(out, self.full_lower, out=out)
-            np.minimum(out, self.full_upper, out=out)
-        return out
+        q = self._checked(q_active)
+        shape = q.shape[:-1] + (self.nfull,)
+        if out is None or out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
+            result = np.empty(shape)  # (a given ``out`` of another layout is filled from it below)
+        else:
+            result = out
+        _complete_rows(np.ascontiguousarray(q).reshape(-1, self.nactive), self.arrays, clip_mimic,
+                       result.reshape(-1, self.nfull))  # fmt: skip
+        if out is not None and result is not out:
+            out[...] = result
+            return out
+        return result
 
     def clip_and_complete(self, q_active: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         """Clip the active joints to their limits, then complete the mimic joints from the clipped values."""
@@ -119,11 +124,23 @@ class MimicCompletion:
             return np.full(self.nactive, np.inf)
         return (slew_rad_s * dt) / self.speed_factor
 
-    def set_joint(self, full: np.ndarray, a: int, value: float) -> None:
-        """Set active joint ``a`` (and its mimic followers) in one full vector, in place (projection trials)."""
-        for i, ratio, lo, hi in self.followers[a]:
-            if ratio is None:
-                full[i] = value
-            else:
-                v = value * ratio
-                full[i] = lo if v < lo else hi if v > hi else v
+
+@kernel
+def complete_into(q: np.ndarray, completion: tuple, clip: bool, full: np.ndarray) -> None:
+    """``full`` = active joints ``q`` with their mimic joints (``ratio * source``); with ``clip`` each is
+    then clipped to its limits (the mimic joints completed from the unclipped source). ``completion`` is
+    :attr:`MimicCompletion.arrays`."""
+    active_idx, mimic_idx, mimic_src, ratio, lower, upper = completion
+    for j in range(active_idx.shape[0]):
+        f = active_idx[j]
+        full[f] = min(max(q[j], lower[f]), upper[f]) if clip else q[j]
+    for m in range(mimic_idx.shape[0]):
+        f = mimic_idx[m]
+        v = q[mimic_src[m]] * ratio[m]
+        full[f] = min(max(v, lower[f]), upper[f]) if clip else v
+
+
+@kernel
+def _complete_rows(q: np.ndarray, completion: tuple, clip: bool, full: np.ndarray) -> None:
+    for r in range(q.shape[0]):
+        complete_into(q[r], completion, clip, full[r])

@@ -26,7 +26,7 @@ import mujoco
 import numpy as np
 from mujoco import batch as mj_batch
 
-from dexwheel.control.coupling import MimicCompletion
+from dexwheel.control.coupling import MimicCompletion, complete_into
 from dexwheel.jit import kernel
 from dexwheel.sim.divergence import DivergenceMonitor
 from dexwheel.sim.mujoco_c import (
@@ -47,13 +47,12 @@ from dexwheel.sim.mujoco_c import (
 )
 from dexwheel.sim.projection import (
     CollisionProjector,
-    complete_clipped,
     contact_depth,
     deepest_contact_adr,
     project_pose,
     sensor_depth,
 )
-from dexwheel.sim.slew import slew_budget
+from dexwheel.sim.slew import slew_budget, slew_toward
 
 INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 
@@ -269,10 +268,7 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
     """
     q, cand = s.q, s.candidate
     na = q.shape[0]
-    for j in range(na):
-        diff = command[j] - q[j]
-        b = p.step[j]
-        cand[j] = command[j] - (diff - min(max(diff, -b), b))
+    slew_toward(q, command, p.step, cand)
     s.time += p.dt
     s.checks, s.limited, s.fallback = 0, 0, False
     if not p.project:
@@ -328,7 +324,7 @@ def _write_and_forward(s: Any, p: Any) -> None:
     ``mj_forward``; ``s.depth`` from the deepest-contact sensor."""
     completion = _completion(p)
     full = s.full
-    complete_clipped(s.q, completion, full)
+    complete_into(s.q, completion, True, full)
     qpos = f64_array(s.addr[QPOS], p.nq)
     ctrl = f64_array(s.addr[CTRL], p.nu)
     for k in range(full.shape[0]):
@@ -456,19 +452,14 @@ def _ramp_controls(target: np.ndarray, command: np.ndarray, budget: np.ndarray, 
     becomes the last row's active targets.
     """
     n, nsub = control.shape[0], control.shape[1]
-    na, nm = active_idx.shape[0], mimic_idx.shape[0]
-    row = np.empty(na)
+    completion = (active_idx, mimic_idx, mimic_src, mimic_ratio, full_lower, full_upper)
+    row = np.empty(active_idx.shape[0])
+    full = np.empty(full_lower.shape[0])
     for i in range(n):
         for k in range(nsub):
-            for j in range(na):
-                diff = command[i, j] - target[i, j]
-                b = budget[k, j]
-                row[j] = command[i, j] - (diff - min(max(diff, -b), b))
-            for j in range(na):
-                f = active_idx[j]
-                control[i, k, ctrl_idx[f]] = min(max(row[j], full_lower[f]), full_upper[f])
-            for m in range(nm):
-                f = mimic_idx[m]
-                control[i, k, ctrl_idx[f]] = min(max(row[mimic_src[m]] * mimic_ratio[m], full_lower[f]), full_upper[f])
-        for j in range(na):
+            slew_toward(target[i], command[i], budget[k], row)
+            complete_into(row, completion, True, full)
+            for f in range(full.shape[0]):
+                control[i, k, ctrl_idx[f]] = full[f]
+        for j in range(row.shape[0]):
             target[i, j] = row[j]

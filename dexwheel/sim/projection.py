@@ -39,7 +39,7 @@ import math
 import mujoco
 import numpy as np
 
-from dexwheel.control.coupling import MimicCompletion
+from dexwheel.control.coupling import MimicCompletion, complete_into
 from dexwheel.jit import kernel
 from dexwheel.sim.mujoco_c import mj_collision, mj_geomDistance, mj_kinematics, mj_sensorPos
 
@@ -412,20 +412,6 @@ def rotated_depth(model: int, data: int, a: int, full: Array, pair_tables: tuple
 
 
 @kernel
-def complete_clipped(q: Array, completion: tuple, full: Array) -> None:
-    """``full`` = active joints ``q`` with their mimic joints (``ratio * source``), each clipped to its
-    limits: :meth:`MimicCompletion.complete` with ``clip_mimic``, per element (``completion`` is
-    :attr:`MimicCompletion.arrays`)."""
-    active_idx, mimic_idx, mimic_src, ratio, lower, upper = completion
-    for j in range(active_idx.shape[0]):
-        f = active_idx[j]
-        full[f] = min(max(q[j], lower[f]), upper[f])
-    for m in range(mimic_idx.shape[0]):
-        f = mimic_idx[m]
-        full[f] = min(max(q[mimic_src[m]] * ratio[m], lower[f]), upper[f])
-
-
-@kernel
 def _set_joint(full: Array, a: int, value: float, completion: tuple) -> None:
     """Active joint ``a`` (unclipped) and its mimic followers (clipped) in ``full``: one projection trial's move."""
     active_idx, mimic_idx, mimic_src, ratio, lower, upper = completion
@@ -513,7 +499,7 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
                     joints[f] = order[k]
                     f += 1
                     listed = listed and movers[order[k]] < movers[order[k] + 1]
-            complete_clipped(trial, completion, full)
+            complete_into(trial, completion, True, full)
             checks += 1
             if listed:  # from a safe start only the moved subtrees' pairs can decide
                 depth = group_depth(model, data, qpos, qpos_adr, full, joints, pair_tables, rigid_tables)
@@ -529,7 +515,7 @@ def project_pose(model: int, data: int, qpos: Array, sensors: Array, qpos_adr: A
                         rest[r] = order[k]
                         r += 1
                 order = rest
-    complete_clipped(q, completion, full)
+    complete_into(q, completion, True, full)
     smallest = 2.0**-iters
     base = np.empty(full.shape[0])  # what rotated_depth turns from: movers' values, geom poses
     frames = np.empty(4 * pair_tables[0].shape[0])

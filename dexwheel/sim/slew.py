@@ -2,12 +2,33 @@
 
 The bridge moves every joint at most ``slew_rad_s * dt`` toward its goal per physics step, so a
 jump in the command does not teleport the hand. ``slew_rad_s = 0`` means "jump" (no limit).
-All functions work on any leading batch shape (one row per env).
+:func:`slew_toward` is the one implementation: the hard-write and PD drives' compiled steps call it,
+and :func:`slew_ramp` runs it for any leading batch shape (one row per env).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from dexwheel.jit import kernel
+
+
+@kernel
+def slew_toward(start: np.ndarray, goal: np.ndarray, budget: np.ndarray, out: np.ndarray) -> None:
+    """``out`` = ``start`` moved toward ``goal`` by at most ``budget`` per joint, as ``goal - (diff -
+    clip(diff, -budget, budget))``: a joint within reach lands on its goal exactly (a reached goal is a
+    fixed point); an infinite budget jumps."""
+    for j in range(start.shape[0]):
+        diff = goal[j] - start[j]
+        b = budget[j]
+        out[j] = goal[j] - (diff - min(max(diff, -b), b))
+
+
+@kernel
+def _ramp(start: np.ndarray, goal: np.ndarray, budget: np.ndarray, out: np.ndarray) -> None:
+    for i in range(start.shape[0]):
+        for k in range(budget.shape[0]):
+            slew_toward(start[i], goal[i], budget[k], out[i, k])
 
 
 def slew_ramp(start: np.ndarray, goal: np.ndarray, max_step: float | np.ndarray, nsteps: int) -> np.ndarray:
@@ -15,13 +36,16 @@ def slew_ramp(start: np.ndarray, goal: np.ndarray, max_step: float | np.ndarray,
 
     Step ``k`` (1-based) is ``start`` moved toward ``goal`` by at most ``k * max_step``, computed as
     ``goal - (diff - clip(diff))``: a joint within reach lands on its goal exactly, so a reached goal is
-    a fixed point. The PD drive computes the same rows in its compiled step; the hard-write step is its
-    one-row case.
+    a fixed point (:func:`slew_toward`, which the PD drive's compiled step runs for each row; the hard-write
+    step is its one-row case).
     """
-    budget = slew_budget(max_step, nsteps)
-    goal_k = goal[..., None, :]
-    diff = goal_k - start[..., None, :]
-    return goal_k - (diff - np.minimum(np.maximum(diff, -budget), budget))
+    start, goal = np.broadcast_arrays(np.asarray(start, dtype=np.float64), np.asarray(goal, dtype=np.float64))
+    dof = start.shape[-1]
+    budget = np.ascontiguousarray(np.broadcast_to(slew_budget(max_step, nsteps), (nsteps, dof)))
+    out = np.empty((*start.shape[:-1], nsteps, dof))
+    _ramp(np.ascontiguousarray(start).reshape(-1, dof), np.ascontiguousarray(goal).reshape(-1, dof), budget,
+          out.reshape(-1, nsteps, dof))  # fmt: skip
+    return out
 
 
 def slew_budget(max_step: float | np.ndarray, nsteps: int) -> np.ndarray:
