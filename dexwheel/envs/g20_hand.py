@@ -76,12 +76,13 @@ from dexwheel.envs.g20_kernels import (
     gather_results,
     hard_write_advance,
     hard_write_advance_threaded,
+    info_arrays,
     info_dict,
-    results_info,
     task_dtype,
     task_params_dtype,
     threads_usable,
     use_threads,
+    zero_info,
 )
 from dexwheel.envs.gym_api import IntegerBox, closed_error, not_ready, reset_options
 from dexwheel.fields import ConfigFieldError, check_types
@@ -559,8 +560,8 @@ class G20HandTask:
         self._hard_write_step = hard_write_advance_threaded if self.num_threads > 1 else hard_write_advance
         # the last step's results: the task's own buffers (step() hands out copies)
         self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
-        #: gather_results' blocks: float info and reward, counts, flags and truncated (one column per env)
-        self._results = (np.zeros((8, n)), np.zeros((3, n), dtype=np.int64), np.zeros((4, n), dtype=np.bool_))
+        #: gather_results' outputs: the info rows and the reward (one column per env), truncated
+        self._results = (np.zeros((len(INFO_KEYS) + 1, n)), np.zeros(n, dtype=np.bool_))
         self.terminated = np.zeros(n, dtype=bool)  # pose tracking never terminates
         self._any_diverged = False  # PD: whether the last step flagged a divergence
         self._switch_steps = int(cfg.goal_switch_steps)
@@ -643,18 +644,11 @@ class G20HandTask:
     def reset_info(self, idx: np.ndarray | slice) -> dict[str, np.ndarray]:
         """Info of freshly reset envs: every step key, reward terms 0 (so vector infos stay aligned)."""
         q_act = self.qpos[idx][:, self._active_idx]
-        k = q_act.shape[0]
-        info: dict[str, np.ndarray] = {f"reward_{t}": np.zeros(k) for t in REWARD_TERMS}
+        info = zero_info(q_act.shape[0])
         info["tracking_error"] = np.abs(q_act - self.goal[idx]).max(axis=1)
         info["mean_joint_error"] = np.abs(q_act - self.goal[idx]).mean(axis=1)
         info["command_error"] = np.abs(q_act - self.command[idx]).max(axis=1)
         info["max_penetration"] = self.drive.depth[idx].copy()
-        info["projection_checks"] = np.zeros(k, dtype=np.int64)
-        info["projection_limited"] = np.zeros(k, dtype=np.int64)
-        info["projection_fallback"] = np.zeros(k, dtype=bool)
-        info["action_clipped"] = np.zeros(k, dtype=np.int64)
-        info["goal_switched"] = np.zeros(k, dtype=bool)
-        info["diverged"] = np.zeros(k, dtype=bool)
         return info
 
     # -- step --------------------------------------------------------------------------------------
@@ -731,17 +725,10 @@ class G20HandTask:
         """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays and
         how many envs' episodes ended."""
         self.advance(actions)
-        floats, counts, flags = self._results
-        ended = gather_results(self.state, floats, counts, flags)
-        floats, counts, flags = floats.copy(), counts.copy(), flags.copy()
-        return (
-            self.obs.copy(),
-            floats[-1],
-            self.terminated.copy(),
-            flags[-1],
-            results_info(floats, counts, flags),
-            ended,
-        )
+        block, truncated = self._results
+        ended = gather_results(self.state, block, truncated)
+        block = block.copy()
+        return self.obs.copy(), block[-1], self.terminated.copy(), truncated.copy(), info_arrays(block[:-1]), ended
 
     def observation(self, idx: np.ndarray | list[int] | slice = slice(None)) -> np.ndarray:
         """``[qpos, qvel, goal, last_action]`` as float32, one row per env in ``idx``."""

@@ -27,102 +27,75 @@ from numba import prange
 from dexwheel.jit import fetch_add, kernel
 from dexwheel.sim.hand_drive import hard_write_env
 
-#: A step's ``info`` keys, in order: the reward terms (in the order they are summed), the errors
-#: and depth, then what projection, clipping and goal switching did. Each env keeps them as one
-#: float64 row of its record (counts and flags are exact there); a vector step gathers the rows into
-#: typed blocks (:func:`gather_results`).
-INFO_KEYS = (
-    "reward_joint_pos_tracking",
-    "reward_penetration",
-    "reward_action_rate_l2",
-    "tracking_error",
-    "mean_joint_error",
-    "command_error",
-    "max_penetration",
-    "projection_checks",
-    "projection_limited",
-    "projection_fallback",
-    "action_clipped",
-    "goal_switched",
-    "diverged",
+#: A step's ``info``, in order, each key with its type: the reward terms (in the order they are summed),
+#: the errors and depth, then what projection, clipping, goal switching and divergence did. Each env keeps
+#: the values as one float64 row of its record (counts and flags are exact there); this table is the one
+#: place that names them: the single env's dict, the vector env's arrays and reset infos derive from it.
+INFO_FIELDS: tuple[tuple[str, type], ...] = (
+    ("reward_joint_pos_tracking", float),
+    ("reward_penetration", float),
+    ("reward_action_rate_l2", float),
+    ("tracking_error", float),
+    ("mean_joint_error", float),
+    ("command_error", float),
+    ("max_penetration", float),
+    ("projection_checks", int),
+    ("projection_limited", int),
+    ("projection_fallback", bool),
+    ("action_clipped", int),
+    ("goal_switched", bool),
+    ("diverged", bool),
 )
-R_TRACKING, R_PENETRATION, R_ACTION_RATE, TRACKING_ERROR, MEAN_ERROR, COMMAND_ERROR, MAX_PENETRATION = range(7)
-CHECKS, LIMITED, FALLBACK, CLIPPED, SWITCHED, DIVERGED = range(7, 13)
+INFO_KEYS = tuple(key for key, _ in INFO_FIELDS)
+# the kernels' column numbers (module constants: numba compiles them in)
+R_TRACKING, R_PENETRATION, R_ACTION_RATE, TRACKING_ERROR, MEAN_ERROR, COMMAND_ERROR, MAX_PENETRATION = (
+    INFO_KEYS.index(k) for k in INFO_KEYS[:7]
+)
+CHECKS, LIMITED, FALLBACK, CLIPPED, SWITCHED, DIVERGED = (
+    INFO_KEYS.index(k) for k in ("projection_checks", "projection_limited", "projection_fallback", "action_clipped",
+                                 "goal_switched", "diverged")
+)  # fmt: skip
+_TYPES = tuple(kind for _, kind in INFO_FIELDS)
+_DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
 
 
-def info_dict(v: list[float]) -> dict[str, Any]:
-    """One env's info from its row (``tolist()``): a dict literal, twice as fast as ``dict(zip())``."""
-    return {
-        "reward_joint_pos_tracking": v[0],
-        "reward_penetration": v[1],
-        "reward_action_rate_l2": v[2],
-        "tracking_error": v[3],
-        "mean_joint_error": v[4],
-        "command_error": v[5],
-        "max_penetration": v[6],
-        "projection_checks": int(v[7]),
-        "projection_limited": int(v[8]),
-        "projection_fallback": v[9] != 0.0,
-        "action_clipped": int(v[10]),
-        "goal_switched": v[11] != 0.0,
-        "diverged": v[12] != 0.0,
-    }
+def info_dict(row: list[float]) -> dict[str, Any]:
+    """One env's info from its row (``tolist()``), each value as its key's type."""
+    return {key: kind(v) for key, kind, v in zip(INFO_KEYS, _TYPES, row, strict=True)}
+
+
+def info_arrays(block: np.ndarray) -> dict[str, np.ndarray]:
+    """A vector step's info from its ``(len(INFO_KEYS), N)`` block: a row per key, as the key's dtype."""
+    rows = zip(INFO_FIELDS, block, strict=True)
+    return {key: row if kind is float else row.astype(_DTYPES[kind]) for (key, kind), row in rows}
+
+
+def zero_info(n: int) -> dict[str, np.ndarray]:
+    """``n`` envs' info of all zeros (False), each key in its dtype: what a reset info starts from."""
+    return {key: np.zeros(n, dtype=_DTYPES[kind]) for key, kind in INFO_FIELDS}
 
 
 @kernel
-def gather_results(tasks: Array, floats: Array, counts: Array, flags: Array) -> int:
-    """Copy every env's info row, reward and ``truncated`` from its record into typed blocks, one
-    column per env: ``floats`` ``(8, N)`` (the first seven INFO_KEYS, then the reward), ``counts``
-    ``(3, N)`` int64 (projection checks and limited joints, clipped entries), ``flags`` ``(4, N)``
-    bool (projection fallback, goal switched, diverged, truncated). Returns how many envs were truncated: the
-    episodes that ended (pose tracking never terminates).
+def gather_results(tasks: Array, block: Array, truncated: Array) -> int:
+    """Copy every env's info row and reward into ``block`` (``(len(INFO_KEYS) + 1, N)``, one column per
+    env, the reward last) and its ``truncated`` flag; returns how many envs were truncated: the episodes
+    that ended (pose tracking never terminates).
 
-    Each env's step writes its own record (a thread never writes next to another's results); this
-    one serial pass lays the results out so that a vector step hands them out as three copies.
+    Each env's step writes its own record (a thread never writes next to another's results); this one
+    serial pass lays the results out so that a vector step hands them out as rows of one copy.
     """
     ended = 0
+    nk = block.shape[0] - 1
     for i in range(tasks.shape[0]):
         t = tasks[i]
-        for k in range(7):
-            floats[k, i] = t.info[k]
-        floats[7, i] = t.reward
-        counts[0, i], counts[1, i], counts[2, i] = int(t.info[CHECKS]), int(t.info[LIMITED]), int(t.info[CLIPPED])
-        flags[0, i], flags[1, i], flags[2, i] = (
-            t.info[FALLBACK] != 0.0,
-            t.info[SWITCHED] != 0.0,
-            t.info[DIVERGED] != 0.0,
-        )
-        flags[3, i] = t.truncated
+        for k in range(nk):
+            block[k, i] = t.info[k]
+        block[nk, i] = t.reward
+        truncated[i] = t.truncated
         ended += t.truncated
     return ended
 
 
-def results_info(floats: np.ndarray, counts: np.ndarray, flags: np.ndarray) -> dict[str, np.ndarray]:
-    """The info of a vector step from its (fresh) result blocks: views of their rows, in INFO_KEYS order."""
-    f0, f1, f2, f3, f4, f5, f6, _ = floats
-    checks, limited, clipped = counts
-    fallback, switched, diverged, _ = flags
-    return {
-        "reward_joint_pos_tracking": f0,
-        "reward_penetration": f1,
-        "reward_action_rate_l2": f2,
-        "tracking_error": f3,
-        "mean_joint_error": f4,
-        "command_error": f5,
-        "max_penetration": f6,
-        "projection_checks": checks,
-        "projection_limited": limited,
-        "projection_fallback": fallback,
-        "action_clipped": clipped,
-        "goal_switched": switched,
-        "diverged": diverged,
-    }
-
-
-assert tuple(info_dict(list(range(len(INFO_KEYS))))) == INFO_KEYS, "info_dict must list INFO_KEYS in order"
-assert tuple(results_info(np.zeros((8, 1)), np.zeros((3, 1)), np.zeros((4, 1)))) == INFO_KEYS, (
-    "results_info must list INFO_KEYS in order"
-)
 Array = np.ndarray
 
 
