@@ -1,6 +1,6 @@
 """Soak every env: random, extreme (all +1, all -1) and bang-bang actions with frequent resets.
 
-python scripts/soak.py                       # 100k steps per env configuration (about 10 min on 2 cores)
+python scripts/soak.py                       # 100k steps per env configuration (about 2 min on 2 cores)
 python scripts/soak.py --steps 2000          # the short version CI runs (tests/test_soak.py)
 python scripts/soak.py --out soak.json       # also write the report as JSON (atomically)
 

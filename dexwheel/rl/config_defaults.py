@@ -1,0 +1,71 @@
+"""Every env default of the Hydra tree comes from the env's config dataclass: one source.
+
+The config groups (``task``, ``drive``, ``action``, ``collision``, ``composer``) each hold some of an env
+family's fields (:data:`GROUP_FIELDS`; the ``task`` group the rest). Each group option pulls its fields'
+defaults from a node registered here (``env_defaults/<family>_<group>``, built from
+:class:`~dexwheel.envs.g20_hand.G20HandConfig` and :class:`~dexwheel.envs.wheel_leg_cfg.WheelLegEnvCfg`)
+and states only what it selects (``drive: pd``). So every field can be overridden by its path
+(``task.hand.tracking_std=0.5``), and ``gymnasium.make`` and ``train.py`` build the same env by default.
+Importing :mod:`dexwheel.rl` registers the nodes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+from dexwheel.envs.g20_hand import G20HandConfig
+from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg
+
+#: Per env family, the fields each config group holds (the ``task`` group holds every other field).
+GROUP_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "hand": {
+        "drive": ("drive", "slew_rad_s", "track_test"),
+        "action": ("action",),
+        "collision": ("collision_projection", "penetration_tol", "projection_iters", "projection_group_free",
+                      "contact_excludes"),
+        "composer": ("composer_layers", "hold_joints", "hold_pose"),
+    },
+    "wheel_leg": {
+        "action": ("actions", "stance", "knee_kp", "knee_kd", "wheel_kd"),
+        "composer": ("composer",),
+    },
+}  # fmt: skip
+#: Fields that are no part of a task config: the robot (the ``robot`` group and the env id select it), and
+#: how an env is run or shown (rendering, threads), which the scripts set.
+NOT_CONFIG: dict[str, tuple[str, ...]] = {
+    "hand": ("hand", "render_mode", "width", "height", "default_camera_config", "num_threads"),
+    "wheel_leg": ("robot",),
+}
+CONFIGS = {"hand": G20HandConfig, "wheel_leg": WheelLegEnvCfg}
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses and tuples as the dicts and lists a Hydra node holds."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def defaults(family: str) -> dict[str, dict[str, Any]]:
+    """The family's default field values by config group (``task`` holding the rest)."""
+    fields = _plain(CONFIGS[family]())
+    groups = {group: {k: fields[k] for k in keys} for group, keys in GROUP_FIELDS[family].items()}
+    owned = {k for keys in GROUP_FIELDS[family].values() for k in keys} | set(NOT_CONFIG[family])
+    groups["task"] = {k: v for k, v in fields.items() if k not in owned}
+    return groups
+
+
+def register() -> None:
+    """Register every ``env_defaults/<family>_<group>`` node (idempotent)."""
+    store = ConfigStore.instance()
+    for family in CONFIGS:
+        for group, node in defaults(family).items():
+            store.store(group="env_defaults", name=f"{family}_{group}", node=node)
+
+
+register()
