@@ -85,7 +85,7 @@ def test_hard_write_slews_writes_the_completed_pose_and_projects_out_of_the_palm
         before = data.qpos[adr[0]]
         hard_write_env(state[0], params[0], fist)
         pip, dip = data.qpos[adr]
-        assert abs(pip - before) <= slew * dt + 1e-12  # slew (dip, the faster joint here, moves 0.89x as far)
+        assert abs(pip - before) <= slew * dt + 1e-12  # slew (dip moves 0.89x as far)
         assert dip == 0.89 * pip  # mimic completed exactly
         assert np.all(data.qvel == 0.0) and np.array_equal(data.ctrl[ctrl], data.qpos[adr])
         poses.append(pip)
