@@ -43,10 +43,11 @@ import numpy as np  # noqa: E402
 from reference import print_reference  # noqa: E402  (benchmarks/, the script's own directory)
 
 from dexwheel.control import G20_MIMIC  # noqa: E402
+from dexwheel.control.coupling import complete_into  # noqa: E402
 from dexwheel.envs import register_envs  # noqa: E402
 from dexwheel.robots.g20 import ACTIVE_JOINTS  # noqa: E402
 from dexwheel.sim.mujoco_c import mj_forward  # noqa: E402
-from dexwheel.sim.projection import complete_clipped, project_pose  # noqa: E402
+from dexwheel.sim.projection import project_pose  # noqa: E402
 
 register_envs()
 
@@ -162,7 +163,7 @@ def projection_replay(model: int, data: int, qpos: np.ndarray, sensors: np.ndarr
     first check), then ``project_pose``; raises if a result differs from the env's."""
     full, scratch, out = np.empty(qpos_adr.shape[0]), np.empty(qpos_adr.shape[0]), np.empty(starts.shape[1])
     for k in range(starts.shape[0]):
-        complete_clipped(candidates[k], completion, full)
+        complete_into(candidates[k], completion, True, full)
         for j in range(full.shape[0]):
             qpos[qpos_adr[j]] = full[j]
         mj_forward(model, data)
