@@ -136,3 +136,24 @@ def test_ctrl_c_saves_a_checkpoint_before_exiting(tmp_path):
     saved = list((run / "checkpoints").glob("step_*.zip"))
     assert len(saved) == 1 and "resume with train.resume=" in out
     assert int(saved[0].stem.split("_")[1]) > 0
+
+
+def test_a_run_off_a_terminal_logs_a_line_per_evaluation_to_train_log(tmp_path):
+    run = tmp_path / "run"
+    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), f"hydra.run.dir={run}", "train.progress_bar=true",
+           *short("solenopsis", "train.total_timesteps=512", "train.eval_every_steps=256",
+                  "train.checkpoint_every_steps=512")]  # fmt: skip
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=True)
+    lines = (run / "train.log").read_text().splitlines()
+    assert "start robot=solenopsis algo=ppo seed=0 total_timesteps=512" in lines[0] and "num_envs=4" in lines[0]
+    evals = [dict(f.split("=", 1) for f in line.split(" - eval ")[1].split()) for line in lines if " - eval " in line]
+    history = json.loads((run / "eval_history.json").read_text())
+    assert len(evals) == len(history) >= 3  # at 256, at 512 and the final one
+    assert [int(e["step"]) for e in evals] == [int(h["timesteps"]) for h in history] == [256, 512, 512]
+    assert [float(e["elapsed_s"]) for e in evals] == sorted(float(e["elapsed_s"]) for e in evals)
+    for e, h in zip(evals, history, strict=True):
+        assert float(e["env_steps_per_s"]) > 0
+        assert float(e["return"]) == pytest.approx(h["return"], rel=1e-3, abs=1e-3)
+        assert {"lin_vel_x_error", "ang_vel_z_error", "fall", "episodes"} <= e.keys()
+    assert "done step=512" in lines[-1] and f"checkpoints={run / 'checkpoints'}" in lines[-1]
+    assert done.stdout.count(" - eval step=") == len(evals)  # no progress bar off a terminal: the lines print

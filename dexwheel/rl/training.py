@@ -6,8 +6,12 @@ call it with a composed config.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import signal
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,30 @@ ACTIVATION_FNS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.
 CONFIG_FILE = "config.yaml"
 HISTORY_FILE = "eval_history.json"
 CURVE_FILE = "learning_curve.png"
+#: progress lines; under ``scripts/train.py`` Hydra's job logging sends them to ``<run>/train.log`` and stdout
+log = logging.getLogger("dexwheel.train")
+
+
+def _fields(summary: dict[str, float]) -> str:
+    return " ".join(f"{k}={v:.4g}" for k, v in summary.items() if k != "timesteps")
+
+
+@contextlib.contextmanager
+def _not_on_console(active: bool):
+    """While the progress bar draws on the terminal, progress lines go to the log files only: a line
+    written straight to stdout under the bar garbles it."""
+    console = [h for h in logging.getLogger().handlers if type(h) is logging.StreamHandler] if active else []
+
+    def keep(record: logging.LogRecord) -> bool:
+        return record.name != log.name
+
+    for handler in console:
+        handler.addFilter(keep)
+    try:
+        yield
+    finally:
+        for handler in console:
+            handler.removeFilter(keep)
 
 
 def build_vec_env(cfg: DictConfig, train: TrainCfg, seed: int) -> VecEnv:
@@ -110,9 +138,11 @@ class EvalEvery(BaseCallback):
         self.env = make_env(cfg)
         self.history: list[dict[str, float]] = _load_history(run_dir)
         self.last = 0
+        self.t0, self.first = time.monotonic(), 0  # this process's start: a resumed run's rate counts its own steps
 
     def _on_training_start(self) -> None:
-        self.last = self.num_timesteps
+        self.last = self.first = self.num_timesteps
+        self.t0 = time.monotonic()
 
     def _on_step(self) -> bool:
         if self.num_timesteps - self.last >= self.train.eval_every_steps:
@@ -124,6 +154,11 @@ class EvalEvery(BaseCallback):
         act = policy_fn(self.model, normalizer_of(self.model))
         summary = run_episodes(self.env, act, self.task, self.train.eval_episodes, self.train.eval_seed).summary()
         summary["timesteps"] = float(self.num_timesteps)
+        elapsed = time.monotonic() - self.t0
+        rate = (self.num_timesteps - self.first) / max(elapsed, 1e-9)
+        log.info(
+            f"eval step={self.num_timesteps} env_steps_per_s={rate:.0f} elapsed_s={elapsed:.1f} {_fields(summary)}"
+        )
         for key, value in summary.items():
             self.logger.record(f"eval/{key}", value)
         if all(summary["return"] > h["return"] for h in self.history):  # best.zip: highest mean return
@@ -250,21 +285,28 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     checkpoints = CheckpointEvery(run_dir, train_cfg.checkpoint_every_steps, train_cfg.keep_checkpoints)
     evaluator = EvalEvery(cfg, train_cfg, run_dir)
     remaining = max(0, train_cfg.total_timesteps - model.num_timesteps)
+    bar = train_cfg.progress_bar and sys.stdout.isatty()  # off a terminal, the log lines show progress
+    log.info(
+        f"start robot={cfg.robot.name} algo={name} seed={cfg.seed} total_timesteps={train_cfg.total_timesteps} "
+        f"from_step={model.num_timesteps} num_envs={train_cfg.num_envs} run={run_dir}"
+    )
     interrupted = False
     previous = signal.getsignal(signal.SIGINT)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt here
     try:
-        model.learn(
-            remaining,
-            callback=CallbackList([checkpoints, evaluator]),
-            reset_num_timesteps=not train_cfg.resume,
-            progress_bar=train_cfg.progress_bar,
-            tb_log_name=name,
-        )
+        with _not_on_console(bar):
+            model.learn(
+                remaining,
+                callback=CallbackList([checkpoints, evaluator]),
+                reset_num_timesteps=not train_cfg.resume,
+                progress_bar=bar,
+                tb_log_name=name,
+            )
     except KeyboardInterrupt:
         interrupted = True
         path = checkpoints.save()
         print(f"\ninterrupted: saved {path}; resume with train.resume={run_dir}")
+        log.info(f"interrupted at step={model.num_timesteps}: saved {path}")
     finally:
         signal.signal(signal.SIGINT, previous)
     if interrupted:
@@ -276,4 +318,8 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     evaluator.env.close()  # only now: the final evaluation runs on it, and a closed env refuses to step
     write_atomic(run_dir / "final_eval.json", json.dumps(summary, indent=1))
     venv.close()
+    log.info(
+        f"done step={model.num_timesteps} wall_s={time.monotonic() - evaluator.t0:.1f} {_fields(summary)} "
+        f"checkpoints={run_dir / CHECKPOINT_DIR}"
+    )
     return summary

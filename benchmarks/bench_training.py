@@ -1,0 +1,109 @@
+"""Benchmark a training run: where its wall time goes, for each algorithm offered (PPO, SAC).
+
+Run: ``python benchmarks/bench_training.py [--quick] [--robot solenopsis]``. The model and vector env are built
+by ``dexwheel.rl.training`` exactly as ``scripts/train.py`` builds them (the robot's own config: its num_envs,
+normalisation, the algorithm's hyper-parameters), with a reduced budget; SAC's ``learning_starts`` is cut so that
+most of its short run is the steady state of a long one (policy actions and one update per vector step).
+The instance's methods are wrapped with timers (nothing in the library is changed) to split ``model.learn``:
+
+* simulation: ``VecEnv.step`` on the outer env (physics, the native vector env, VecMonitor, VecNormalize);
+* policy inference: ``policy.forward`` (PPO) / ``policy.predict`` (SAC) while collecting;
+* rollout bookkeeping: the rest of ``collect_rollouts`` (buffers, tensors, callbacks);
+* learner update: ``model.train()``; other: whatever the loop spends outside these (logging, callbacks).
+
+``learn``'s one-time setup (first reset, TensorBoard writer) is printed apart and left out of the shares and of
+env-steps/s. One run, printed as seconds and shares (nothing is asserted; shared machines are noisy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import mujoco  # noqa: E402
+import stable_baselines3  # noqa: E402
+import torch  # noqa: E402
+from hydra import compose, initialize_config_dir  # noqa: E402
+
+from dexwheel.rl.schema import validate  # noqa: E402
+from dexwheel.rl.training import _new_model, build_vec_env  # noqa: E402
+
+# (overrides, budget) per algorithm: full = 2 PPO updates / ~9k SAC steps; quick = a smoke run
+BUDGETS: dict[str, dict[bool, tuple[list[str], int]]] = {
+    "ppo": {False: ([], 2 * 256 * 32), True: (["algo.params.n_steps=64"], 64 * 32)},
+    "sac": {False: (["algo.params.learning_starts=1024"], 9216), True: (["algo.params.learning_starts=256"], 1024)},
+}
+
+
+def timed(obj: Any, attr: str, totals: dict[str, float], key: str) -> None:
+    """Replace ``obj.attr`` (on the instance) by a wrapper that adds its wall time to ``totals[key]``."""
+    fn: Callable[..., Any] = getattr(obj, attr)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            totals[key] += time.perf_counter() - t0
+
+    setattr(obj, attr, wrapper)
+
+
+def bench(robot: str, algo: str, quick: bool) -> None:
+    extra, budget = BUDGETS[algo][quick]
+    overrides = [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget}", "train.progress_bar=false"]
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        cfg = compose(config_name="train", overrides=overrides + extra)
+    train_cfg, name, params, policy = validate(cfg)
+    torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
+    with tempfile.TemporaryDirectory() as run_dir:
+        venv = build_vec_env(cfg, train_cfg, cfg.seed)
+        model = _new_model(cfg, name, params, policy, venv, train_cfg, Path(run_dir))
+        t: dict[str, float] = defaultdict(float)
+        timed(model.env, "step", t, "simulation")
+        timed(model.policy, "forward" if algo == "ppo" else "predict", t, "policy inference")
+        timed(model, "collect_rollouts", t, "collect")
+        timed(model, "train", t, "learner update")
+        timed(model, "_setup_learn", t, "setup")
+        t0 = time.perf_counter()
+        model.learn(budget, progress_bar=False)
+        total = time.perf_counter() - t0
+        steps = model.num_timesteps
+        venv.close()
+    setup = t.pop("setup")
+    total -= setup  # the loop's own time
+    t["rollout bookkeeping"] = t.pop("collect") - t["simulation"] - t["policy inference"]
+    t["other"] = total - sum(t.values())
+    print(
+        f"{algo}: {steps} env steps, num_envs {train_cfg.num_envs}, {total:6.2f} s (+ setup {setup:4.2f} s), "
+        f"{steps / total:6.0f} env-steps/s"
+    )
+    for key in ("simulation", "policy inference", "rollout bookkeeping", "learner update", "other"):
+        print(f"  {key:<20} {t[key]:7.2f} s  {100 * t[key] / total:5.1f} %")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run: a few thousand steps")
+    parser.add_argument("--robot", default="solenopsis", help="a configs/robot/ name (default: solenopsis)")
+    args = parser.parse_args()
+    print(
+        f"training time split ({args.robot}): {os.cpu_count()} CPUs, torch {torch.__version__}, "
+        f"stable-baselines3 {stable_baselines3.__version__}, mujoco {mujoco.__version__}"
+    )
+    for algo in BUDGETS:
+        bench(args.robot, algo, args.quick)
+
+
+if __name__ == "__main__":
+    main()
