@@ -98,6 +98,7 @@ from dexwheel.robots.g20 import (
 )
 from dexwheel.robots.mjcf import VISUAL_GROUP, build_spec
 from dexwheel.sim import snapshot
+from dexwheel.sim.divergence import contain
 from dexwheel.sim.hand_drive import (
     HardWriteDrive,
     PDDrive,
@@ -332,7 +333,7 @@ class G20ActionMap:
             )
         self.integer = self.reference.integer  # whole numbers only (sdk255): the control mapping's rule
         self.batch_shape = (num_envs, self.dim)
-        #: ``normalize(raw) = (raw - sub) / div - one`` (kept as parameters: the step kernel applies them)
+        #: ``normalize(raw) = (raw - sub) / div - one``
         if self.kind == "sdk255":
             self.norm_params = (np.zeros(self.dim), np.full(self.dim, 0.5 * SDK_MAX_VALUE), 1.0)
         elif self.kind == "nominal":
@@ -366,22 +367,8 @@ class G20ActionMap:
         (an unknown or mimic joint raises; ranges are checked with the step's ``out_of_range`` policy)."""
         return self.nominal.row(targets, previous)
 
-    def as_batch(self, actions: Any, float32: bool = False) -> np.ndarray:
-        """``actions`` as a C-contiguous float64 ``(N, A)`` array; a clear error for anything else.
-
-        ``float32``: a C-contiguous, aligned float32 array is passed on as it is (the compiled step widens
-        each entry to float64 exactly as a conversion would, and saves the copy).
-        """
-        if (
-            float32
-            and type(actions) is np.ndarray
-            and actions.dtype == np.float32
-            and actions.flags.c_contiguous
-            and actions.flags.aligned
-        ):
-            if actions.shape != self.batch_shape:
-                raise ActionError(self._shape_error(actions.shape))
-            return actions
+    def as_batch(self, actions: Any) -> np.ndarray:
+        """``actions`` as a C-contiguous float64 ``(N, A)`` array; a clear error for anything else."""
         try:
             arr = np.ascontiguousarray(actions, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -611,9 +598,10 @@ class G20HandTask:
         options = reset_options("G20Hand", options, RESET_OPTIONS)
         return {key: self._goal_from_option(value, key) for key, value in options.items()}
 
-    def reset_env(self, i: int, rng: np.random.Generator, options: Mapping[str, Any] | None = None) -> None:
-        """Start a new episode in env ``i`` with generator ``rng`` (kept for the episode's draws)."""
-        options = self.checked_options(options)
+    def reset_env(self, i: int, rng: np.random.Generator, options: Mapping[str, np.ndarray] | None = None) -> None:
+        """Start a new episode in env ``i`` with generator ``rng`` (kept for the episode's draws); ``options``
+        as :meth:`checked_options` returns them (the envs check them before anything changes)."""
+        options = options or {}
         self.rngs[i] = rng
         cfg = self.cfg
         lo, hi = self.coupling.active_lower, self.coupling.active_upper
@@ -716,10 +704,7 @@ class G20HandTask:
         if diverged is None:
             return
         self.truncated |= diverged
-        self.reward[diverged] = 0.0
-        self.info[diverged, : len(REWARD_TERMS)] = 0.0
-        np.nan_to_num(self.info, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
-        np.nan_to_num(self.obs, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        contain(diverged, self.reward, self.info[:, : len(REWARD_TERMS)], self.info, self.obs)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], int]:
         """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays and

@@ -54,6 +54,7 @@ from dexwheel.robots.wheel_leg import (
     WheelLegParams,
 )
 from dexwheel.sim import snapshot
+from dexwheel.sim.divergence import contain
 from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
@@ -390,10 +391,7 @@ class WheelLegTask:
         self._any_diverged = diverged is not None
         if diverged is None:
             return
-        self.reward[diverged] = 0.0
-        self.values[diverged, : kernels.NUM_TERMS] = 0.0
-        np.nan_to_num(self.values, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
-        np.nan_to_num(self.obs, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        contain(diverged, self.reward, self.values[:, : kernels.NUM_TERMS], self.values, self.obs)
 
     def _events(self, t: int) -> None:
         """Due command resamples and pushes; the observation then shows the new commands."""

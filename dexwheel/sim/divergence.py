@@ -75,6 +75,15 @@ class DivergenceMonitor:
         self._last[i] = self._counts()[i]
 
 
+def contain(diverged: np.ndarray, reward: np.ndarray, terms: np.ndarray, *outputs: np.ndarray) -> None:
+    """What a step reports for the ``diverged`` envs: a zero ``reward`` and zero reward ``terms`` (an
+    ``(N, k)`` view); every output (observation, info) made finite, in place."""
+    reward[diverged] = 0.0
+    terms[diverged] = 0.0
+    for out in outputs:
+        np.nan_to_num(out, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+
+
 @kernel
 def _finite(values: np.ndarray) -> bool:
     """Whether every entry is finite (a compiled loop: numpy's reductions cost more on a few dozen numbers)."""
