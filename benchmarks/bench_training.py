@@ -1,4 +1,4 @@
-"""Benchmark a training run: where its wall time goes, for each algorithm offered (PPO, SAC).
+"""Benchmark a training run: where its wall time goes, for each algorithm offered (PPO, SAC, rsl_rl PPO).
 
 Run: ``python benchmarks/bench_training.py [--quick] [--robot solenopsis]``. The model and vector env are built
 by ``dexwheel.rl.training`` exactly as ``scripts/train.py`` builds them (the robot's own config: its num_envs,
@@ -10,6 +10,9 @@ The instance's methods are wrapped with timers (nothing in the library is change
 * policy inference: ``policy.forward`` (PPO) / ``policy.predict`` (SAC) while collecting;
 * rollout bookkeeping: the rest of ``collect_rollouts`` (buffers, tensors, callbacks);
 * learner update: ``model.train()``; other: whatever the loop spends outside these (logging, callbacks).
+
+rsl_rl PPO runs ``OnPolicyRunner.learn`` for 4 iterations of the config's size: simulation is the VecEnv
+adapter's ``step``, policy inference ``PPO.act``, learner update ``PPO.update``; storage and returns are "other".
 
 ``learn``'s one-time setup (first reset, TensorBoard writer) is printed apart and left out of the shares and of
 env-steps/s. One run, printed as seconds and shares (nothing is asserted; shared machines are noisy).
@@ -24,6 +27,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +46,9 @@ from dexwheel.rl.training import _new_model, build_vec_env  # noqa: E402
 BUDGETS: dict[str, dict[bool, tuple[list[str], int]]] = {
     "ppo": {False: ([], 2 * 256 * 32), True: (["algo.params.n_steps=64"], 64 * 32)},
     "sac": {False: (["algo.params.learning_starts=1024"], 9216), True: (["algo.params.learning_starts=256"], 1024)},
+    "rsl_ppo": {False: ([], 1), True: (["algo.params.num_steps_per_env=16"], 1)},  # 4 updates of the config's size
 }
+RSL_ITERATIONS = 4
 
 
 def timed(obj: Any, attr: str, totals: dict[str, float], key: str) -> None:
@@ -59,6 +65,27 @@ def timed(obj: Any, attr: str, totals: dict[str, float], key: str) -> None:
     setattr(obj, attr, wrapper)
 
 
+def bench_rsl(cfg: Any, train_cfg: Any, params: Any, policy: Any) -> tuple[dict[str, float], float, float, int]:
+    """rsl_rl's runner as train.py builds it (:class:`RslLearner`); ``runner.learn`` for a few iterations."""
+    from dexwheel.rl.rsl import RslLearner
+
+    with tempfile.TemporaryDirectory() as run_dir:
+        t0 = time.perf_counter()
+        learner = RslLearner(cfg, train_cfg, params, policy, Path(run_dir), None)
+        setup = time.perf_counter() - t0
+        runner, t = learner.runner, defaultdict(float)
+        timed(runner.env, "step", t, "simulation")
+        timed(runner.alg, "act", t, "policy inference")
+        timed(runner.alg, "update", t, "learner update")
+        t0 = time.perf_counter()
+        runner.learn(RSL_ITERATIONS)
+        total = time.perf_counter() - t0
+        steps = RSL_ITERATIONS * learner.batch
+        learner.close()
+    t["rollout bookkeeping"] = 0.0  # storage and GAE are inside "other" (rsl_rl's loop is one function)
+    return t, total, setup, steps
+
+
 def bench(robot: str, algo: str, quick: bool) -> None:
     extra, budget = BUDGETS[algo][quick]
     overrides = [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget}", "train.progress_bar=false"]
@@ -66,6 +93,10 @@ def bench(robot: str, algo: str, quick: bool) -> None:
         cfg = compose(config_name="train", overrides=overrides + extra)
     train_cfg, name, params, policy = validate(cfg)
     torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
+    if algo == "rsl_ppo":
+        t, total, setup, steps = bench_rsl(cfg, train_cfg, params, policy)
+        report(algo, t, total, setup, steps, train_cfg.num_envs)
+        return
     with tempfile.TemporaryDirectory() as run_dir:
         venv = build_vec_env(cfg, train_cfg, cfg.seed)
         model = _new_model(cfg, name, params, policy, venv, train_cfg, Path(run_dir))
@@ -83,9 +114,13 @@ def bench(robot: str, algo: str, quick: bool) -> None:
     setup = t.pop("setup")
     total -= setup  # the loop's own time
     t["rollout bookkeeping"] = t.pop("collect") - t["simulation"] - t["policy inference"]
+    report(algo, t, total, setup, steps, train_cfg.num_envs)
+
+
+def report(algo: str, t: dict[str, float], total: float, setup: float, steps: int, num_envs: int) -> None:
     t["other"] = total - sum(t.values())
     print(
-        f"{algo}: {steps} env steps, num_envs {train_cfg.num_envs}, {total:6.2f} s (+ setup {setup:4.2f} s), "
+        f"{algo}: {steps} env steps, num_envs {num_envs}, {total:6.2f} s (+ setup {setup:4.2f} s), "
         f"{steps / total:6.0f} env-steps/s"
     )
     for key in ("simulation", "policy inference", "rollout bookkeeping", "learner update", "other"):
@@ -99,7 +134,7 @@ def main() -> None:
     args = parser.parse_args()
     print(
         f"training time split ({args.robot}): {os.cpu_count()} CPUs, torch {torch.__version__}, "
-        f"stable-baselines3 {stable_baselines3.__version__}, mujoco {mujoco.__version__}"
+        f"stable-baselines3 {stable_baselines3.__version__}, rsl-rl-lib {version('rsl-rl-lib')}, mujoco {mujoco.__version__}"
     )
     for algo in BUDGETS:
         bench(args.robot, algo, args.quick)

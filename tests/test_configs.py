@@ -71,10 +71,15 @@ def test_every_hand_composer_option_builds(robot, composer):
     env.close()
 
 
-@pytest.mark.parametrize("algo", ["ppo", "sac"])
+@pytest.mark.parametrize("algo", ["ppo", "sac", "rsl_ppo"])
 def test_algo_options_validate(algo):
     train, name, params, policy = validate(cfg(f"algo={algo}"))
-    assert name == algo and train.num_envs > 0 and params.learning_rate > 0 and len(policy.net_arch) == 2
+    assert name == algo and train.num_envs > 0 and params.learning_rate > 0 and len(policy.net_arch) >= 2
+
+
+def test_an_unknown_rsl_schedule_fails_naming_it():
+    with pytest.raises(ConfigError, match=r"algo.params.schedule: 'cosine' is not one of \['adaptive', 'fixed'\]"):
+        validate(cfg("algo=rsl_ppo", "algo.params.schedule=cosine"))
 
 
 def test_every_group_option_is_covered_above():
@@ -83,7 +88,7 @@ def test_every_group_option_is_covered_above():
     assert options("action") == ["delta", "nominal", "normalized", "sdk255", "wheel_leg"]
     assert options("composer") == ["hold_thumb", "policy", "safety_stop", "wheels_only"]
     assert options("collision") == ["off", "projection", "wheel_leg"]
-    assert options("algo") == ["ppo", "sac"]
+    assert options("algo") == ["ppo", "rsl_ppo", "sac"]
     assert options("backend") == ["mujoco"]
 
 

@@ -22,10 +22,12 @@ SHORT = [
     "train.eval_episodes=1",
     "train.checkpoint_every_steps=1024",
     "train.progress_bar=false",
-    "algo.params.n_steps=128",
-    "algo.params.batch_size=256",
-    "algo.params.n_epochs=2",
 ]
+#: each learner's short update (the algo is named: a robot may default to another one)
+SHORT_ALGO = {
+    "ppo": ["algo=ppo", "algo.params.n_steps=128", "algo.params.batch_size=256", "algo.params.n_epochs=2"],
+    "rsl_ppo": ["algo=rsl_ppo", "algo.params.num_steps_per_env=64", "algo.params.num_learning_epochs=2"],
+}
 SHORT_EPISODES = {
     "hand": ["task.hand.max_episode_steps=50"],
     "wheel_leg": ["task.wheel_leg.episode_length_s=2.0"],
@@ -37,20 +39,32 @@ def compose_cfg(name="train", *overrides):
         return compose(config_name=name, overrides=list(overrides))
 
 
-def short(robot, *extra):
+def short(robot, *extra, algo="ppo"):
     family = "hand" if robot.startswith("g20") else "wheel_leg"
-    return [f"robot={robot}", *SHORT, *SHORT_EPISODES[family], *extra]
+    return [f"robot={robot}", *SHORT, *SHORT_ALGO[algo], *SHORT_EPISODES[family], *extra]
 
 
-@pytest.mark.parametrize("robot", ["g20_left", "g20_right", "solenopsis", "m20_legacy"])
-def test_a_short_run_trains_checkpoints_and_evaluates(robot, tmp_path):
-    cfg = compose_cfg("train", *short(robot))
+RUNS = [("g20_left", "ppo"), ("g20_right", "ppo"), ("solenopsis", "ppo"), ("m20_legacy", "ppo"),
+        ("g20_left", "rsl_ppo"), ("solenopsis", "rsl_ppo")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("robot", "algo"), RUNS)
+def test_a_short_run_trains_checkpoints_and_evaluates(robot, algo, tmp_path):
+    cfg = compose_cfg("train", *short(robot, algo=algo))
     summary = train(cfg, tmp_path)
     assert summary["timesteps"] >= 2048
     for name in ("config.yaml", "learning_curve.png", "eval_history.json", "final_eval.json"):
         assert (tmp_path / name).stat().st_size > 0, name
-    assert (tmp_path / "checkpoints" / "final.zip").exists()
-    assert (tmp_path / "checkpoints" / "final.vecnormalize.pkl").exists()
+    if algo == "ppo":
+        assert (tmp_path / "checkpoints" / "final.zip").exists()
+        assert (tmp_path / "checkpoints" / "final.vecnormalize.pkl").exists()
+    else:  # the normaliser is inside the models
+        assert {p.name for p in (tmp_path / "checkpoints").iterdir()} == {
+            "best.pt",
+            "final.pt",
+            "step_1024.pt",
+            "step_2048.pt",
+        }
     assert list((tmp_path / "tb").rglob("events.out.tfevents*"))
     history = json.loads((tmp_path / "eval_history.json").read_text())
     assert [h["timesteps"] for h in history] == sorted(h["timesteps"] for h in history)
@@ -64,11 +78,14 @@ def test_a_short_run_trains_checkpoints_and_evaluates(robot, tmp_path):
     assert saved["results"][robot][metric] == pytest.approx(results[robot][metric])
 
 
-def test_resume_continues_the_step_count(tmp_path):
-    cfg = compose_cfg("train", *short("solenopsis"))
+@pytest.mark.parametrize("algo", ["ppo", "rsl_ppo"])
+def test_resume_continues_the_step_count(algo, tmp_path):
+    cfg = compose_cfg("train", *short("solenopsis", algo=algo))
     train(cfg, tmp_path)
     first = [int(p.stem.split("_")[1]) for p in step_checkpoints(tmp_path)]
-    more = compose_cfg("train", *short("solenopsis", "train.total_timesteps=4096", f"train.resume={tmp_path}"))
+    more = compose_cfg(
+        "train", *short("solenopsis", "train.total_timesteps=4096", f"train.resume={tmp_path}", algo=algo)
+    )
     summary = train(more, tmp_path / "ignored")
     later = [int(p.stem.split("_")[1]) for p in step_checkpoints(tmp_path)]
     assert summary["timesteps"] >= 4096
@@ -83,6 +100,9 @@ def test_resume_from_a_missing_or_corrupted_run_is_a_clear_error(tmp_path):
     (run / "checkpoints" / "step_1024.zip").write_bytes(b"PK\x03\x04 truncated")
     with pytest.raises(CheckpointError, match="step_1024.zip"):
         train(compose_cfg("train", *short("solenopsis", f"train.resume={run}")), tmp_path)
+    (run / "checkpoints" / "step_2048.pt").write_bytes(b"\x80\x02 truncated")  # the newest: the one resumed
+    with pytest.raises(CheckpointError, match="step_2048.pt is corrupted or not an rsl_rl checkpoint"):
+        train(compose_cfg("train", *short("solenopsis", f"train.resume={run}", algo="rsl_ppo")), tmp_path)
 
 
 def test_cross_robot_evaluation_prints_both_robots(tmp_path, capsys):
@@ -117,14 +137,15 @@ def test_submitit_local_multirun_runs_each_seed(tmp_path):
     assert any("seed: 0" in c for c in configs) and any("seed: 1" in c for c in configs)
 
 
-def test_ctrl_c_saves_a_checkpoint_before_exiting(tmp_path):
+@pytest.mark.parametrize("algo", ["ppo", "rsl_ppo"])
+def test_ctrl_c_saves_a_checkpoint_before_exiting(algo, tmp_path):
     import signal
     import time
 
     run = tmp_path / "run"
     cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), f"hydra.run.dir={run}",
            *short("solenopsis", "train.total_timesteps=10000000", "train.eval_every_steps=10000000",
-                  "train.checkpoint_every_steps=10000000")]  # fmt: skip
+                  "train.checkpoint_every_steps=10000000", algo=algo)]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 300
     while not list((run / "tb").rglob("events.out.tfevents*")) and time.monotonic() < deadline:
@@ -133,8 +154,9 @@ def test_ctrl_c_saves_a_checkpoint_before_exiting(tmp_path):
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out
-    saved = list((run / "checkpoints").glob("step_*.zip"))
-    assert len(saved) == 1 and "resume with train.resume=" in out
+    saved = [p for p in (run / "checkpoints").glob("step_*") if p.suffix in (".pt", ".zip")]
+    assert len(saved) == 1 and saved[0].suffix == (".pt" if algo == "rsl_ppo" else ".zip")
+    assert "resume with train.resume=" in out
     assert int(saved[0].stem.split("_")[1]) > 0
 
 

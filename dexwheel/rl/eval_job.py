@@ -99,7 +99,7 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
         raise ConfigError("run: a trained policy needs run=<training run folder> (or policy=random|zero)")
     env_cfg = run_config(run) if run is not None else cfg
     robots = list(cfg.robots) or [env_cfg.robot.name]
-    checkpoint = resolve_checkpoint(run, cfg.checkpoint) if cfg.policy == "trained" else None
+    checkpoint = resolve_checkpoint(run, cfg.checkpoint, env_cfg.algo.name) if cfg.policy == "trained" else None
     name = eval_name(cfg.policy, checkpoint.stem if checkpoint else None, robots, cfg.eval_seed, cfg.episodes)
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, robots)
     overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
@@ -109,7 +109,7 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
         render = {"render_mode": "rgb_array"} if cfg.video else {}
         env = make_env(rcfg, **render, **overrides)
         if checkpoint is not None:
-            policy = load_policy(run, str(checkpoint), env_cfg.algo.name)
+            policy = load_policy(run, str(checkpoint), env_cfg)
         else:
             policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
         video = video_path(out, robot) if cfg.video else None

@@ -14,9 +14,11 @@ from dexwheel.rl.checkpoints import (
     check_checkpoint,
     latest_checkpoint,
     load_vecnormalize,
+    suffix_of,
 )
+from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
-from dexwheel.rl.training import ALGORITHMS, CONFIG_FILE
+from dexwheel.rl.training import ALGORITHMS, CONFIG_FILE, RSL_ALGOS
 
 POLICIES = ("trained", "random", "zero")
 
@@ -29,20 +31,30 @@ def run_config(run_dir: Path) -> DictConfig:
     return OmegaConf.load(path)  # type: ignore[return-value]
 
 
-def resolve_checkpoint(run_dir: Path, which: str) -> Path:
+def resolve_checkpoint(run_dir: Path, which: str, algo: str) -> Path:
     if which == "latest":
         return latest_checkpoint(run_dir)
     if which in ("best", "final"):
-        path = Path(run_dir) / CHECKPOINT_DIR / f"{which}.zip"
+        suffix = suffix_of(algo)
+        path = Path(run_dir) / CHECKPOINT_DIR / f"{which}{suffix}"
         if which == "best" and not path.exists():  # a run too short for a periodic evaluation
-            path = Path(run_dir) / CHECKPOINT_DIR / "final.zip"
+            path = Path(run_dir) / CHECKPOINT_DIR / f"final{suffix}"
         return path
     return Path(which)
 
 
-def load_policy(run_dir: Path, which: str, algo: str) -> Policy:
-    checkpoint = resolve_checkpoint(run_dir, which)
+def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:
+    """Deterministic actions of a run's checkpoint (``best``, ``final``, ``latest`` or a path)."""
+    algo = run_cfg.algo.name
+    checkpoint = resolve_checkpoint(run_dir, which, algo)
     check_checkpoint(checkpoint)
+    if algo in RSL_ALGOS:
+        from dexwheel.rl.rsl import actor_policy, load_actor
+
+        env = make_env(run_cfg)  # the spaces the actor was built for
+        spaces = env.observation_space, env.action_space
+        env.close()
+        return actor_policy(load_actor(checkpoint, run_cfg, *spaces), spaces[1])
     model = ALGORITHMS[algo].load(checkpoint, device="cpu")
     stats = load_vecnormalize(checkpoint)
 

@@ -64,13 +64,33 @@ class SACParams:
 
 
 @dataclass
+class RslPPOParams:
+    """rsl_rl's runner and PPO settings (``OnPolicyRunner`` train_cfg, ``algorithm`` section); defaults are
+    rsl_rl's and Isaac Lab's locomotion ones."""
+
+    num_steps_per_env: int = 24  # x num_envs samples per update
+    num_learning_epochs: int = 5
+    num_mini_batches: int = 4
+    learning_rate: float = 1e-3
+    schedule: str = "adaptive"  # adaptive (KL-driven) | fixed
+    desired_kl: float = 0.01
+    gamma: float = 0.99
+    lam: float = 0.95
+    clip_param: float = 0.2
+    entropy_coef: float = 0.005
+    value_loss_coef: float = 1.0
+    max_grad_norm: float = 1.0
+    use_clipped_value_loss: bool = True
+
+
+@dataclass
 class PolicyCfg:
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     activation: str = "tanh"  # tanh | relu | elu
     log_std_init: float = 0.0
 
 
-ALGO_PARAMS = {"ppo": PPOParams, "sac": SACParams}
+ALGO_PARAMS = {"ppo": PPOParams, "sac": SACParams, "rsl_ppo": RslPPOParams}
 VECTORIZATION = ("native", "subproc", "dummy")
 ACTIVATIONS = ("tanh", "relu", "elu")
 
@@ -97,6 +117,8 @@ def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
         raise ConfigError(f"algo.name: {name!r} is not one of {sorted(ALGO_PARAMS)}")
     params = _checked(ALGO_PARAMS[name], cfg.algo.params, "algo.params")
     policy = _checked(PolicyCfg, cfg.algo.policy, "algo.policy")
+    if name == "rsl_ppo" and params.schedule not in ("adaptive", "fixed"):
+        raise ConfigError(f"algo.params.schedule: {params.schedule!r} is not one of ['adaptive', 'fixed']")
     if policy.activation not in ACTIVATIONS:
         raise ConfigError(f"algo.policy.activation: {policy.activation!r} is not one of {list(ACTIVATIONS)}")
     if not isinstance(cfg.seed, int):

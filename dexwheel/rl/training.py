@@ -1,4 +1,5 @@
-"""Training with stable-baselines3: vector envs, normalisation, periodic evaluation, atomic checkpoints.
+"""Training with stable-baselines3 (PPO, SAC) or rsl_rl (PPO): vector envs, normalisation, periodic
+evaluation, atomic checkpoints, the same run folder for every learner.
 
 The Hydra entry point is ``scripts/train.py``; this module holds everything it does so tests can
 call it with a composed config.
@@ -20,7 +21,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from stable_baselines3 import PPO, SAC
 from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor, VecNormalize
 
@@ -35,11 +36,12 @@ from dexwheel.rl.checkpoints import (
 )
 from dexwheel.rl.curves import plot_learning_curve
 from dexwheel.rl.env_factory import make_env, make_vector_env
-from dexwheel.rl.evaluation import run_episodes
+from dexwheel.rl.evaluation import Policy, run_episodes
 from dexwheel.rl.sb3_vec_env import GymVectorEnvAdapter
 from dexwheel.rl.schema import ConfigError, TrainCfg, validate
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
+RSL_ALGOS = ("rsl_ppo",)  # rsl_rl's runner (dexwheel.rl.rsl)
 ACTIVATION_FNS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU}
 CONFIG_FILE = "config.yaml"
 HISTORY_FILE = "eval_history.json"
@@ -104,35 +106,11 @@ def policy_fn(model: BaseAlgorithm, normalizer: VecNormalize | None):
     return act
 
 
-class CheckpointEvery(BaseCallback):
-    """Atomic ``checkpoints/step_<n>.zip`` every ``every`` env steps, keeping the newest ``keep``."""
-
-    def __init__(self, run_dir: Path, every: int, keep: int):
-        super().__init__()
-        self.run_dir, self.every, self.keep = run_dir, every, keep
-        self.last = 0
-
-    def _on_training_start(self) -> None:
-        self.last = self.num_timesteps
-
-    def _on_step(self) -> bool:
-        if self.num_timesteps - self.last >= self.every:
-            self.save()
-        return True
-
-    def save(self) -> Path:
-        path = self.run_dir / CHECKPOINT_DIR / f"step_{self.num_timesteps}.zip"
-        save_checkpoint(self.model, path, normalizer_of(self.model))
-        prune(self.run_dir, self.keep)
-        self.last = self.num_timesteps
-        return path
-
-
-class EvalEvery(BaseCallback):
-    """Deterministic episodes on a separate env; keeps ``best.zip`` and redraws the learning curve."""
+class Evaluator:
+    """Deterministic episodes on a separate env every ``eval_every_steps``: the history, the learning curve,
+    one progress line per evaluation; says whether the policy is the best so far (highest mean return)."""
 
     def __init__(self, cfg: DictConfig, train: TrainCfg, run_dir: Path):
-        super().__init__()
         self.cfg, self.train, self.run_dir = cfg, train, run_dir
         self.task = cfg.task.name
         self.env = make_env(cfg)
@@ -140,33 +118,25 @@ class EvalEvery(BaseCallback):
         self.last = 0
         self.t0, self.first = time.monotonic(), 0  # this process's start: a resumed run's rate counts its own steps
 
-    def _on_training_start(self) -> None:
-        self.last = self.first = self.num_timesteps
+    def start(self, steps: int) -> None:
+        self.last = self.first = steps
         self.t0 = time.monotonic()
 
-    def _on_step(self) -> bool:
-        if self.num_timesteps - self.last >= self.train.eval_every_steps:
-            self.evaluate()
-        return True
+    def due(self, steps: int) -> bool:
+        return steps - self.last >= self.train.eval_every_steps
 
-    def evaluate(self) -> dict[str, float]:
-        self.last = self.num_timesteps
-        act = policy_fn(self.model, normalizer_of(self.model))
+    def evaluate(self, act: Policy, steps: int) -> tuple[dict[str, float], bool]:
+        self.last = steps
         summary = run_episodes(self.env, act, self.task, self.train.eval_episodes, self.train.eval_seed).summary()
-        summary["timesteps"] = float(self.num_timesteps)
+        summary["timesteps"] = float(steps)
         elapsed = time.monotonic() - self.t0
-        rate = (self.num_timesteps - self.first) / max(elapsed, 1e-9)
-        log.info(
-            f"eval step={self.num_timesteps} env_steps_per_s={rate:.0f} elapsed_s={elapsed:.1f} {_fields(summary)}"
-        )
-        for key, value in summary.items():
-            self.logger.record(f"eval/{key}", value)
-        if all(summary["return"] > h["return"] for h in self.history):  # best.zip: highest mean return
-            save_checkpoint(self.model, self.run_dir / CHECKPOINT_DIR / "best.zip", normalizer_of(self.model))
+        rate = (steps - self.first) / max(elapsed, 1e-9)
+        log.info(f"eval step={steps} env_steps_per_s={rate:.0f} elapsed_s={elapsed:.1f} {_fields(summary)}")
+        best = all(summary["return"] > h["return"] for h in self.history)
         self.history.append(summary)
         write_atomic(self.run_dir / HISTORY_FILE, json.dumps(self.history, indent=1))
         self.plot()
-        return summary
+        return summary, best
 
     def plot(self) -> None:
         steps = [int(h["timesteps"]) for h in self.history]
@@ -175,10 +145,80 @@ class EvalEvery(BaseCallback):
         title = f"{self.cfg.robot.name} / {self.cfg.algo.name} / seed {self.cfg.seed}"
         plot_learning_curve(self.run_dir / CURVE_FILE, steps, series, title)
 
+    def close(self) -> None:
+        self.env.close()
+
+
+class _Sb3Callback(BaseCallback):
+    """Checkpoints every ``checkpoint_every_steps`` and the :class:`Evaluator`'s evaluations, inside SB3's loop."""
+
+    def __init__(self, learner: Sb3Learner, evaluator: Evaluator):
+        super().__init__()
+        self.learner, self.evaluator = learner, evaluator
+        self.last = 0
+
+    def _on_training_start(self) -> None:
+        self.last = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        train = self.evaluator.train
+        if self.num_timesteps - self.last >= train.checkpoint_every_steps:
+            self.learner.save_step(train.keep_checkpoints)
+            self.last = self.num_timesteps
+        if self.evaluator.due(self.num_timesteps):
+            summary, best = self.evaluator.evaluate(self.learner.policy(), self.num_timesteps)
+            for key, value in summary.items():
+                self.logger.record(f"eval/{key}", value)
+            if best:
+                self.learner.save("best")
+        return True
+
 
 def _load_history(run_dir: Path) -> list[dict[str, float]]:
     path = run_dir / HISTORY_FILE
     return json.loads(path.read_text()) if path.exists() else []
+
+
+class Sb3Learner:
+    """One stable-baselines3 training run: the model, its (normalised) vector env and its step count."""
+
+    suffix = ".zip"
+
+    def __init__(self, cfg: DictConfig, train: TrainCfg, name: str, params: DictConfig, policy: DictConfig,
+                 run_dir: Path, checkpoint: Path | None):  # fmt: skip
+        self.run_dir, self.name = run_dir, name
+        venv = build_vec_env(cfg, train, cfg.seed)
+        if checkpoint is not None:
+            self.model, self.venv = _resumed_model(name, checkpoint, venv, train)
+        else:
+            self.model, self.venv = _new_model(cfg, name, params, policy, venv, train, run_dir), venv
+
+    @property
+    def num_timesteps(self) -> int:
+        return self.model.num_timesteps
+
+    def learn(self, total: int, evaluator: Evaluator, resumed: bool, bar: bool) -> None:
+        self.model.learn(
+            max(0, total - self.num_timesteps),
+            callback=_Sb3Callback(self, evaluator),
+            reset_num_timesteps=not resumed,
+            progress_bar=bar,
+            tb_log_name=self.name,
+        )
+
+    def save(self, name: str) -> Path:
+        return save_checkpoint(self.model, self.run_dir / CHECKPOINT_DIR / f"{name}.zip", normalizer_of(self.model))
+
+    def save_step(self, keep: int) -> Path:
+        path = self.save(f"step_{self.num_timesteps}")
+        prune(self.run_dir, keep)
+        return path
+
+    def policy(self) -> Policy:
+        return policy_fn(self.model, normalizer_of(self.model))
+
+    def close(self) -> None:
+        self.venv.close()
 
 
 def _new_model(cfg: DictConfig, name: str, params: DictConfig, policy: DictConfig, venv: VecEnv, train: TrainCfg,
@@ -264,6 +304,33 @@ def _resumed_model(name: str, checkpoint: Path, venv: VecEnv, train: TrainCfg) -
     return model, venv
 
 
+def _rsl_learn(learner: Any, total: int, evaluator: Evaluator, train: TrainCfg, bar: bool) -> None:
+    """rsl_rl's loop runs in chunks up to the next checkpoint or evaluation (SB3's runs them in callbacks)."""
+    last = [learner.num_timesteps]
+
+    def due(steps: int) -> int:
+        return min(last[0] + train.checkpoint_every_steps, evaluator.last + train.eval_every_steps) - steps
+
+    def on_chunk() -> None:
+        steps = learner.num_timesteps
+        if steps - last[0] >= train.checkpoint_every_steps:
+            learner.save_step(train.keep_checkpoints)
+            last[0] = steps
+        if evaluator.due(steps) and evaluator.evaluate(learner.policy(), steps)[1]:  # [1]: the best so far
+            learner.save("best")
+
+    learner.learn(total, due, on_chunk, bar)
+
+
+def make_learner(cfg: DictConfig, train: TrainCfg, name: str, params: DictConfig, policy: DictConfig, run_dir: Path,
+                 checkpoint: Path | None) -> Sb3Learner | Any:  # fmt: skip
+    if name in RSL_ALGOS:
+        from dexwheel.rl.rsl import RslLearner  # rsl_rl and tensordict load only for rsl runs
+
+        return RslLearner(cfg, train, params, policy, run_dir, checkpoint)
+    return Sb3Learner(cfg, train, name, params, policy, run_dir, checkpoint)
+
+
 def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     """Train as the config says, writing everything into ``run_dir``; returns the final evaluation."""
     train_cfg, name, params, policy = validate(cfg)
@@ -276,50 +343,44 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     run_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(train_cfg.torch_threads)
 
-    venv = build_vec_env(cfg, train_cfg, cfg.seed)
-    if checkpoint is not None:
-        model, venv = _resumed_model(name, checkpoint, venv, train_cfg)
-    else:
-        model = _new_model(cfg, name, params, policy, venv, train_cfg, run_dir)
+    learner = make_learner(cfg, train_cfg, name, params, policy, run_dir, checkpoint)
     write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))  # once the model is built
-    checkpoints = CheckpointEvery(run_dir, train_cfg.checkpoint_every_steps, train_cfg.keep_checkpoints)
-    evaluator = EvalEvery(cfg, train_cfg, run_dir)
-    remaining = max(0, train_cfg.total_timesteps - model.num_timesteps)
+    evaluator = Evaluator(cfg, train_cfg, run_dir)
+    evaluator.start(learner.num_timesteps)
     bar = train_cfg.progress_bar and sys.stdout.isatty()  # off a terminal, the log lines show progress
     log.info(
         f"start robot={cfg.robot.name} algo={name} seed={cfg.seed} total_timesteps={train_cfg.total_timesteps} "
-        f"from_step={model.num_timesteps} num_envs={train_cfg.num_envs} run={run_dir}"
+        f"from_step={learner.num_timesteps} num_envs={train_cfg.num_envs} run={run_dir}"
     )
     interrupted = False
     previous = signal.getsignal(signal.SIGINT)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt here
     try:
         with _not_on_console(bar):
-            model.learn(
-                remaining,
-                callback=CallbackList([checkpoints, evaluator]),
-                reset_num_timesteps=not train_cfg.resume,
-                progress_bar=bar,
-                tb_log_name=name,
-            )
+            if isinstance(learner, Sb3Learner):
+                learner.learn(train_cfg.total_timesteps, evaluator, bool(train_cfg.resume), bar)
+            else:
+                _rsl_learn(learner, train_cfg.total_timesteps, evaluator, train_cfg, bar)
     except KeyboardInterrupt:
         interrupted = True
-        path = checkpoints.save()
+        path = learner.save_step(train_cfg.keep_checkpoints)
         print(f"\ninterrupted: saved {path}; resume with train.resume={run_dir}")
-        log.info(f"interrupted at step={model.num_timesteps}: saved {path}")
+        log.info(f"interrupted at step={learner.num_timesteps}: saved {path}")
     finally:
         signal.signal(signal.SIGINT, previous)
     if interrupted:
-        evaluator.env.close()
-        venv.close()
+        evaluator.close()
+        learner.close()
         raise SystemExit(130)
-    save_checkpoint(model, run_dir / CHECKPOINT_DIR / "final.zip", normalizer_of(model))
-    summary = evaluator.evaluate()
-    evaluator.env.close()  # only now: the final evaluation runs on it, and a closed env refuses to step
+    learner.save("final")
+    summary, best = evaluator.evaluate(learner.policy(), learner.num_timesteps)
+    if best:
+        learner.save("best")
+    evaluator.close()  # only now: the final evaluation runs on it, and a closed env refuses to step
     write_atomic(run_dir / "final_eval.json", json.dumps(summary, indent=1))
-    venv.close()
+    learner.close()
     log.info(
-        f"done step={model.num_timesteps} wall_s={time.monotonic() - evaluator.t0:.1f} {_fields(summary)} "
+        f"done step={learner.num_timesteps} wall_s={time.monotonic() - evaluator.t0:.1f} {_fields(summary)} "
         f"checkpoints={run_dir / CHECKPOINT_DIR}"
     )
     return summary

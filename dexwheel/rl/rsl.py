@@ -1,0 +1,152 @@
+"""rsl_rl PPO (``algo=rsl_ppo``) on the MuJoCo backend: the learner Isaac Lab and mjlab users know.
+
+rsl_rl's ``OnPolicyRunner`` trains over the native vector env (:class:`RslVecEnv`); dexwheel keeps its own
+run layout around it, as for SB3 runs: the runner's iterations run in chunks up to the next evaluation or
+checkpoint, checkpoints (``checkpoints/step_<n>.pt``, ``best.pt``, ``final.pt``) are written atomically,
+TensorBoard gets rsl_rl's own scalars in ``tb/rsl_ppo``. Observation normalisation lives in the actor and
+critic models (rsl_rl's ``obs_normalization``), so a checkpoint and an exported policy carry it along.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from omegaconf import DictConfig
+from rsl_rl.models import MLPModel
+from rsl_rl.runners import OnPolicyRunner
+from tensordict import TensorDict
+from tqdm import tqdm
+
+from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_rsl, prune, save_rsl
+from dexwheel.rl.env_factory import make_vector_env
+from dexwheel.rl.rsl_cfg import POLICY_GROUP, runner_cfg
+from dexwheel.rl.rsl_vec_env import RslVecEnv, clip_actions
+from dexwheel.rl.schema import TrainCfg
+
+Policy = Callable[[np.ndarray], np.ndarray]
+
+
+class _Runner(OnPolicyRunner):
+    def save(self, path: str, infos: dict | None = None) -> None:
+        """No-op: the runner's own saves (a non-atomic ``torch.save`` at the end of each ``learn``) are
+        replaced by :meth:`RslLearner.save`."""
+
+
+def _quiet(log: Callable[..., None], on_iteration: Callable[[], None]) -> Callable[..., None]:
+    """rsl_rl's per-iteration log, with its console block (dozens of lines, several per second on the CPU)
+    swallowed: progress shows as the run's log lines and the progress bar; TensorBoard gets every scalar."""
+
+    def wrapped(*args: Any, **kwargs: Any) -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            log(*args, **kwargs)
+        on_iteration()
+
+    return wrapped
+
+
+class RslLearner:
+    """One rsl_rl training run: the runner, its vector env and its step count."""
+
+    suffix = ".pt"
+
+    def __init__(self, cfg: DictConfig, train: TrainCfg, params: DictConfig, policy: DictConfig, run_dir: Path,
+                 checkpoint: Path | None):  # fmt: skip
+        self.run_dir = run_dir
+        torch.manual_seed(cfg.seed)  # the models' initial weights and PPO's minibatch order
+        self.venv = RslVecEnv(make_vector_env(cfg, train.num_envs), seed=cfg.seed, device=train.device)
+        self.cfg = runner_cfg(params, policy, train.normalize_obs)
+        self.batch = self.cfg["num_steps_per_env"] * train.num_envs
+        with contextlib.redirect_stdout(io.StringIO()):  # the model printout
+            self.runner = _Runner(self.venv, self.cfg, log_dir=str(run_dir / "tb" / "rsl_ppo"), device=train.device)
+        self.runner.add_git_repo_to_log(__file__)  # the dexwheel commit and diff, next to rsl_rl's own
+        self.num_timesteps = 0
+        if checkpoint is not None:
+            saved = load_rsl(checkpoint)
+            self.runner.alg.load(saved, None, True)
+            self.runner.current_learning_iteration = int(saved["iter"])
+            self.num_timesteps = int((saved.get("infos") or {}).get("num_timesteps", saved["iter"] * self.batch))
+            print(f"resuming from {checkpoint} at step {self.num_timesteps}")
+        self._bar: tqdm | None = None
+        self.runner.logger.log = _quiet(self.runner.logger.log, self._iteration_done)
+
+    def _iteration_done(self) -> None:
+        self.num_timesteps += self.batch
+        if self._bar is not None:
+            self._bar.update(self.batch)
+
+    def learn(self, total: int, due: Callable[[int], int], on_chunk: Callable[[], None], bar: bool) -> None:
+        """Iterate until ``total`` steps, pausing for ``on_chunk`` whenever ``due(steps)`` steps (the next
+        evaluation or checkpoint) have passed."""
+        self._bar = tqdm(total=total, initial=self.num_timesteps, unit="step", disable=not bar)
+        try:
+            while self.num_timesteps < total:
+                steps = min(due(self.num_timesteps), total - self.num_timesteps)
+                iterations = max(1, math.ceil(steps / self.batch))
+                writer = self.runner.logger.writer
+                if writer is not None:  # learn() opens a new one each call
+                    writer.close()
+                self.runner.learn(iterations)
+                self.runner.current_learning_iteration += 1  # learn() leaves it at the last one it ran
+                on_chunk()
+        finally:
+            self._bar.close()
+            self._bar = None
+            if self.runner.logger.writer is not None:
+                self.runner.logger.writer.close()
+
+    def save(self, name: str) -> Path:
+        saved = self.runner.alg.save()
+        saved["iter"] = self.runner.current_learning_iteration
+        saved["infos"] = {"num_timesteps": self.num_timesteps}
+        path = save_rsl(saved, self.run_dir / CHECKPOINT_DIR / f"{name}.pt")
+        return path
+
+    def save_step(self, keep: int) -> Path:
+        path = self.save(f"step_{self.num_timesteps}")
+        prune(self.run_dir, keep)
+        return path
+
+    def policy(self) -> Policy:
+        actor = self.runner.alg.get_policy()
+        act = actor_policy(actor, self.venv.env.single_action_space)
+
+        def evaluating(obs: np.ndarray) -> np.ndarray:
+            actor.eval()  # rsl_rl's learn() switches back to training mode
+            return act(obs)
+
+        return evaluating
+
+    def close(self) -> None:
+        self.venv.close()
+
+
+def actor_policy(actor: MLPModel, space: gym.spaces.Box) -> Policy:
+    """Deterministic actions (the Gaussian's mean, clipped to the action space) for single observations."""
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32)[None])
+        with torch.inference_mode():
+            out = actor(TensorDict({POLICY_GROUP: x}, batch_size=[1]))
+        return clip_actions(space, out[0].numpy())
+
+    return act
+
+
+def load_actor(
+    checkpoint: Path, run_cfg: DictConfig, obs_space: gym.spaces.Box, action_space: gym.spaces.Box
+) -> MLPModel:
+    """The trained actor (with its observation normaliser) of an rsl_rl checkpoint, for a run's env spaces."""
+    cfg = runner_cfg(run_cfg.algo.params, run_cfg.algo.policy, run_cfg.train.normalize_obs)
+    obs = TensorDict({POLICY_GROUP: torch.zeros(1, *obs_space.shape)}, batch_size=[1])
+    actor_cfg = {k: v for k, v in cfg["actor"].items() if k != "class_name"}
+    actor = MLPModel(obs, cfg["obs_groups"], "actor", int(np.prod(action_space.shape)), **actor_cfg)
+    actor.load_state_dict(load_rsl(checkpoint)["actor_state_dict"])
+    return actor.eval()

@@ -1,0 +1,37 @@
+"""rsl_rl's runner configuration from dexwheel's ``algo`` config: one source for both backends.
+
+Imports nothing beyond the standard library and omegaconf, so the Isaac Lab venv (which has neither
+stable-baselines3 nor dexwheel's MuJoCo envs) builds its runner from the same ``configs/algo/rsl_ppo.yaml``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+#: the observation group the actor and critic read (Isaac Lab's name for the policy observations)
+POLICY_GROUP = "policy"
+
+
+def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_obs: bool) -> dict[str, Any]:
+    """rsl_rl's train_cfg dict from ``algo.params`` (runner and PPO settings) and ``algo.policy`` (both models)."""
+    algorithm = dict(OmegaConf.to_container(params) if isinstance(params, DictConfig) else params)
+    steps = algorithm.pop("num_steps_per_env")
+    model = {
+        "class_name": "MLPModel",
+        "hidden_dims": list(policy["net_arch"]),
+        "activation": policy["activation"],
+        "obs_normalization": bool(normalize_obs),
+    }
+    gaussian = {"class_name": "GaussianDistribution", "init_std": math.exp(policy["log_std_init"])}
+    return {
+        "num_steps_per_env": int(steps),
+        "save_interval": 1 << 62,  # the runner never saves on its own: RslLearner checkpoints (atomically)
+        "obs_groups": {"actor": [POLICY_GROUP], "critic": [POLICY_GROUP]},
+        "algorithm": {"class_name": "PPO", **algorithm},
+        "actor": {**model, "distribution_cfg": gaussian},
+        "critic": dict(model),
+    }

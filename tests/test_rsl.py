@@ -1,0 +1,81 @@
+"""rsl_rl PPO on the MuJoCo backend: the VecEnv adapter's conventions, the runner config, reproducibility."""
+
+import math
+
+import gymnasium as gym
+import pytest
+import torch
+from test_training import compose_cfg, short
+
+import dexwheel  # noqa: F401
+from dexwheel.rl.checkpoints import load_rsl
+from dexwheel.rl.rsl_cfg import runner_cfg
+from dexwheel.rl.rsl_vec_env import RslVecEnv
+from dexwheel.rl.training import train
+from dexwheel.robots.g20 import SDK_CHANNELS, SDK_MAX_VALUE
+
+
+def wheel_leg(n=3, **kw):
+    return gym.make_vec("Solenopsis-v0", num_envs=n, vectorization_mode="vector_entry_point", **kw)
+
+
+def test_actions_beyond_the_bounds_act_as_the_bounds():
+    a, b = RslVecEnv(wheel_leg(), seed=3), RslVecEnv(wheel_leg(), seed=3)
+    big = torch.full((3, 8), 5.0)
+    big[1] = -7.0
+    obs_a, rew_a, _, _ = a.step(big)
+    obs_b, rew_b, _, _ = b.step(big.clamp(-1.0, 1.0))
+    assert torch.equal(obs_a["policy"], obs_b["policy"]) and torch.equal(rew_a, rew_b)
+
+
+def test_time_outs_mark_truncations_and_the_next_observation_starts_the_next_episode():
+    env = wheel_leg(episode_length_s=0.2)  # 10 control steps at 50 Hz
+    venv = RslVecEnv(env, seed=0)
+    steps = 0
+    while True:
+        obs, rewards, dones, extras = venv.step(torch.zeros(3, 8))
+        steps += 1
+        assert dones.dtype == torch.long and rewards.dtype == torch.float32 and rewards.shape == (3,)
+        if dones.any():
+            break
+    assert steps == 10 and dones.tolist() == [1, 1, 1]
+    assert extras["time_outs"].tolist() == [True, True, True]
+    assert torch.equal(venv.episode_length_buf, torch.zeros(3, dtype=torch.long))
+    first = RslVecEnv(wheel_leg(episode_length_s=0.2), seed=0).get_observations()["policy"]
+    assert obs["policy"].shape == first.shape and not torch.equal(obs["policy"], first)  # a new episode's (new seed)
+    assert {"Step/reward_track_lin_vel_x_exp", "Step/lin_vel_x_error"} <= extras["log"].keys()
+    assert all(math.isfinite(v) for v in extras["log"].values())
+
+
+def test_g20_sdk_actions_are_rounded_and_clipped_to_the_sdk_range():
+    def g20():
+        return gym.make_vec("G20Hand-v0", num_envs=2, vectorization_mode="vector_entry_point", action="sdk255")
+
+    a, b = RslVecEnv(g20(), seed=0), RslVecEnv(g20(), seed=0)
+    assert a.num_actions == SDK_CHANNELS
+    raw = torch.tensor([[100.4] * SDK_CHANNELS, [SDK_MAX_VALUE + 50.0] * SDK_CHANNELS])
+    exact = torch.tensor([[100.0] * SDK_CHANNELS, [float(SDK_MAX_VALUE)] * SDK_CHANNELS])
+    obs_a, *_ = a.step(raw)  # the env refuses non-integer or out-of-range SDK values: these arrive as 100, 255
+    obs_b, *_ = b.step(exact)
+    assert torch.equal(obs_a["policy"], obs_b["policy"])
+
+
+def test_runner_cfg_carries_the_algo_config():
+    cfg = compose_cfg("train", "robot=solenopsis", "algo=rsl_ppo", "algo.policy.log_std_init=-0.5")
+    rc = runner_cfg(cfg.algo.params, cfg.algo.policy, cfg.train.normalize_obs)
+    assert rc["num_steps_per_env"] == cfg.algo.params.num_steps_per_env
+    assert rc["algorithm"]["class_name"] == "PPO" and "num_steps_per_env" not in rc["algorithm"]
+    assert rc["algorithm"]["learning_rate"] == cfg.algo.params.learning_rate
+    assert rc["actor"]["hidden_dims"] == list(cfg.algo.policy.net_arch) == rc["critic"]["hidden_dims"]
+    assert rc["actor"]["distribution_cfg"]["init_std"] == pytest.approx(math.exp(-0.5))
+    assert rc["actor"]["obs_normalization"] and "distribution_cfg" not in rc["critic"]
+
+
+def test_same_seed_same_weights_bit_for_bit(tmp_path):
+    """Two runs with one seed on one machine (same thread counts) end with identical actors."""
+    overrides = short("solenopsis", "train.total_timesteps=1024", "train.eval_every_steps=1024", algo="rsl_ppo")
+    for name in ("a", "b"):
+        train(compose_cfg("train", *overrides), tmp_path / name)
+    a, b = (load_rsl(tmp_path / n / "checkpoints" / "final.pt")["actor_state_dict"] for n in ("a", "b"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert any(not torch.equal(v, torch.zeros_like(v)) for k, v in a.items() if "normalizer._mean" in k)
