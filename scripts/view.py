@@ -35,7 +35,7 @@ def action_source(cfg: DictConfig):
         if not cfg.run:
             raise ConfigError("run: source=policy needs run=<training run folder>")
         env_cfg = run_config(Path(cfg.run))
-        return env_cfg, {}, load_policy(Path(cfg.run), cfg.checkpoint, env_cfg.algo.name)
+        return env_cfg, {}, load_policy(Path(cfg.run), cfg.checkpoint, env_cfg)
     if cfg.source == "presets":
         if cfg.robot.family == "hand":
             seq = g20_sdk_sequence()

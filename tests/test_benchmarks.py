@@ -16,7 +16,11 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
         ("bench_composer.py", ["--iters", "200"], ["seed 29+2, wave override: compose()", "solenopsis 8"]),
         ("bench_g20_env.py", ["--quick"], ["ratio over raw incl. projection", "vector hard_write N=8", "speed-up"]),
         ("bench_wheel_leg_env.py", ["--quick"], ["random actions", "N =   8", "speed-up"]),
-        ("bench_training.py", ["--quick"], ["ppo: ", "sac: ", "simulation", "policy inference", "learner update"]),
+        (
+            "bench_training.py",
+            ["--quick"],
+            ["ppo: ", "sac: ", "rsl_ppo: ", "simulation", "policy inference", "learner update"],
+        ),
     ],
 )
 def test_benchmark_runs(script: str, args: list[str], expected: list[str]) -> None:
