@@ -69,6 +69,28 @@ def test_runner_cfg_carries_the_algo_config():
     assert rc["actor"]["hidden_dims"] == list(cfg.algo.policy.net_arch) == rc["critic"]["hidden_dims"]
     assert rc["actor"]["distribution_cfg"]["init_std"] == pytest.approx(math.exp(-0.5))
     assert rc["actor"]["obs_normalization"] and "distribution_cfg" not in rc["critic"]
+    assert rc["obs_groups"] == {"actor": ["policy"], "critic": ["policy"]}
+    assert runner_cfg(cfg.algo.params, cfg.algo.policy, True, "critic")["obs_groups"]["critic"] == ["critic"]
+
+
+def test_privileged_columns_reach_the_critic_only(tmp_path):
+    env = wheel_leg(privileged_obs=True)
+    venv = RslVecEnv(env, seed=0)
+    obs = venv.get_observations()
+    policy_dim = env.unwrapped.obs_slices["last_action"].stop
+    assert venv.policy_dim == policy_dim < venv.obs_dim == env.single_observation_space.shape[0]
+    assert torch.equal(obs["critic"][:, :policy_dim], obs["policy"])
+    base_lin_vel = env.unwrapped.obs_slices["base_lin_vel"]
+    assert torch.equal(obs["critic"][:, base_lin_vel], torch.as_tensor(env.unwrapped.task.obs[:, base_lin_vel]))
+    assert set(RslVecEnv(wheel_leg(), seed=0).get_observations().keys()) == {"policy"}
+    # a privileged run trains its critic on every column and its actor on the policy columns
+    overrides = short(
+        "solenopsis", "train.total_timesteps=1024", "task.wheel_leg.observations.privileged=true", algo="rsl_ppo"
+    )
+    train(compose_cfg("train", *overrides), tmp_path)
+    weights = load_rsl(tmp_path / "checkpoints" / "final.pt")
+    assert weights["actor_state_dict"]["mlp.0.weight"].shape[1] == policy_dim
+    assert weights["critic_state_dict"]["mlp.0.weight"].shape[1] == venv.obs_dim
 
 
 def test_same_seed_same_weights_bit_for_bit(tmp_path):

@@ -116,6 +116,11 @@ class WheelLegEnv(Reconstructible, gymnasium.Env):
         return dict(self.task.obs_layout.slices)
 
     @property
+    def policy_obs_dim(self) -> int:
+        """The leading observation columns a deployed policy reads; the privileged ones follow."""
+        return self.task.obs_layout.policy_dim
+
+    @property
     def policy_joints(self) -> tuple[str, ...]:
         return self.task.policy_joints
 

@@ -61,6 +61,11 @@ class WheelLegVectorEnv(NativeVectorEnv):
     def obs_slices(self) -> dict[str, slice]:
         return dict(self.task.obs_layout.slices)
 
+    @property
+    def policy_obs_dim(self) -> int:
+        """The leading observation columns a deployed policy reads; the privileged ones follow."""
+        return self.task.obs_layout.policy_dim
+
     # -- the task's part of NativeVectorEnv ------------------------------------------------------------
     def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
         self.task.rngs[i] = rng

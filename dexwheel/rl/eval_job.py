@@ -92,15 +92,24 @@ def _check(cfg: DictConfig) -> None:
             raise ConfigError(f"{key}: must be true or false, got {cfg[key]!r}")
 
 
+def _exported(cfg: DictConfig):
+    """``policy=onnx``: the exported policy ``onnx=`` names (onnxruntime loads only for it)."""
+    from dexwheel.rl.export import ExportedPolicy
+
+    return ExportedPolicy.load(cfg.get("onnx"))
+
+
 def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
     _check(cfg)
-    run = Path(cfg.run) if cfg.run else None
+    exported = _exported(cfg) if cfg.policy == "onnx" else None
+    run = Path(cfg.run) if cfg.run else (exported.run if exported is not None else None)
     if cfg.policy == "trained" and run is None:
         raise ConfigError("run: a trained policy needs run=<training run folder> (or policy=random|zero)")
     env_cfg = run_config(run) if run is not None else cfg
     robots = list(cfg.robots) or [env_cfg.robot.name]
     checkpoint = resolve_checkpoint(run, cfg.checkpoint, env_cfg.algo.name) if cfg.policy == "trained" else None
-    name = eval_name(cfg.policy, checkpoint.stem if checkpoint else None, robots, cfg.eval_seed, cfg.episodes)
+    tag = checkpoint.stem if checkpoint else (exported.name if exported is not None else None)
+    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, cfg.episodes)
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, robots)
     overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
     configs = {r: env_cfg if r == env_cfg.robot.name else with_robot(env_cfg, r) for r in robots}  # all checked first
@@ -110,6 +119,8 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
         env = make_env(rcfg, **render, **overrides)
         if checkpoint is not None:
             policy = load_policy(run, str(checkpoint), env_cfg)
+        elif exported is not None:
+            policy = exported.policy(env, robot)  # refuses an env whose observation size differs
         else:
             policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
         video = video_path(out, robot) if cfg.video else None
@@ -124,7 +135,8 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
     record = {
         "policy": cfg.policy,
         "run": str(run) if run else None,
-        "checkpoint": str(checkpoint) if checkpoint else None,
+        "checkpoint": str(checkpoint) if checkpoint else (exported.metadata["checkpoint"] if exported else None),
+        **({"onnx": str(exported.path)} if exported is not None else {}),
         "robots": robots,
         "eval_seed": cfg.eval_seed,
         "episodes": cfg.episodes,

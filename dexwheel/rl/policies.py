@@ -1,4 +1,5 @@
-"""Policies evaluate.py and view.py can play: a trained checkpoint, random or zero actions."""
+"""Policies evaluate.py and view.py can play: a trained checkpoint, random or zero actions (evaluate.py also an
+exported ONNX policy: :class:`dexwheel.rl.export.ExportedPolicy`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
 from dexwheel.rl.training import ALGORITHMS, CONFIG_FILE, RSL_ALGOS
 
-POLICIES = ("trained", "random", "zero")
+POLICIES = ("trained", "random", "zero", "onnx")  # onnx: an exported policy (dexwheel.rl.export)
 
 
 def run_config(run_dir: Path) -> DictConfig:
@@ -51,10 +52,10 @@ def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:
     if algo in RSL_ALGOS:
         from dexwheel.rl.rsl import actor_policy, load_actor
 
-        env = make_env(run_cfg)  # the spaces the actor was built for
-        spaces = env.observation_space, env.action_space
+        env = make_env(run_cfg)  # the action space the actor was built for
+        space = env.action_space
         env.close()
-        return actor_policy(load_actor(checkpoint, run_cfg, *spaces), spaces[1])
+        return actor_policy(load_actor(checkpoint, run_cfg, space), space)
     model = ALGORITHMS[algo].load(checkpoint, device="cpu")
     stats = load_vecnormalize(checkpoint)
 

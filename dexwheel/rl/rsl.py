@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_rsl, prune, save_rsl
 from dexwheel.rl.env_factory import make_vector_env
-from dexwheel.rl.rsl_cfg import POLICY_GROUP, runner_cfg
+from dexwheel.rl.rsl_cfg import CRITIC_GROUP, POLICY_GROUP, runner_cfg
 from dexwheel.rl.rsl_vec_env import RslVecEnv, clip_actions
 from dexwheel.rl.schema import TrainCfg
 
@@ -62,7 +62,8 @@ class RslLearner:
         self.run_dir = run_dir
         torch.manual_seed(cfg.seed)  # the models' initial weights and PPO's minibatch order
         self.venv = RslVecEnv(make_vector_env(cfg, train.num_envs), seed=cfg.seed, device=train.device)
-        self.cfg = runner_cfg(params, policy, train.normalize_obs)
+        critic = CRITIC_GROUP if self.venv.policy_dim < self.venv.obs_dim else POLICY_GROUP
+        self.cfg = runner_cfg(params, policy, train.normalize_obs, critic)
         self.batch = self.cfg["num_steps_per_env"] * train.num_envs
         with contextlib.redirect_stdout(io.StringIO()):  # the model printout
             self.runner = _Runner(self.venv, self.cfg, log_dir=str(run_dir / "tb" / "rsl_ppo"), device=train.device)
@@ -129,10 +130,12 @@ class RslLearner:
 
 
 def actor_policy(actor: MLPModel, space: gym.spaces.Box) -> Policy:
-    """Deterministic actions (the Gaussian's mean, clipped to the action space) for single observations."""
+    """Deterministic actions (the Gaussian's mean, clipped to the action space) for single observations;
+    the actor reads their leading ``actor.obs_dim`` (policy) columns."""
+    dim = actor.obs_dim
 
     def act(obs: np.ndarray) -> np.ndarray:
-        x = torch.as_tensor(np.asarray(obs, dtype=np.float32)[None])
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32)[None, :dim])
         with torch.inference_mode():
             out = actor(TensorDict({POLICY_GROUP: x}, batch_size=[1]))
         return clip_actions(space, out[0].numpy())

@@ -14,10 +14,14 @@ from omegaconf import DictConfig, OmegaConf
 
 #: the observation group the actor and critic read (Isaac Lab's name for the policy observations)
 POLICY_GROUP = "policy"
+#: all columns, privileged ones included, when the env has them (rsl_rl's critic then reads this group)
+CRITIC_GROUP = "critic"
 
 
-def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_obs: bool) -> dict[str, Any]:
-    """rsl_rl's train_cfg dict from ``algo.params`` (runner and PPO settings) and ``algo.policy`` (both models)."""
+def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_obs: bool,
+               critic_group: str = POLICY_GROUP) -> dict[str, Any]:  # fmt: skip
+    """rsl_rl's train_cfg dict from ``algo.params`` (runner and PPO settings) and ``algo.policy`` (both models);
+    the critic reads ``critic_group`` (:data:`CRITIC_GROUP` for an asymmetric actor-critic)."""
     algorithm = dict(OmegaConf.to_container(params) if isinstance(params, DictConfig) else params)
     steps = algorithm.pop("num_steps_per_env")
     model = {
@@ -30,7 +34,7 @@ def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_o
     return {
         "num_steps_per_env": int(steps),
         "save_interval": 1 << 62,  # the runner never saves on its own: RslLearner checkpoints (atomically)
-        "obs_groups": {"actor": [POLICY_GROUP], "critic": [POLICY_GROUP]},
+        "obs_groups": {"actor": [POLICY_GROUP], "critic": [critic_group]},
         "algorithm": {"class_name": "PPO", **algorithm},
         "actor": {**model, "distribution_cfg": gaussian},
         "critic": dict(model),

@@ -1,10 +1,14 @@
 """Present a native vector env (Gymnasium ``VectorEnv``, SAME_STEP autoreset) as rsl_rl's ``VecEnv``.
 
 rsl_rl expects what Isaac Lab's ``RslRlVecEnvWrapper`` gives it: observations as a ``TensorDict`` of
-groups (here one, ``policy``), rewards and dones as tensors, the observation after a done already the
+groups, rewards and dones as tensors, the observation after a done already the
 next episode's first (SAME_STEP autoreset, as the native vector envs do), and ``extras["time_outs"]``
 marking episodes cut by the time limit, which PPO bootstraps. Actions are clipped to the action space
 (SB3 does the same), and rounded for an integer-valued space (G20 ``sdk255``).
+
+Observation groups: ``policy``, the columns a deployed policy reads (an env's ``policy_obs_dim`` leading
+columns; all of them when it has none), and, when the env appends privileged columns (wheel-leg
+``observations.privileged``), ``critic``: every column, for an asymmetric actor-critic.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from dexwheel.envs.gym_api import IntegerBox
-from dexwheel.rl.rsl_cfg import POLICY_GROUP
+from dexwheel.rl.rsl_cfg import CRITIC_GROUP, POLICY_GROUP
 
 
 class RslVecEnv(VecEnv):
@@ -30,6 +34,8 @@ class RslVecEnv(VecEnv):
         self.env = env
         self.num_envs = env.num_envs
         self.num_actions = int(np.prod(space.shape))
+        self.obs_dim = int(env.single_observation_space.shape[0])
+        self.policy_dim = int(getattr(env.unwrapped, "policy_obs_dim", self.obs_dim))
         self.device = device
         self.cfg: dict[str, Any] = {"env": type(env.unwrapped).__name__, "num_envs": self.num_envs}
         #: episodes are cut by the env's own time limit; rsl_rl reads these two only for random starts
@@ -39,8 +45,11 @@ class RslVecEnv(VecEnv):
         self._obs = self._wrap(obs)
 
     def _wrap(self, obs: np.ndarray) -> TensorDict:
-        policy = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
-        return TensorDict({POLICY_GROUP: policy}, batch_size=[self.num_envs], device=self.device)
+        full = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        groups = {POLICY_GROUP: full[:, : self.policy_dim]}
+        if self.policy_dim < self.obs_dim:
+            groups[CRITIC_GROUP] = full
+        return TensorDict(groups, batch_size=[self.num_envs], device=self.device)
 
     def get_observations(self) -> TensorDict:
         return self._obs
