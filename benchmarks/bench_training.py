@@ -39,8 +39,8 @@ import stable_baselines3  # noqa: E402
 import torch  # noqa: E402
 from hydra import compose, initialize_config_dir  # noqa: E402
 
+from dexwheel.rl.sb3 import _new_model, build_vec_env  # noqa: E402
 from dexwheel.rl.schema import validate  # noqa: E402
-from dexwheel.rl.training import _new_model, build_vec_env  # noqa: E402
 
 # (overrides, budget) per algorithm: full = 2 PPO updates / ~9k SAC steps; quick = a smoke run
 BUDGETS: dict[str, dict[bool, tuple[list[str], int]]] = {

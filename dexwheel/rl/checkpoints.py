@@ -12,11 +12,13 @@ import pickle
 import re
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.vec_env import VecNormalize
+
+if TYPE_CHECKING:  # stable-baselines3 loads for SB3 runs only (the Isaac Lab venv has none)
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.vec_env import VecNormalize
 
 from dexwheel.atomic import atomic_open
 
@@ -106,6 +108,8 @@ def load_vecnormalize(checkpoint: Path) -> VecNormalize | None:
             stats = pickle.load(f)
     except Exception as e:  # noqa: BLE001 - any unpickling failure means the same thing to a user
         raise CheckpointError(f"normalisation statistics {path} are corrupted ({e})") from e
+    from stable_baselines3.common.vec_env import VecNormalize
+
     if not isinstance(stats, VecNormalize):
         raise CheckpointError(f"{path} does not hold VecNormalize statistics")
     return stats

@@ -143,13 +143,14 @@ def actor_policy(actor: MLPModel, space: gym.spaces.Box) -> Policy:
     return act
 
 
-def load_actor(
-    checkpoint: Path, run_cfg: DictConfig, obs_space: gym.spaces.Box, action_space: gym.spaces.Box
-) -> MLPModel:
-    """The trained actor (with its observation normaliser) of an rsl_rl checkpoint, for a run's env spaces."""
+def load_actor(checkpoint: Path, run_cfg: DictConfig, action_space: gym.spaces.Box) -> MLPModel:
+    """The trained actor (with its observation normaliser) of an rsl_rl checkpoint; its input size is the
+    checkpoint's (the policy columns of the run's observation)."""
     cfg = runner_cfg(run_cfg.algo.params, run_cfg.algo.policy, run_cfg.train.normalize_obs)
-    obs = TensorDict({POLICY_GROUP: torch.zeros(1, *obs_space.shape)}, batch_size=[1])
+    weights = load_rsl(checkpoint)["actor_state_dict"]
+    obs_dim = next(w for k, w in weights.items() if k.startswith("mlp.") and k.endswith(".weight")).shape[1]
+    obs = TensorDict({POLICY_GROUP: torch.zeros(1, obs_dim)}, batch_size=[1])
     actor_cfg = {k: v for k, v in cfg["actor"].items() if k != "class_name"}
     actor = MLPModel(obs, cfg["obs_groups"], "actor", int(np.prod(action_space.shape)), **actor_cfg)
-    actor.load_state_dict(load_rsl(checkpoint)["actor_state_dict"])
+    actor.load_state_dict(weights)
     return actor.eval()

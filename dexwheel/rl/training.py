@@ -16,33 +16,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
-from stable_baselines3 import PPO, SAC
-from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor, VecNormalize
 
 from dexwheel.atomic import write_atomic
-from dexwheel.rl.checkpoints import (
-    CHECKPOINT_DIR,
-    check_checkpoint,
-    latest_checkpoint,
-    load_vecnormalize,
-    prune,
-    save_checkpoint,
-)
+from dexwheel.rl.checkpoints import CHECKPOINT_DIR, check_checkpoint, latest_checkpoint
 from dexwheel.rl.curves import plot_learning_curve
-from dexwheel.rl.env_factory import make_env, make_vector_env
+from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy, run_episodes
-from dexwheel.rl.sb3_vec_env import GymVectorEnvAdapter
 from dexwheel.rl.schema import ConfigError, TrainCfg, validate
 
-ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}
-RSL_ALGOS = ("rsl_ppo",)  # rsl_rl's runner (dexwheel.rl.rsl)
-ACTIVATION_FNS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU}
+RSL_ALGOS = ("rsl_ppo",)  # rsl_rl's runner (dexwheel.rl.rsl); the others are stable-baselines3's (dexwheel.rl.sb3)
 CONFIG_FILE = "config.yaml"
 HISTORY_FILE = "eval_history.json"
 CURVE_FILE = "learning_curve.png"
@@ -70,40 +54,6 @@ def _not_on_console(active: bool):
     finally:
         for handler in console:
             handler.removeFilter(keep)
-
-
-def build_vec_env(cfg: DictConfig, train: TrainCfg, seed: int) -> VecEnv:
-    n = train.num_envs
-    if train.vectorization == "native":
-        venv: VecEnv = GymVectorEnvAdapter(make_vector_env(cfg, n))
-    else:
-        factory = [lambda: Monitor(make_env(cfg)) for _ in range(n)]
-        venv = (
-            SubprocVecEnv(factory, start_method="forkserver")
-            if train.vectorization == "subproc"
-            else DummyVecEnv(factory)
-        )
-    venv = VecMonitor(venv) if train.vectorization == "native" else venv
-    venv.seed(seed)
-    if train.normalize_obs:
-        venv = VecNormalize(venv, norm_obs=True, norm_reward=False)
-    return venv
-
-
-def normalizer_of(model: BaseAlgorithm) -> VecNormalize | None:
-    env = model.get_env()
-    return env if isinstance(env, VecNormalize) else None
-
-
-def policy_fn(model: BaseAlgorithm, normalizer: VecNormalize | None):
-    """Deterministic actions from raw single-env observations (normalised with the training statistics)."""
-
-    def act(obs: np.ndarray) -> np.ndarray:
-        x = normalizer.normalize_obs(obs) if normalizer is not None else obs
-        action, _ = model.predict(x, deterministic=True)
-        return action
-
-    return act
 
 
 class Evaluator:
@@ -149,96 +99,9 @@ class Evaluator:
         self.env.close()
 
 
-class _Sb3Callback(BaseCallback):
-    """Checkpoints every ``checkpoint_every_steps`` and the :class:`Evaluator`'s evaluations, inside SB3's loop."""
-
-    def __init__(self, learner: Sb3Learner, evaluator: Evaluator):
-        super().__init__()
-        self.learner, self.evaluator = learner, evaluator
-        self.last = 0
-
-    def _on_training_start(self) -> None:
-        self.last = self.num_timesteps
-
-    def _on_step(self) -> bool:
-        train = self.evaluator.train
-        if self.num_timesteps - self.last >= train.checkpoint_every_steps:
-            self.learner.save_step(train.keep_checkpoints)
-            self.last = self.num_timesteps
-        if self.evaluator.due(self.num_timesteps):
-            summary, best = self.evaluator.evaluate(self.learner.policy(), self.num_timesteps)
-            for key, value in summary.items():
-                self.logger.record(f"eval/{key}", value)
-            if best:
-                self.learner.save("best")
-        return True
-
-
 def _load_history(run_dir: Path) -> list[dict[str, float]]:
     path = run_dir / HISTORY_FILE
     return json.loads(path.read_text()) if path.exists() else []
-
-
-class Sb3Learner:
-    """One stable-baselines3 training run: the model, its (normalised) vector env and its step count."""
-
-    suffix = ".zip"
-
-    def __init__(self, cfg: DictConfig, train: TrainCfg, name: str, params: DictConfig, policy: DictConfig,
-                 run_dir: Path, checkpoint: Path | None):  # fmt: skip
-        self.run_dir, self.name = run_dir, name
-        venv = build_vec_env(cfg, train, cfg.seed)
-        if checkpoint is not None:
-            self.model, self.venv = _resumed_model(name, checkpoint, venv, train)
-        else:
-            self.model, self.venv = _new_model(cfg, name, params, policy, venv, train, run_dir), venv
-
-    @property
-    def num_timesteps(self) -> int:
-        return self.model.num_timesteps
-
-    def learn(self, total: int, evaluator: Evaluator, resumed: bool, bar: bool) -> None:
-        self.model.learn(
-            max(0, total - self.num_timesteps),
-            callback=_Sb3Callback(self, evaluator),
-            reset_num_timesteps=not resumed,
-            progress_bar=bar,
-            tb_log_name=self.name,
-        )
-
-    def save(self, name: str) -> Path:
-        return save_checkpoint(self.model, self.run_dir / CHECKPOINT_DIR / f"{name}.zip", normalizer_of(self.model))
-
-    def save_step(self, keep: int) -> Path:
-        path = self.save(f"step_{self.num_timesteps}")
-        prune(self.run_dir, keep)
-        return path
-
-    def policy(self) -> Policy:
-        return policy_fn(self.model, normalizer_of(self.model))
-
-    def close(self) -> None:
-        self.venv.close()
-
-
-def _new_model(cfg: DictConfig, name: str, params: DictConfig, policy: DictConfig, venv: VecEnv, train: TrainCfg,
-               run_dir: Path) -> BaseAlgorithm:  # fmt: skip
-    policy_kwargs: dict[str, Any] = {
-        "net_arch": list(policy.net_arch),
-        "activation_fn": ACTIVATION_FNS[policy.activation],
-    }
-    if name == "ppo":
-        policy_kwargs["log_std_init"] = policy.log_std_init
-    return ALGORITHMS[name](
-        "MlpPolicy",
-        venv,
-        seed=cfg.seed,
-        device=train.device,
-        tensorboard_log=str(run_dir / "tb"),
-        policy_kwargs=policy_kwargs,
-        verbose=0,
-        **OmegaConf.to_container(params),  # type: ignore[arg-type]
-    )
 
 
 # What defines the env, its spaces and the model's meaning: a resumed run must keep these as saved.
@@ -293,17 +156,6 @@ def check_resume_config(cfg: DictConfig, run_dir: Path) -> None:
         )
 
 
-def _resumed_model(name: str, checkpoint: Path, venv: VecEnv, train: TrainCfg) -> tuple[BaseAlgorithm, VecEnv]:
-    stats = load_vecnormalize(checkpoint)
-    if stats is not None:
-        inner = venv.venv if isinstance(venv, VecNormalize) else venv
-        stats.set_venv(inner)
-        venv = stats
-    model = ALGORITHMS[name].load(checkpoint, env=venv, device=train.device)
-    print(f"resuming from {checkpoint} at step {model.num_timesteps}")
-    return model, venv
-
-
 def _rsl_learn(learner: Any, total: int, evaluator: Evaluator, train: TrainCfg, bar: bool) -> None:
     """rsl_rl's loop runs in chunks up to the next checkpoint or evaluation (SB3's runs them in callbacks)."""
     last = [learner.num_timesteps]
@@ -323,11 +175,14 @@ def _rsl_learn(learner: Any, total: int, evaluator: Evaluator, train: TrainCfg, 
 
 
 def make_learner(cfg: DictConfig, train: TrainCfg, name: str, params: DictConfig, policy: DictConfig, run_dir: Path,
-                 checkpoint: Path | None) -> Sb3Learner | Any:  # fmt: skip
+                 checkpoint: Path | None) -> Any:  # fmt: skip
+    """The run's learner; each library loads only for its own runs."""
     if name in RSL_ALGOS:
-        from dexwheel.rl.rsl import RslLearner  # rsl_rl and tensordict load only for rsl runs
+        from dexwheel.rl.rsl import RslLearner
 
         return RslLearner(cfg, train, params, policy, run_dir, checkpoint)
+    from dexwheel.rl.sb3 import Sb3Learner
+
     return Sb3Learner(cfg, train, name, params, policy, run_dir, checkpoint)
 
 
@@ -357,10 +212,10 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt here
     try:
         with _not_on_console(bar):
-            if isinstance(learner, Sb3Learner):
-                learner.learn(train_cfg.total_timesteps, evaluator, bool(train_cfg.resume), bar)
-            else:
+            if name in RSL_ALGOS:
                 _rsl_learn(learner, train_cfg.total_timesteps, evaluator, train_cfg, bar)
+            else:
+                learner.learn(train_cfg.total_timesteps, evaluator, bool(train_cfg.resume), bar)
     except KeyboardInterrupt:
         interrupted = True
         path = learner.save_step(train_cfg.keep_checkpoints)
