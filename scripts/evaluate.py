@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.eval_job import evaluate
+from dexwheel.rl.isaaclab_launch import IsaacLabError
 from dexwheel.rl.schema import ConfigError
 
 CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
@@ -29,6 +30,9 @@ def main(cfg: DictConfig) -> None:
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+    except IsaacLabError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

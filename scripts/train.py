@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.evaluation import format_table
+from dexwheel.rl.isaaclab_launch import IsaacLabError
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
 
@@ -31,6 +32,9 @@ def main(cfg: DictConfig) -> float:
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+    except IsaacLabError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
     print(format_table({cfg.robot.name: summary}))
     return summary.get("return", 0.0)
 

@@ -89,7 +89,7 @@ def test_every_group_option_is_covered_above():
     assert options("composer") == ["hold_thumb", "policy", "safety_stop", "wheels_only"]
     assert options("collision") == ["off", "projection", "wheel_leg"]
     assert options("algo") == ["ppo", "rsl_ppo", "sac"]
-    assert options("backend") == ["mujoco"]
+    assert options("backend") == ["isaaclab", "mujoco"]
 
 
 # -- bad keys and values fail before anything runs, naming them --------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -45,9 +46,12 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "-", text).strip("-.") or "x"
 
 
-def eval_name(policy: str, checkpoint: str | None, robots: list[str], seed: int, episodes: int) -> str:
-    """``trained_final_solenopsis+m20_legacy_seed20000_ep10``: what was evaluated, filesystem-safe."""
-    parts = [policy, *([checkpoint] if checkpoint else []), "+".join(robots), f"seed{seed}", f"ep{episodes}"]
+def eval_name(policy: str, checkpoint: str | None, robots: list[str], seed: int, episodes: int,
+              backend: str = "mujoco") -> str:  # fmt: skip
+    """``trained_final_solenopsis+m20_legacy_seed20000_ep10``: what was evaluated, filesystem-safe (another
+    backend than MuJoCo is named after the robots: ``..._solenopsis_isaaclab_seed...``)."""
+    parts = [policy, *([checkpoint] if checkpoint else []), "+".join(robots),
+             *([backend] if backend != "mujoco" else []), f"seed{seed}", f"ep{episodes}"]  # fmt: skip
     return "_".join(_safe(p) for p in parts)
 
 
@@ -109,12 +113,18 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
     robots = list(cfg.robots) or [env_cfg.robot.name]
     checkpoint = resolve_checkpoint(run, cfg.checkpoint, env_cfg.algo.name) if cfg.policy == "trained" else None
     tag = checkpoint.stem if checkpoint else (exported.name if exported is not None else None)
-    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, cfg.episodes)
+    backend = cfg.backend.name
+    if backend == "isaaclab" and cfg.video:
+        raise ConfigError("video: videos are rendered on the MuJoCo backend; drop video=true or backend=isaaclab")
+    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, cfg.episodes, backend)
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, robots)
     overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
     configs = {r: env_cfg if r == env_cfg.robot.name else with_robot(env_cfg, r) for r in robots}  # all checked first
     results: dict[str, dict[str, float]] = {}
     for robot, rcfg in configs.items():
+        if backend == "isaaclab":
+            results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, overrides)
+            continue
         render = {"render_mode": "rgb_array"} if cfg.video else {}
         env = make_env(rcfg, **render, **overrides)
         if checkpoint is not None:
@@ -138,6 +148,7 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
         "checkpoint": str(checkpoint) if checkpoint else (exported.metadata["checkpoint"] if exported else None),
         **({"onnx": str(exported.path)} if exported is not None else {}),
         "robots": robots,
+        "backend": backend,
         "eval_seed": cfg.eval_seed,
         "episodes": cfg.episodes,
         "env_overrides": overrides,
@@ -149,3 +160,20 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
     print(format_table(results))
     print(f"metrics: {out}")
     return results
+
+
+def _on_isaaclab(cfg: DictConfig, rcfg: DictConfig, checkpoint: Path | None, exported: Any,
+                 overrides: dict[str, Any]) -> dict[str, float]:  # fmt: skip
+    """``cfg.episodes`` episodes of ``rcfg``'s Isaac Lab task, in the Isaac Lab venv (sim-to-sim)."""
+    from dexwheel.rl.isaaclab_launch import evaluate_on_isaaclab
+
+    if checkpoint is not None and checkpoint.suffix != ".pt":
+        raise ConfigError(
+            f"backend=isaaclab: {checkpoint} is a stable-baselines3 checkpoint; export it (scripts/export.py "
+            f"run=...) and evaluate the export: policy=onnx onnx=<run>/export/policy.onnx backend=isaaclab"
+        )
+    return evaluate_on_isaaclab(
+        rcfg, cfg.policy, cfg.episodes, cfg.eval_seed, device=cfg.train.device, checkpoint=checkpoint,
+        onnx=exported.path if exported is not None else None,
+        metadata=exported.metadata if exported is not None else None, overrides=overrides,
+    )  # fmt: skip

@@ -43,7 +43,7 @@ from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
 from dexwheel.rl.policies import resolve_checkpoint, run_config
 from dexwheel.rl.schema import ConfigError
-from dexwheel.rl.training import ALGORITHMS, RSL_ALGOS
+from dexwheel.rl.training import RSL_ALGOS
 
 OPSET = 18  # rsl_rl's export_policy_to_onnx
 INPUT_NAME, OUTPUT_NAME = "obs", "actions"
@@ -106,15 +106,21 @@ class Sb3SacActor(nn.Module):
 
 @dataclass
 class Source:
-    """What gets exported: the torch module (raw float32 obs -> raw action) and what the metadata says of it."""
+    """What gets exported: the torch module (raw float32 obs -> raw action) and what the metadata says of it;
+    the module reads the ``obs_size`` leading columns of the env's observation (all but privileged ones)."""
 
     module: nn.Module
+    obs_size: int
     num_timesteps: int | None
     normalizer: str
     library: str
 
 
 def _sb3_source(algo: str, checkpoint: Path, env: gym.Env) -> Source:
+    from dexwheel.rl.sb3 import ALGORITHMS  # stable-baselines3 loads for SB3 runs only
+
+    if algo not in ALGORITHMS:
+        raise ConfigError(f"algo: {algo!r} is not a learner dexwheel knows; choose from {[*ALGORITHMS, *RSL_ALGOS]}")
     model = ALGORITHMS[algo].load(checkpoint, device="cpu")
     if not isinstance(model.observation_space, gym.spaces.Box) or not isinstance(model.action_space, gym.spaces.Box):
         raise ConfigError(f"checkpoint {checkpoint}: only Box observation and action spaces can be exported")
@@ -138,18 +144,22 @@ def _sb3_source(algo: str, checkpoint: Path, env: gym.Env) -> Source:
     elif algo == "sac":
         module = Sb3SacActor(policy, normalizer, model.action_space.low, model.action_space.high)
     else:
-        raise ConfigError(f"algo: {algo!r} cannot be exported; supported: ppo, sac, {', '.join(RSL_ALGOS)}")
-    return Source(module.eval(), int(model.num_timesteps), what, f"stable-baselines3 {_version('stable_baselines3')}")
+        raise ConfigError(f"algo: {algo!r} runs cannot be exported yet; ppo, sac and {', '.join(RSL_ALGOS)} can")
+    size = int(np.prod(env.observation_space.shape))
+    return Source(
+        module.eval(), size, int(model.num_timesteps), what, f"stable-baselines3 {_version('stable_baselines3')}"
+    )
 
 
 def _rsl_source(checkpoint: Path, run_cfg: DictConfig, env: gym.Env) -> Source:
     from dexwheel.rl.rsl import load_actor  # rsl_rl and tensordict load only for rsl runs
 
-    actor = load_actor(checkpoint, run_cfg, env.observation_space, env.action_space)
+    actor = load_actor(checkpoint, run_cfg, env.action_space)  # its input: the policy columns (checkpoint's size)
     steps = (load_rsl(checkpoint).get("infos") or {}).get("num_timesteps")
     what = "rsl_rl EmpiricalNormalization (obs - mean) / (std + eps), inside the graph"
     return Source(
         actor.as_onnx(verbose=False).eval(),
+        int(actor.obs_dim),
         None if steps is None else int(steps),
         what if actor.obs_normalization else "none",
         f"rsl-rl-lib {_version('rsl-rl-lib')}",
@@ -165,16 +175,20 @@ def _version(dist: str) -> str | None:
 
 @contextlib.contextmanager
 def _quiet_exporter() -> Iterator[None]:
-    """torch.onnx's exporter without its noise (deprecation warnings, the torchvision-ops notes)."""
-    logger = logging.getLogger("torch.onnx._internal.exporter._registration")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    """torch.onnx's exporter without its noise: deprecation warnings, the torchvision-ops notes, the graph
+    optimiser's INFO lines (onnxscript, onnx_ir)."""
+    names = ("torch.onnx._internal.exporter._registration", "onnxscript", "onnx_ir")
+    loggers = [logging.getLogger(n) for n in names]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
-        logger.setLevel(level)
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def onnx_bytes(module: nn.Module, obs_size: int) -> bytes:
@@ -198,13 +212,13 @@ def onnx_bytes(module: nn.Module, obs_size: int) -> bytes:
 
 
 # -- metadata --------------------------------------------------------------------------------------------
-def observation_layout(env: gym.Env) -> list[dict[str, Any]]:
-    """The observation's terms in order, ``{"name", "start", "stop"}``, from the env's ``obs_slices``."""
-    size = int(np.prod(env.observation_space.shape))
+def observation_layout(env: gym.Env, size: int) -> list[dict[str, Any]]:
+    """The terms of the observation's ``size`` leading columns in order, ``{"name", "start", "stop"}``, from the
+    env's ``obs_slices``."""
     slices = getattr(env.unwrapped, "obs_slices", None)
     if not slices:
         return [{"name": "obs", "start": 0, "stop": size}]
-    terms = sorted(((s.start, s.stop, name) for name, s in slices.items()), key=lambda t: t[0])
+    terms = sorted(((s.start, s.stop, name) for name, s in slices.items() if s.start < size), key=lambda t: t[0])
     out, at = [], 0
     for start, stop, name in terms:
         if start != at:
@@ -267,7 +281,8 @@ def action_description(env: gym.Env, run_cfg: DictConfig) -> dict[str, Any]:
 
 def build_metadata(run_dir: Path, run_cfg: DictConfig, algo: str, checkpoint: Path, env: gym.Env,
                    source: Source, onnx_path: Path) -> dict[str, Any]:  # fmt: skip
-    obs_size = int(np.prod(env.observation_space.shape))
+    env_size, obs_size = int(np.prod(env.observation_space.shape)), source.obs_size
+    reads = "all of it" if obs_size == env_size else f"its {obs_size} leading columns (the rest are privileged)"
     import onnx
 
     return {
@@ -284,8 +299,10 @@ def build_metadata(run_dir: Path, run_cfg: DictConfig, algo: str, checkpoint: Pa
         "control_hz": round(1.0 / float(env.unwrapped.dt), 9),
         "observation": {
             "size": obs_size,
+            "env_size": env_size,
+            "reads": f"the env's observation ({env_size} float32 columns): {reads}",
             "dtype": "float32",
-            "layout": observation_layout(env),
+            "layout": observation_layout(env, obs_size),
             "normalization": source.normalizer,
         },
         "action": action_description(env, run_cfg),
@@ -304,6 +321,16 @@ def build_metadata(run_dir: Path, run_cfg: DictConfig, algo: str, checkpoint: Pa
             "dexwheel": _version("dexwheel"),
         },
     }
+
+
+def dumps(obj: Any, level: int = 0) -> str:
+    """JSON, indented, each list or object of plain values on one line (bounds, joint names, a layout term)."""
+    pad, end = " " * (level + 1), " " * level
+    if isinstance(obj, dict) and any(isinstance(v, (dict, list)) for v in obj.values()):
+        return "{\n" + ",\n".join(f"{pad}{json.dumps(k)}: {dumps(v, level + 1)}" for k, v in obj.items()) + f"\n{end}}}"
+    if isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
+        return "[\n" + ",\n".join(pad + dumps(v, level + 1) for v in obj) + f"\n{end}]"
+    return json.dumps(obj)
 
 
 # -- export ----------------------------------------------------------------------------------------------
@@ -331,14 +358,16 @@ def _check_observations(env: gym.Env, n: int = 16, seed: int = 0) -> np.ndarray:
     return np.asarray(rows, dtype=np.float32)
 
 
-def session(path: Path) -> Any:
-    """An onnxruntime session on the CPU, one thread (deterministic, and light next to a simulation)."""
+def session(model: Path | bytes) -> Any:
+    """An onnxruntime session (a file or a serialised model) on the CPU, one thread: deterministic, and light
+    next to a simulation."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
-    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    source = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def export_policy(run_dir: str | Path, checkpoint: str = "final", out: str | Path | None = None,
@@ -346,15 +375,14 @@ def export_policy(run_dir: str | Path, checkpoint: str = "final", out: str | Pat
     """Export a run's checkpoint (``final``, ``best``, ``latest`` or a path) as ONNX plus JSON metadata.
 
     Returns ``(onnx_path, metadata_path)``. Existing files are refused (:class:`ConfigError` naming the path)
-    unless ``overwrite``. Both files are written atomically, the ONNX first.
+    unless ``overwrite``. The graph is checked against the torch policy on a few env observations first; then
+    both files are written atomically, the ONNX first.
     """
     if run_dir is None or str(run_dir) == "":
         raise ConfigError("run: export needs run=<training run folder>")
     run_dir = Path(run_dir)
     run_cfg = run_config(run_dir)
     algo = str(run_cfg.algo.name)
-    if algo not in ALGORITHMS and algo not in RSL_ALGOS:
-        raise ConfigError(f"algo: {algo!r} cannot be exported; supported: {[*ALGORITHMS, *RSL_ALGOS]}")
     path = resolve_checkpoint(run_dir, str(checkpoint), algo)
     check_checkpoint(path)
     onnx_path, meta_path = output_paths(run_dir, out)
@@ -364,25 +392,20 @@ def export_policy(run_dir: str | Path, checkpoint: str = "final", out: str | Pat
     env = make_env(run_cfg)
     try:
         source = _rsl_source(path, run_cfg, env) if algo in RSL_ALGOS else _sb3_source(algo, path, env)
-        obs_size = int(np.prod(env.observation_space.shape))
         meta = build_metadata(run_dir, run_cfg, algo, path, env, source, onnx_path)
-        check = _check_observations(env)
+        check = _check_observations(env)[:, : source.obs_size]
     finally:
         env.close()
-    data = onnx_bytes(source.module, obs_size)
+    data = onnx_bytes(source.module, source.obs_size)
+    got = session(data).run([OUTPUT_NAME], {INPUT_NAME: check})[0]  # checked before anything is written
+    with torch.no_grad():
+        want = source.module(torch.from_numpy(check)).numpy()
+    diff = float(np.max(np.abs(got - want)))
+    if not diff <= CHECK_ATOL:  # NaN fails too
+        raise RuntimeError(f"export: the ONNX graph differs from the torch policy by {diff} (> {CHECK_ATOL})")
+    meta["onnx"]["check_max_abs_diff"] = diff
     write_atomic(onnx_path, data)
-    try:
-        got = session(onnx_path).run([OUTPUT_NAME], {INPUT_NAME: check})[0]
-        with torch.no_grad():
-            want = source.module(torch.from_numpy(check)).numpy()
-        diff = float(np.max(np.abs(got - want)))
-        if not diff <= CHECK_ATOL:  # NaN fails too
-            raise RuntimeError(f"export: {onnx_path} differs from the torch policy by {diff} (> {CHECK_ATOL})")
-        meta["onnx"]["check_max_abs_diff"] = diff
-        write_atomic(meta_path, json.dumps(meta, indent=1) + "\n")
-    except BaseException:
-        onnx_path.unlink(missing_ok=True)  # no ONNX file without its metadata
-        raise
+    write_atomic(meta_path, dumps(meta) + "\n")
     return onnx_path, meta_path
 
 
@@ -423,7 +446,13 @@ class ExportedPolicy:
 
     @property
     def obs_size(self) -> int:
+        """The graph's input size: the leading columns of the env's observation it reads."""
         return int(self.metadata["observation"]["size"])
+
+    @property
+    def env_obs_size(self) -> int:
+        """The size of the env's observation the policy was exported for."""
+        return int(self.metadata["observation"].get("env_size", self.obs_size))
 
     def raw(self) -> Any:
         """``obs (batch, obs_size) float32 -> raw actions``, through onnxruntime."""
@@ -438,15 +467,15 @@ class ExportedPolicy:
         """Single-observation actions for ``env``, clipped to the metadata's bounds; the env's observation
         size must be the policy's."""
         size = int(np.prod(env.observation_space.shape))
-        if size != self.obs_size:
+        if size != self.env_obs_size:
             where = f"robot {robot}'s env" if robot else "the env"
             raise ConfigError(
-                f"onnx: {self.path} takes observations of size {self.obs_size}; {where} gives size {size}"
+                f"onnx: {self.path} takes observations of size {self.env_obs_size}; {where} gives size {size}"
             )
-        run = self.raw()
+        run, n = self.raw(), self.obs_size
         low, high = (np.asarray(b, dtype=np.float32) for b in self.metadata["action"]["clip"])
 
         def act(obs: np.ndarray) -> np.ndarray:
-            return np.clip(run(np.asarray(obs, dtype=np.float32)[None])[0], low, high)
+            return np.clip(run(np.asarray(obs, dtype=np.float32)[None, :n])[0], low, high)
 
         return act

@@ -19,7 +19,7 @@ from dexwheel.rl.checkpoints import (
 )
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
-from dexwheel.rl.training import ALGORITHMS, CONFIG_FILE, RSL_ALGOS
+from dexwheel.rl.training import CONFIG_FILE, RSL_ALGOS
 
 POLICIES = ("trained", "random", "zero", "onnx")  # onnx: an exported policy (dexwheel.rl.export)
 
@@ -56,6 +56,8 @@ def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:
         space = env.action_space
         env.close()
         return actor_policy(load_actor(checkpoint, run_cfg, space), space)
+    from dexwheel.rl.sb3 import ALGORITHMS
+
     model = ALGORITHMS[algo].load(checkpoint, device="cpu")
     stats = load_vecnormalize(checkpoint)
 

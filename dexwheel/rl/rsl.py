@@ -20,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from omegaconf import DictConfig
+from rsl_rl.env import VecEnv
 from rsl_rl.models import MLPModel
 from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
@@ -58,11 +59,15 @@ class RslLearner:
     suffix = ".pt"
 
     def __init__(self, cfg: DictConfig, train: TrainCfg, params: DictConfig, policy: DictConfig, run_dir: Path,
-                 checkpoint: Path | None):  # fmt: skip
+                 checkpoint: Path | None, venv: VecEnv | None = None):  # fmt: skip
+        """``venv``: the backend's rsl_rl env (Isaac Lab's ``RslRlVecEnvWrapper``); by default the native
+        MuJoCo vector env of ``cfg``."""
         self.run_dir = run_dir
         torch.manual_seed(cfg.seed)  # the models' initial weights and PPO's minibatch order
-        self.venv = RslVecEnv(make_vector_env(cfg, train.num_envs), seed=cfg.seed, device=train.device)
-        critic = CRITIC_GROUP if self.venv.policy_dim < self.venv.obs_dim else POLICY_GROUP
+        if venv is None:
+            venv = RslVecEnv(make_vector_env(cfg, train.num_envs), seed=cfg.seed, device=train.device)
+        self.venv = venv
+        critic = CRITIC_GROUP if CRITIC_GROUP in venv.get_observations().keys() else POLICY_GROUP  # noqa: SIM118
         self.cfg = runner_cfg(params, policy, train.normalize_obs, critic)
         self.batch = self.cfg["num_steps_per_env"] * train.num_envs
         with contextlib.redirect_stdout(io.StringIO()):  # the model printout
@@ -116,6 +121,7 @@ class RslLearner:
         return path
 
     def policy(self) -> Policy:
+        """Deterministic actions for the evaluation env (a single MuJoCo env)."""
         actor = self.runner.alg.get_policy()
         act = actor_policy(actor, self.venv.env.single_action_space)
 

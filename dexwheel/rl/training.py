@@ -13,6 +13,8 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +25,16 @@ from dexwheel.atomic import write_atomic
 from dexwheel.rl.checkpoints import CHECKPOINT_DIR, check_checkpoint, latest_checkpoint
 from dexwheel.rl.curves import plot_learning_curve
 from dexwheel.rl.env_factory import make_env
-from dexwheel.rl.evaluation import Policy, run_episodes
+from dexwheel.rl.evaluation import EvalResult, Policy, run_episodes
 from dexwheel.rl.schema import ConfigError, TrainCfg, validate
 
 RSL_ALGOS = ("rsl_ppo",)  # rsl_rl's runner (dexwheel.rl.rsl); the others are stable-baselines3's (dexwheel.rl.sb3)
 CONFIG_FILE = "config.yaml"
 HISTORY_FILE = "eval_history.json"
 CURVE_FILE = "learning_curve.png"
+FINAL_EVAL_FILE = "final_eval.json"
+#: ``episodes(policy, n_episodes=, seed=)``: a backend's evaluation episodes
+Episodes = Callable[..., EvalResult]
 #: progress lines; under ``scripts/train.py`` Hydra's job logging sends them to ``<run>/train.log`` and stdout
 log = logging.getLogger("dexwheel.train")
 
@@ -60,10 +65,16 @@ class Evaluator:
     """Deterministic episodes on a separate env every ``eval_every_steps``: the history, the learning curve,
     one progress line per evaluation; says whether the policy is the best so far (highest mean return)."""
 
-    def __init__(self, cfg: DictConfig, train: TrainCfg, run_dir: Path):
+    def __init__(self, cfg: DictConfig, train: TrainCfg, run_dir: Path, episodes: Episodes | None = None):
+        """``episodes(policy, n, seed)`` runs the evaluation episodes; by default on a single MuJoCo env."""
         self.cfg, self.train, self.run_dir = cfg, train, run_dir
         self.task = cfg.task.name
-        self.env = make_env(cfg)
+        if episodes is None:
+            self.env = make_env(cfg)
+            episodes = partial(run_episodes, self.env, task=self.task)
+        else:
+            self.env = None
+        self.episodes = episodes
         self.history: list[dict[str, float]] = _load_history(run_dir)
         self.last = 0
         self.t0, self.first = time.monotonic(), 0  # this process's start: a resumed run's rate counts its own steps
@@ -77,7 +88,7 @@ class Evaluator:
 
     def evaluate(self, act: Policy, steps: int) -> tuple[dict[str, float], bool]:
         self.last = steps
-        summary = run_episodes(self.env, act, self.task, self.train.eval_episodes, self.train.eval_seed).summary()
+        summary = self.episodes(act, n_episodes=self.train.eval_episodes, seed=self.train.eval_seed).summary()
         summary["timesteps"] = float(steps)
         elapsed = time.monotonic() - self.t0
         rate = (steps - self.first) / max(elapsed, 1e-9)
@@ -96,7 +107,8 @@ class Evaluator:
         plot_learning_curve(self.run_dir / CURVE_FILE, steps, series, title)
 
     def close(self) -> None:
-        self.env.close()
+        if self.env is not None:
+            self.env.close()
 
 
 def _load_history(run_dir: Path) -> list[dict[str, float]]:
@@ -187,7 +199,11 @@ def make_learner(cfg: DictConfig, train: TrainCfg, name: str, params: DictConfig
 
 
 def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
-    """Train as the config says, writing everything into ``run_dir``; returns the final evaluation."""
+    """Train as the config says, writing everything into ``run_dir``; returns the final evaluation.
+
+    ``backend=isaaclab`` runs the training itself in the Isaac Lab venv (:mod:`dexwheel.rl.isaaclab_launch`)
+    once everything here has been checked.
+    """
     train_cfg, name, params, policy = validate(cfg)
     make_env(cfg).close()  # env kwargs are checked (and named) before anything else runs
     run_dir = Path(train_cfg.resume) if train_cfg.resume else Path(run_dir)
@@ -195,17 +211,26 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if checkpoint is not None:  # a missing, corrupted or incompatible run fails before anything in it is written
         check_checkpoint(checkpoint)
         check_resume_config(cfg, run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(train_cfg.torch_threads)
+    if cfg.backend.name == "isaaclab":
+        from dexwheel.rl.isaaclab_launch import train_on_isaaclab
 
+        return train_on_isaaclab(cfg, name, run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
     learner = make_learner(cfg, train_cfg, name, params, policy, run_dir, checkpoint)
+    return run_training(cfg, train_cfg, learner, Evaluator(cfg, train_cfg, run_dir), run_dir)
+
+
+def run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: Evaluator, run_dir: Path) -> dict:
+    """The run itself, whatever the learner and the backend: progress lines, periodic evaluations and
+    checkpoints, Ctrl-C saving a checkpoint, the final checkpoint and evaluation."""
+    name = cfg.algo.name
+    torch.set_num_threads(train_cfg.torch_threads)
     write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))  # once the model is built
-    evaluator = Evaluator(cfg, train_cfg, run_dir)
     evaluator.start(learner.num_timesteps)
     bar = train_cfg.progress_bar and sys.stdout.isatty()  # off a terminal, the log lines show progress
     log.info(
         f"start robot={cfg.robot.name} algo={name} seed={cfg.seed} total_timesteps={train_cfg.total_timesteps} "
-        f"from_step={learner.num_timesteps} num_envs={train_cfg.num_envs} run={run_dir}"
+        f"from_step={learner.num_timesteps} num_envs={train_cfg.num_envs} backend={cfg.backend.name} run={run_dir}"
     )
     interrupted = False
     previous = signal.getsignal(signal.SIGINT)
@@ -232,7 +257,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if best:
         learner.save("best")
     evaluator.close()  # only now: the final evaluation runs on it, and a closed env refuses to step
-    write_atomic(run_dir / "final_eval.json", json.dumps(summary, indent=1))
+    write_atomic(run_dir / FINAL_EVAL_FILE, json.dumps(summary, indent=1))
     learner.close()
     log.info(
         f"done step={learner.num_timesteps} wall_s={time.monotonic() - evaluator.t0:.1f} {_fields(summary)} "

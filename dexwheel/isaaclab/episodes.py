@@ -1,0 +1,109 @@
+"""A run's task on Isaac Lab, and deterministic evaluation episodes there with the MuJoCo side's metrics.
+
+:func:`make_task_env` builds the Isaac Lab task of a run's resolved config: the robot's registered task,
+with the same env keyword arguments ``gymnasium.make`` gets on MuJoCo (``env_kwargs``), so a Hydra
+override reaches both backends. :func:`isaac_episodes` runs one episode in each of the first ``n`` envs
+and feeds each step to the same metrics as MuJoCo evaluations (:mod:`dexwheel.rl.metrics`), computed
+from the Isaac Lab state as the MuJoCo env computes its info entries.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import gymnasium as gym
+import numpy as np
+import torch
+from omegaconf import DictConfig
+from tensordict import TensorDict
+
+from dexwheel.rl.env_factory import env_kwargs
+from dexwheel.rl.evaluation import EvalResult
+from dexwheel.rl.metrics import make_metrics
+
+#: the robot's Isaac Lab task (the MuJoCo env id's counterpart)
+TASK_IDS = {
+    "solenopsis": "Dexwheel-Velocity-Flat-Solenopsis-v0",
+    "m20_legacy": "Dexwheel-Velocity-Flat-M20Legacy-v0",
+}
+#: a batched policy: the observation groups in, actions out (torch, on the env's device)
+BatchPolicy = Callable[[TensorDict], torch.Tensor]
+
+
+def task_id(cfg: DictConfig) -> str:
+    if cfg.robot.name not in TASK_IDS:
+        raise ValueError(
+            f"robot={cfg.robot.name}: no Isaac Lab task yet; the Isaac Lab tasks are for {sorted(TASK_IDS)}"
+        )
+    return TASK_IDS[cfg.robot.name]
+
+
+def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None) -> gym.Env:
+    """The Isaac Lab task of ``cfg`` (its robot and env fields, then ``overrides``) with ``num_envs`` envs on
+    ``device``."""
+    import dexwheel.isaaclab.tasks  # noqa: F401  (registers the task ids)
+
+    tid = task_id(cfg)
+    module, _, name = gym.spec(tid).kwargs["env_cfg_entry_point"].partition(":")
+    env_cfg = getattr(importlib.import_module(module), name)(task_overrides=env_kwargs(cfg) | (overrides or {}))
+    env_cfg.sim.device = device
+    env_cfg.scene.num_envs = int(num_envs)
+    env_cfg.seed = int(seed)
+    return gym.make(tid, cfg=env_cfg)
+
+
+def _velocity_info(env) -> dict[str, np.ndarray]:
+    """What the MuJoCo wheel-leg env reports per step for its metrics: |v_x - v_x*| and |w_z - w_z*| in
+    the base frame."""
+    u = env.unwrapped
+    data, command = u.scene["robot"].data, u.command_manager.get_command("base_velocity")
+    lin, ang = data.root_lin_vel_b.torch, data.root_ang_vel_b.torch
+    return {
+        "lin_vel_x_error": (lin[:, 0] - command[:, 0]).abs().cpu().numpy(),
+        "ang_vel_z_error": (ang[:, 2] - command[:, 2]).abs().cpu().numpy(),
+    }
+
+
+STEP_INFO = {"velocity_tracking": _velocity_info}
+
+
+def isaac_episodes(venv, policy: BatchPolicy, task: str, n_episodes: int, seed: int) -> EvalResult:
+    """One deterministic episode in each of the first ``n_episodes`` envs of ``venv`` (Isaac Lab's
+    ``RslRlVecEnvWrapper``), all reset with ``seed``; metrics as :func:`dexwheel.rl.evaluation.run_episodes`."""
+    n = venv.num_envs
+    if n_episodes > n:
+        raise ValueError(f"episodes: {n_episodes} episodes need as many Isaac Lab envs, the task has {n}")
+    venv.unwrapped.seed(seed)
+    obs, _ = venv.reset()
+    metrics = [make_metrics(task) for _ in range(n_episodes)]
+    returns, lengths = np.zeros(n_episodes), np.zeros(n_episodes, dtype=int)
+    rows: list[dict[str, float] | None] = [None] * n_episodes
+    while any(r is None for r in rows):
+        with torch.inference_mode():
+            actions = policy(obs)
+        before = STEP_INFO[task](venv)
+        obs, reward, dones, extras = venv.step(actions)
+        after = STEP_INFO[task](venv)  # the step's result, as the MuJoCo env reports it
+        timeouts = extras.get("time_outs", torch.zeros_like(dones)).cpu().numpy().astype(bool)
+        done, rew = dones.cpu().numpy().astype(bool), reward.cpu().numpy()
+        for i in range(n_episodes):
+            if rows[i] is not None:
+                continue
+            # an env that finished is already reset: its last step counts with the state before it
+            metrics[i].step({k: (before if done[i] else after)[k][i] for k in after})
+            returns[i] += rew[i]
+            lengths[i] += 1
+            if done[i]:
+                rows[i] = {**metrics[i].episode(bool(done[i] and not timeouts[i])), "return": float(returns[i]),
+                           "length": float(lengths[i])}  # fmt: skip
+    return EvalResult(episodes=[r for r in rows if r is not None])
+
+
+def actor_batch_policy(actor, clip: float = 1.0) -> BatchPolicy:
+    """An rsl_rl actor's deterministic actions (the runner clips to +-``clip_actions`` before the env)."""
+
+    def act(obs: TensorDict) -> torch.Tensor:
+        return actor(obs).clamp(-clip, clip)
+
+    return act

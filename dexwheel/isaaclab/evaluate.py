@@ -1,0 +1,99 @@
+"""Evaluation episodes on Isaac Lab: ``python -m dexwheel.isaaclab.evaluate <job.json>`` in the Isaac Lab venv.
+
+``scripts/evaluate.py ... backend=isaaclab`` writes the job (:func:`dexwheel.rl.isaaclab_launch.evaluate_on_isaaclab`):
+the resolved env config, the policy (an rsl_rl checkpoint, an exported ONNX policy, or a zero / random
+baseline), the number of episodes and the seed. Each episode runs in its own Isaac Lab env
+(:func:`~dexwheel.isaaclab.episodes.isaac_episodes`), with the MuJoCo evaluations' metrics; the summary
+comes back as one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+from omegaconf import OmegaConf
+from tensordict import TensorDict
+
+from dexwheel.isaaclab.episodes import BatchPolicy, actor_batch_policy, isaac_episodes, make_task_env
+from dexwheel.rl.isaaclab_launch import RESULT
+from dexwheel.rl.rsl_cfg import POLICY_GROUP
+from dexwheel.rl.schema import ConfigError
+
+CLIP_ACTIONS = 1.0  # as the runner and the MuJoCo envs clip
+
+
+def onnx_policy(path: Path, clip: tuple[list[float], list[float]], device: str) -> BatchPolicy:
+    """An exported policy (``scripts/export.py``) run by onnxruntime on the policy observation group."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    low, high = (torch.as_tensor(np.asarray(b, dtype=np.float32), device=device) for b in clip)
+
+    def act(obs: TensorDict) -> torch.Tensor:
+        x = obs[POLICY_GROUP].detach().cpu().numpy().astype(np.float32)
+        out = torch.as_tensor(session.run(None, {name: x})[0], device=device)
+        return torch.maximum(torch.minimum(out, high), low)
+
+    return act
+
+
+def baseline(kind: str, num_actions: int, seed: int, device: str) -> BatchPolicy:
+    generator = torch.Generator(device=device).manual_seed(seed)
+
+    def act(obs: TensorDict) -> torch.Tensor:
+        n = obs.batch_size[0]
+        if kind == "zero":
+            return torch.zeros(n, num_actions, device=device)
+        return torch.rand(n, num_actions, generator=generator, device=device) * 2.0 - 1.0
+
+    return act
+
+
+def evaluate(job: dict) -> dict[str, float]:
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    cfg = OmegaConf.create(job["config"])
+    device, n = job.get("device", "cpu"), int(job["episodes"])
+    env = make_task_env(cfg, n, device, int(job["eval_seed"]), job.get("overrides"))
+    venv = RslRlVecEnvWrapper(env, clip_actions=CLIP_ACTIONS)
+    obs_dim = venv.get_observations()[POLICY_GROUP].shape[1]
+    if job["policy"] == "trained":
+        from dexwheel.rl.rsl import load_actor
+
+        actor = load_actor(Path(job["checkpoint"]), cfg, venv.unwrapped.single_action_space)
+        if actor.obs_dim != obs_dim:
+            raise ConfigError(
+                f"checkpoint: the actor reads {actor.obs_dim} observations, the Isaac Lab task gives {obs_dim}"
+            )
+        policy = actor_batch_policy(actor.to(device), CLIP_ACTIONS)
+    elif job["policy"] == "onnx":
+        meta = job["metadata"]
+        if int(meta["observation"]["size"]) != obs_dim:
+            raise ConfigError(
+                f"onnx: the policy reads {meta['observation']['size']} observations, the Isaac Lab task gives {obs_dim}"
+            )
+        policy = onnx_policy(Path(job["onnx"]), tuple(meta["action"]["clip"]), device)
+    else:
+        policy = baseline(job["policy"], venv.num_actions, int(job["eval_seed"]), device)
+    try:
+        return isaac_episodes(venv, policy, cfg.task.name, n, int(job["eval_seed"])).summary()
+    finally:
+        venv.close()
+
+
+def main() -> None:
+    try:
+        summary = evaluate(json.loads(Path(sys.argv[1]).read_text()))
+    except (ConfigError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(RESULT + json.dumps(summary), flush=True)
+
+
+if __name__ == "__main__":
+    main()

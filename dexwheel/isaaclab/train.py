@@ -1,0 +1,79 @@
+"""rsl_rl training on Isaac Lab: ``python -m dexwheel.isaaclab.train <run>`` in the Isaac Lab venv.
+
+``scripts/train.py ... backend=isaaclab`` checks the config in the core venv, writes ``<run>/config.yaml``
+and starts this (:mod:`dexwheel.rl.isaaclab_launch`). The run is the MuJoCo backend's rsl_ppo run with
+another env: the same learner (:class:`~dexwheel.rl.rsl.RslLearner` over Isaac Lab's
+``RslRlVecEnvWrapper``, ``clip_actions`` 1.0 as the MuJoCo envs clip), the same run loop
+(:func:`~dexwheel.rl.training.run_training`: checkpoints, resume, TensorBoard, progress lines, Ctrl-C), the
+same checkpoint format, so ``scripts/evaluate.py`` and ``scripts/export.py`` take the run as any other.
+Evaluations run deterministic episodes on the training envs themselves (Isaac Lab keeps one simulation
+per process): each resets every env with the evaluation seed, and training continues from there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from dexwheel.isaaclab.episodes import actor_batch_policy, isaac_episodes, make_task_env
+from dexwheel.rl.checkpoints import check_checkpoint, latest_checkpoint
+from dexwheel.rl.isaaclab_launch import PROGRESS, RESULT
+from dexwheel.rl.rsl import RslLearner
+from dexwheel.rl.schema import ConfigError, validate
+from dexwheel.rl.training import CONFIG_FILE, Evaluator, log, run_training
+
+CLIP_ACTIONS = 1.0  # the MuJoCo envs clip policy actions to [-1, 1]
+
+
+class IsaacRslLearner(RslLearner):
+    def policy(self):
+        """Deterministic batched actions for the Isaac Lab evaluation episodes."""
+        actor = self.runner.alg.get_policy()
+        actor.eval()  # rsl_rl's learn() switches back to training mode
+        return actor_batch_policy(actor, CLIP_ACTIONS)
+
+
+def train(run_dir: Path) -> dict[str, float]:
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    cfg = OmegaConf.load(run_dir / CONFIG_FILE)
+    train_cfg, _, params, policy = validate(cfg)
+    if train_cfg.eval_episodes > train_cfg.num_envs:
+        raise ConfigError(
+            f"train.eval_episodes: {train_cfg.eval_episodes} evaluation episodes run on the Isaac Lab training envs; "
+            f"train.num_envs is {train_cfg.num_envs}"
+        )
+    checkpoint = latest_checkpoint(run_dir) if train_cfg.resume else None
+    if checkpoint is not None:
+        check_checkpoint(checkpoint)
+    env = make_task_env(cfg, train_cfg.num_envs, train_cfg.device, cfg.seed)
+    venv = RslRlVecEnvWrapper(env, clip_actions=CLIP_ACTIONS)
+    learner = IsaacRslLearner(cfg, train_cfg, params, policy, run_dir, checkpoint, venv=venv)
+
+    def episodes(act, n_episodes: int, seed: int):
+        return isaac_episodes(venv, act, cfg.task.name, n_episodes, seed)
+
+    evaluator = Evaluator(cfg, train_cfg, run_dir, episodes=episodes)
+    return run_training(cfg, train_cfg, learner, evaluator, run_dir)
+
+
+def main() -> None:
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter(PROGRESS + "%(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        summary = train(Path(sys.argv[1]))
+    except (ConfigError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(RESULT + json.dumps(summary), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""``backend=isaaclab`` from the core venv: the Isaac Lab venv is built when missing, then does the work.
+
+Isaac Lab 3 and the MuJoCo envs cannot share a venv (README: Isaac Lab backend). ``scripts/train.py`` and
+``scripts/evaluate.py`` check everything in the core venv first (the config, the env's fields, a resumed
+run), then start ``.venv-isaaclab/bin/python -m dexwheel.isaaclab.<job>`` on the run folder and relay its
+output: its progress lines (``PROGRESS`` prefix) go to this process's log (``train.log``), the rest to the
+console. Ctrl-C reaches both processes; the child saves its checkpoint and this one waits for it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from dexwheel.atomic import write_atomic
+from dexwheel.rl.schema import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / ".venv-isaaclab"
+PYTHON = VENV / "bin" / "python"
+STAMP = VENV / ".installed"  # written by the Makefile's isaaclab-venv target once the install completed
+#: what the child prints before a line for the parent's log
+PROGRESS = "[progress] "
+#: the child prints its result as one JSON line after this
+RESULT = "[result] "
+log = logging.getLogger("dexwheel.train")
+
+
+class IsaacLabError(RuntimeError):
+    """The Isaac Lab process failed; its own output (above) says why."""
+
+
+def ensure_venv() -> Path:
+    """The Isaac Lab venv's python, built first (``make isaaclab-venv``, a few minutes) when it is missing."""
+    if not STAMP.exists():
+        print(f"backend=isaaclab: building {VENV} (make isaaclab-venv; about 2-3 minutes, 7.8 GB)", flush=True)
+        done = subprocess.run(["make", "-C", str(ROOT), "isaaclab-venv"], check=False)
+        if done.returncode != 0 or not STAMP.exists():
+            raise ConfigError(f"backend=isaaclab: `make isaaclab-venv` failed (exit {done.returncode}); see its output")
+    return PYTHON
+
+
+def run_child(module: str, *args: str) -> dict[str, Any]:
+    """Run ``python -m <module> <args>`` in the Isaac Lab venv, relaying its output; returns its result."""
+    python = ensure_venv()
+    env = {
+        **os.environ,
+        "WARP_CACHE_PATH": os.environ.get("WARP_CACHE_PATH", str(Path.home() / ".cache/dexwheel/warp")),
+    }
+    proc = subprocess.Popen([str(python), "-u", "-m", module, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, bufsize=1)  # fmt: skip
+    result: dict[str, Any] | None = None
+    interrupted = False
+    while True:
+        try:
+            for line in proc.stdout:  # type: ignore[union-attr]
+                line = line.rstrip("\n")
+                if line.startswith(PROGRESS):
+                    log.info(line[len(PROGRESS) :])
+                elif line.startswith(RESULT):
+                    result = json.loads(line[len(RESULT) :])
+                else:
+                    print(line, flush=True)
+            break
+        except KeyboardInterrupt:  # the child got it too: let it save and finish
+            interrupted = True
+    code = proc.wait()
+    if interrupted or code == 130:
+        raise SystemExit(130)
+    if code == 2:  # the child's one-line error is printed above
+        raise SystemExit(2)
+    if code != 0 or result is None:
+        raise IsaacLabError(f"backend=isaaclab: {module} failed (exit {code}); its output is above")
+    return result
+
+
+def train_on_isaaclab(cfg: DictConfig, algo: str, run_dir: Path) -> dict[str, Any]:
+    """Train ``cfg`` (checked) with rsl_rl on the Isaac Lab task; returns the final evaluation."""
+    if algo != "rsl_ppo":
+        raise ConfigError(f"algo={algo}: backend=isaaclab trains with algo=rsl_ppo (rsl_rl, as Isaac Lab does)")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))  # what the child trains
+    return run_child("dexwheel.isaaclab.train", str(run_dir))
+
+
+def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_seed: int, device: str = "cpu",
+                         checkpoint: Path | None = None, onnx: Path | None = None,
+                         metadata: dict[str, Any] | None = None,
+                         overrides: dict[str, Any] | None = None) -> dict[str, float]:  # fmt: skip
+    """``episodes`` deterministic episodes of ``env_cfg``'s Isaac Lab task (one env each); the summary."""
+    job = {
+        "config": OmegaConf.to_container(env_cfg, resolve=True),
+        "policy": policy,
+        "checkpoint": str(checkpoint) if checkpoint else None,
+        "onnx": str(onnx) if onnx else None,
+        "metadata": metadata,
+        "overrides": overrides or {},
+        "episodes": episodes,
+        "eval_seed": eval_seed,
+        "device": device,
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "job.json"
+        path.write_text(json.dumps(job))
+        return run_child("dexwheel.isaaclab.evaluate", str(path))

@@ -1,0 +1,49 @@
+"""Export a trained policy as ONNX (observation normaliser inside) plus JSON metadata.
+
+python scripts/export.py run=outputs/<run>                       # <run>/export/policy.onnx and policy.json
+python scripts/export.py run=outputs/<run> checkpoint=best out=deploy/policy.onnx overwrite=true
+python scripts/evaluate.py policy=onnx onnx=outputs/<run>/export/policy.onnx   # play it back
+
+The graph maps raw float32 observations ``obs`` (batch, obs_size) to ``actions`` (batch, action_size), the
+deterministic action before clipping; the metadata gives the bounds to clip to, the observation layout, the
+action joints, the control rate (dexwheel/rl/export.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from dexwheel.rl.checkpoints import CheckpointError
+from dexwheel.rl.schema import ConfigError
+
+CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
+
+
+def export(cfg: DictConfig) -> tuple[Path, Path]:
+    from dexwheel.rl.export import export_policy
+
+    if not isinstance(cfg.overwrite, bool):
+        raise ConfigError(f"overwrite: must be true or false, got {cfg.overwrite!r}")
+    if not cfg.run:
+        raise ConfigError("run: export needs run=<training run folder>")
+    onnx_path, meta_path = export_policy(cfg.run, str(cfg.checkpoint), cfg.out, overwrite=cfg.overwrite)
+    print(f"onnx: {onnx_path}")
+    print(f"metadata: {meta_path}")
+    return onnx_path, meta_path
+
+
+@hydra.main(config_path=CONFIG_DIR, config_name="export", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    try:
+        export(cfg)
+    except (ConfigError, CheckpointError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()
