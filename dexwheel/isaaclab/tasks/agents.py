@@ -1,47 +1,97 @@
-"""rsl_rl PPO runner for the wheel-leg tasks (the learner issue 18 runs on both backends).
+"""rsl_rl PPO runners of the Isaac Lab tasks, from the one config both backends train with.
 
-Observation normalisation sits in the actor and critic models, so an exported policy carries it along.
-``clip_actions`` 1.0: the MuJoCo task clips actions to [-1, 1] before it maps them and observes the
-clipped action; the runner clipping them first makes the Isaac Lab task see the same.
+Runner, PPO and model settings are ``configs/algo/rsl_ppo.yaml`` (with ``configs/train.yaml``'s
+``train.normalize_obs``) through :func:`dexwheel.rl.rsl_cfg.runner_cfg`, the dict the MuJoCo side's rsl_rl
+learner runs; here they become Isaac Lab's ``RslRlOnPolicyRunnerCfg`` fields. Observation normalisation sits
+in the actor and critic models, so an exported policy carries it along.
+
+Isaac Lab's own, not in that dict: ``max_iterations`` (the MuJoCo side counts ``total_timesteps``),
+``save_interval`` (dexwheel's learner checkpoints itself, so its runner never saves; Isaac Lab's train script
+relies on the runner saving) and ``experiment_name``. ``clip_actions`` 1.0: the MuJoCo tasks clip actions to
+[-1, 1] before they map them and observe the clipped action; the runner clipping them first makes the Isaac
+Lab tasks see the same.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from isaaclab.utils import configclass
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
+from omegaconf import OmegaConf
+
+from dexwheel.rl.rsl_cfg import runner_cfg
+
+REPO = Path(__file__).resolve().parents[3]
+ALGO_CFG = REPO / "configs" / "algo" / "rsl_ppo.yaml"
+TRAIN_CFG = REPO / "configs" / "train.yaml"
+#: Fields of runner_cfg's dict that the Isaac Lab runners set otherwise (see the module docstring).
+NOT_SHARED = ("save_interval",)
+
+
+def shared_runner_cfg() -> dict[str, Any]:
+    """rsl_rl's train_cfg dict as the MuJoCo side builds it from ``rsl_ppo.yaml`` and ``train.yaml``."""
+    algo, train = OmegaConf.load(ALGO_CFG), OmegaConf.load(TRAIN_CFG)
+    return runner_cfg(algo.params, algo.policy, bool(train.train.normalize_obs))
+
+
+def _model(d: dict[str, Any]) -> RslRlMLPModelCfg:
+    dist = dict(d.get("distribution_cfg") or {})
+    if dist and dist.get("class_name") != "GaussianDistribution":
+        raise ValueError(f"rsl_ppo.yaml: distribution {dist.get('class_name')!r} has no Isaac Lab config here")
+    unknown = sorted(set(d) - {"class_name", "hidden_dims", "activation", "obs_normalization", "distribution_cfg"})
+    if unknown:
+        raise ValueError(f"rsl_ppo.yaml: model fields {unknown} have no Isaac Lab counterpart here")
+    return RslRlMLPModelCfg(
+        class_name=d["class_name"],
+        hidden_dims=list(d["hidden_dims"]),
+        activation=d["activation"],
+        obs_normalization=bool(d["obs_normalization"]),
+        distribution_cfg=RslRlMLPModelCfg.GaussianDistributionCfg(**dist) if dist else None,
+    )
+
+
+def apply_runner_cfg(cfg: RslRlOnPolicyRunnerCfg, shared: dict[str, Any]) -> None:
+    """Set ``cfg``'s fields from runner_cfg's dict (every field but :data:`NOT_SHARED`)."""
+    unknown = sorted(set(shared) - {"num_steps_per_env", "obs_groups", "algorithm", "actor", "critic", *NOT_SHARED})
+    if unknown:
+        raise ValueError(f"runner_cfg fields {unknown} have no Isaac Lab counterpart here")
+    cfg.num_steps_per_env = int(shared["num_steps_per_env"])
+    cfg.obs_groups = {k: list(v) for k, v in shared["obs_groups"].items()}
+    cfg.algorithm = RslRlPpoAlgorithmCfg(**shared["algorithm"])  # an unknown PPO field raises, naming it
+    cfg.actor = _model(shared["actor"])
+    cfg.critic = _model(shared["critic"])
 
 
 @configclass
-class WheelLegFlatPPORunnerCfg(RslRlOnPolicyRunnerCfg):
-    num_steps_per_env = 24
+class DexwheelPPORunnerCfg(RslRlOnPolicyRunnerCfg):
+    """PPO from ``rsl_ppo.yaml``; subclasses name the experiment."""
+
     max_iterations = 500
     save_interval = 50
-    experiment_name = "solenopsis_flat"
+    experiment_name = "dexwheel"
     clip_actions = 1.0
-    obs_groups = {"actor": ["policy"], "critic": ["policy"]}
-    actor = RslRlMLPModelCfg(
-        hidden_dims=[128, 128, 128],
-        activation="elu",
-        obs_normalization=True,
-        distribution_cfg=RslRlMLPModelCfg.GaussianDistributionCfg(init_std=1.0),
-    )
-    critic = RslRlMLPModelCfg(hidden_dims=[128, 128, 128], activation="elu", obs_normalization=True)
-    algorithm = RslRlPpoAlgorithmCfg(
-        value_loss_coef=1.0,
-        use_clipped_value_loss=True,
-        clip_param=0.2,
-        entropy_coef=0.005,
-        num_learning_epochs=5,
-        num_mini_batches=4,
-        learning_rate=1.0e-3,
-        schedule="adaptive",
-        gamma=0.99,
-        lam=0.95,
-        desired_kl=0.01,
-        max_grad_norm=1.0,
-    )
+
+    def __post_init__(self):
+        apply_runner_cfg(self, shared_runner_cfg())
 
 
 @configclass
-class M20LegacyFlatPPORunnerCfg(WheelLegFlatPPORunnerCfg):
+class WheelLegFlatPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "solenopsis_flat"
+
+
+@configclass
+class M20LegacyFlatPPORunnerCfg(DexwheelPPORunnerCfg):
     experiment_name = "m20_legacy_flat"
+
+
+@configclass
+class G20LeftPosePPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "g20_left_pose"
+
+
+@configclass
+class G20RightPosePPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "g20_right_pose"
