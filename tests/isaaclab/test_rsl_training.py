@@ -1,0 +1,77 @@
+"""rsl_rl on Isaac Lab as a user runs it: ``scripts/train.py ... backend=isaaclab`` from the core venv trains,
+checkpoints, resumes and exports; ``scripts/evaluate.py`` runs the run on both backends (sim-to-sim).
+
+Each command is a subprocess in the core venv, which starts the Isaac Lab half itself (about 20-40 s each).
+"""
+
+import json
+import subprocess
+
+import pytest
+
+from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
+
+TINY = [
+    "robot=solenopsis", "backend=isaaclab", "algo=rsl_ppo", "train.num_envs=4", "train.total_timesteps=256",
+    "train.eval_every_steps=128", "train.eval_episodes=2", "train.checkpoint_every_steps=128",
+    "task.wheel_leg.episode_length_s=0.5", "algo.params.num_steps_per_env=32", "algo.params.num_learning_epochs=1",
+]  # fmt: skip
+
+
+def run(script: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(MUJOCO_PYTHON), str(REPO / "scripts" / script), *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    if check:
+        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("isaac_run")
+    first = run("train.py", *TINY, f"hydra.run.dir={run_dir}")
+    return run_dir, first
+
+
+def test_an_isaaclab_run_trains_evaluates_and_checkpoints(trained):
+    run_dir, _ = trained
+    names = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
+    assert names == ["best.pt", "final.pt", "step_128.pt", "step_256.pt"]
+    history = json.loads((run_dir / "eval_history.json").read_text())
+    assert [int(h["timesteps"]) for h in history] == [128, 256, 256]
+    assert all(h["episodes"] == 2 and h["length"] == 25 and h["fall"] == 0 for h in history)  # 0.5 s at 50 Hz
+    log = (run_dir / "train.log").read_text()
+    assert "backend=isaaclab" in log.splitlines()[0] and log.count(" - eval step=") == 3 and " - done step=256" in log
+    assert list((run_dir / "tb").rglob("events.out.tfevents*"))
+
+
+def test_it_resumes_and_refuses_another_learner(trained, tmp_path):
+    run_dir, _ = trained
+    run("train.py", *TINY, "train.total_timesteps=384", f"train.resume={run_dir}")
+    assert (run_dir / "checkpoints" / "step_384.pt").exists()
+    history = json.loads((run_dir / "eval_history.json").read_text())
+    assert int(history[-1]["timesteps"]) == 384
+    sb3 = [a for a in TINY if not a.startswith("algo")] + ["algo=ppo", f"hydra.run.dir={tmp_path / 'sb3'}"]
+    refused = run("train.py", *sb3, check=False)
+    assert refused.returncode == 2 and "backend=isaaclab trains with algo=rsl_ppo" in refused.stderr
+    assert not (tmp_path / "sb3" / "checkpoints").exists()
+
+
+def test_the_run_exports_and_evaluates_on_both_backends(trained):
+    run_dir, _ = trained
+    run("export.py", f"run={run_dir}", "checkpoint=final", "overwrite=true")
+    onnx = run_dir / "export" / "policy.onnx"
+    results = {}
+    for backend in ("isaaclab", "mujoco"):
+        for policy in ("trained", "onnx"):
+            args = [f"run={run_dir}", "checkpoint=final", "episodes=2", f"backend={backend}", f"policy={policy}",
+                    f"onnx={onnx}", "overwrite=true"]  # fmt: skip
+            run("evaluate.py", *args)
+            name = f"{policy}_final_solenopsis{'_isaaclab' if backend == 'isaaclab' else ''}_seed20000_ep2.json"
+            record = json.loads((run_dir / "eval" / name).read_text())
+            assert record["backend"] == backend
+            results[backend, policy] = record["results"]["solenopsis"]
+    for backend in ("isaaclab", "mujoco"):  # the export is the checkpoint's policy, on either backend
+        a, b = results[backend, "trained"], results[backend, "onnx"]
+        assert a["lin_vel_x_error"] == pytest.approx(b["lin_vel_x_error"], abs=1e-4), backend
+        assert a["episodes"] == b["episodes"] == 2
