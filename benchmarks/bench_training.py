@@ -48,7 +48,7 @@ BUDGETS: dict[str, dict[bool, tuple[list[str], int]]] = {
     "sac": {False: (["algo.params.learning_starts=1024"], 9216), True: (["algo.params.learning_starts=256"], 1024)},
     "rsl_ppo": {False: ([], 1), True: (["algo.params.num_steps_per_env=16"], 1)},  # 4 updates of the config's size
 }
-RSL_ITERATIONS = 4
+RSL_ITERATIONS = 8
 
 
 def timed(obj: Any, attr: str, totals: dict[str, float], key: str) -> None:

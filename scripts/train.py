@@ -35,7 +35,8 @@ def main(cfg: DictConfig) -> float:
     except IsaacLabError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(1) from None
-    print(format_table({cfg.robot.name: summary}))
+    if summary:  # empty on a distributed run's other processes
+        print(format_table({cfg.robot.name: summary}))
     return summary.get("return", 0.0)
 
 

@@ -101,3 +101,48 @@ def test_same_seed_same_weights_bit_for_bit(tmp_path):
     a, b = (load_rsl(tmp_path / n / "checkpoints" / "final.pt")["actor_state_dict"] for n in ("a", "b"))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     assert any(not torch.equal(v, torch.zeros_like(v)) for k, v in a.items() if "normalizer._mean" in k)
+
+
+def test_two_processes_train_one_policy_with_gloo(tmp_path):
+    """The distributed path (rsl_rl's multi-GPU training, torchrun's environment) on the CPU: two processes,
+    gloo over the loopback device, a file rendezvous (no listening socket); the first process writes the run."""
+    import os
+    import subprocess
+    import sys
+
+    from test_training import ROOT
+
+    run = tmp_path / "run"
+    args = short("solenopsis", "train.total_timesteps=512", "train.eval_every_steps=256", "train.checkpoint_every_steps=256",
+                 "algo.params.num_steps_per_env=32", algo="rsl_ppo")  # fmt: skip
+    env = {
+        **os.environ,
+        "WORLD_SIZE": "2",
+        "GLOO_SOCKET_IFNAME": "lo",
+        "DEXWHEEL_DIST_INIT": f"file://{tmp_path / 'rendezvous'}",
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(ROOT / "scripts" / "train.py"), f"hydra.run.dir={run}", *args],
+            env={**env, "RANK": str(r), "LOCAL_RANK": str(r)},
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        for r in (0, 1)
+    ]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs[0][-3000:] + outs[1][-3000:]
+    # 4 envs x 32 steps x 2 processes = 256 samples per iteration, counted once in the step numbers
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [
+        "best.pt",
+        "final.pt",
+        "step_256.pt",
+        "step_512.pt",
+    ]
+    assert load_rsl(run / "checkpoints" / "final.pt")["iter"] == 2
+    lines = (run / "train.log").read_text().splitlines()
+    assert (
+        sum(" - start robot=" in line for line in lines) == 1 and sum(" - done step=512" in line for line in lines) == 1
+    )

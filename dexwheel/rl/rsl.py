@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,22 @@ class _Runner(OnPolicyRunner):
         """No-op: the runner's own saves (a non-atomic ``torch.save`` at the end of each ``learn``) are
         replaced by :meth:`RslLearner.save`."""
 
+    def _configure_multi_gpu(self) -> None:
+        """rsl_rl's multi-GPU set-up (torchrun's ``WORLD_SIZE``/``RANK``/``LOCAL_RANK``, NCCL, ``cuda:<local
+        rank>`` per process), and the same on the CPU with gloo, which rsl_rl does not offer: several CPU
+        processes train one policy (gradients, KL and normaliser statistics all-reduced)."""
+        world = int(os.getenv("WORLD_SIZE", "1"))
+        if world == 1 or not str(self.device).startswith("cpu"):
+            super()._configure_multi_gpu()
+            return
+        self.gpu_world_size, self.is_distributed = world, True
+        self.gpu_local_rank, self.gpu_global_rank = int(os.getenv("LOCAL_RANK", "0")), int(os.getenv("RANK", "0"))
+        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank, "local_rank": self.gpu_local_rank,
+                                 "world_size": world}  # fmt: skip
+        if not torch.distributed.is_initialized():
+            torch.distributed.init_process_group("gloo", init_method=os.getenv("DEXWHEEL_DIST_INIT", "env://"),
+                                                 rank=self.gpu_global_rank, world_size=world)  # fmt: skip
+
 
 def _quiet(log: Callable[..., None], on_iteration: Callable[[], None]) -> Callable[..., None]:
     """rsl_rl's per-iteration log, with its console block (dozens of lines, several per second on the CPU)
@@ -63,15 +80,22 @@ class RslLearner:
         """``venv``: the backend's rsl_rl env (Isaac Lab's ``RslRlVecEnvWrapper``); by default the native
         MuJoCo vector env of ``cfg``."""
         self.run_dir = run_dir
+        #: distributed training (torchrun): each process steps its own envs; the first one writes the run
+        self.rank, self.world = int(os.getenv("RANK", "0")), int(os.getenv("WORLD_SIZE", "1"))
+        self.is_main = self.rank == 0
+        device = train.device
+        if self.world > 1 and device.startswith("cuda"):  # one GPU per process, as rsl_rl requires
+            device = f"cuda:{int(os.getenv('LOCAL_RANK', '0'))}"
         torch.manual_seed(cfg.seed)  # the models' initial weights and PPO's minibatch order
         if venv is None:
-            venv = RslVecEnv(make_vector_env(cfg, train.num_envs), seed=cfg.seed, device=train.device)
+            seed = cfg.seed + self.rank * train.num_envs  # env i of process r: seed + r * num_envs + i
+            venv = RslVecEnv(make_vector_env(cfg, train.num_envs), seed=seed, device=device)
         self.venv = venv
         critic = CRITIC_GROUP if CRITIC_GROUP in venv.get_observations().keys() else POLICY_GROUP  # noqa: SIM118
         self.cfg = runner_cfg(params, policy, train.normalize_obs, critic)
-        self.batch = self.cfg["num_steps_per_env"] * train.num_envs
+        self.batch = self.cfg["num_steps_per_env"] * train.num_envs * self.world  # every process's samples
         with contextlib.redirect_stdout(io.StringIO()):  # the model printout
-            self.runner = _Runner(self.venv, self.cfg, log_dir=str(run_dir / "tb" / "rsl_ppo"), device=train.device)
+            self.runner = _Runner(self.venv, self.cfg, log_dir=str(run_dir / "tb" / "rsl_ppo"), device=device)
         self.runner.add_git_repo_to_log(__file__)  # the dexwheel commit and diff, next to rsl_rl's own
         self.num_timesteps = 0
         if checkpoint is not None:
@@ -109,15 +133,18 @@ class RslLearner:
                 self.runner.logger.writer.close()
 
     def save(self, name: str) -> Path:
+        path = self.run_dir / CHECKPOINT_DIR / f"{name}.pt"
+        if not self.is_main:  # one copy of the (all-reduced, identical) weights
+            return path
         saved = self.runner.alg.save()
         saved["iter"] = self.runner.current_learning_iteration
         saved["infos"] = {"num_timesteps": self.num_timesteps}
-        path = save_rsl(saved, self.run_dir / CHECKPOINT_DIR / f"{name}.pt")
-        return path
+        return save_rsl(saved, path)
 
     def save_step(self, keep: int) -> Path:
         path = self.save(f"step_{self.num_timesteps}")
-        prune(self.run_dir, keep)
+        if self.is_main:
+            prune(self.run_dir, keep)
         return path
 
     def policy(self) -> Policy:

@@ -75,6 +75,7 @@ class Evaluator:
         else:
             self.env = None
         self.episodes = episodes
+        self.active = True
         self.history: list[dict[str, float]] = _load_history(run_dir)
         self.last = 0
         self.t0, self.first = time.monotonic(), 0  # this process's start: a resumed run's rate counts its own steps
@@ -88,6 +89,8 @@ class Evaluator:
 
     def evaluate(self, act: Policy, steps: int) -> tuple[dict[str, float], bool]:
         self.last = steps
+        if not self.active:  # another process of a distributed run evaluates
+            return {}, False
         summary = self.episodes(act, n_episodes=self.train.eval_episodes, seed=self.train.eval_seed).summary()
         summary["timesteps"] = float(steps)
         elapsed = time.monotonic() - self.t0
@@ -224,8 +227,13 @@ def run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: 
     """The run itself, whatever the learner and the backend: progress lines, periodic evaluations and
     checkpoints, Ctrl-C saving a checkpoint, the final checkpoint and evaluation."""
     name = cfg.algo.name
+    main = getattr(learner, "is_main", True)  # a distributed run's other processes only learn
+    evaluator.active = main
+    if not main:
+        log.disabled = True
     torch.set_num_threads(train_cfg.torch_threads)
-    write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))  # once the model is built
+    if main:
+        write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))  # once the model is built
     evaluator.start(learner.num_timesteps)
     bar = train_cfg.progress_bar and sys.stdout.isatty()  # off a terminal, the log lines show progress
     log.info(
@@ -257,7 +265,8 @@ def run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: 
     if best:
         learner.save("best")
     evaluator.close()  # only now: the final evaluation runs on it, and a closed env refuses to step
-    write_atomic(run_dir / FINAL_EVAL_FILE, json.dumps(summary, indent=1))
+    if main:
+        write_atomic(run_dir / FINAL_EVAL_FILE, json.dumps(summary, indent=1))
     learner.close()
     log.info(
         f"done step={learner.num_timesteps} wall_s={time.monotonic() - evaluator.t0:.1f} {_fields(summary)} "
