@@ -46,7 +46,7 @@ from gymnasium import spaces
 
 from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
 from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
-from dexwheel.envs.wheel_leg_task import WheelLegTask
+from dexwheel.envs.wheel_leg_task import WheelLegTask, mirror_maps
 from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
@@ -119,6 +119,11 @@ class WheelLegEnv(Reconstructible, gymnasium.Env):
     def policy_obs_dim(self) -> int:
         """The leading observation columns a deployed policy reads; the privileged ones follow."""
         return self.task.obs_layout.policy_dim
+
+    @property
+    def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_task.mirror_maps`)."""
+        return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
 
     @property
     def policy_joints(self) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ import numpy as np
 from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
 from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
-from dexwheel.envs.wheel_leg_task import WheelLegTask
+from dexwheel.envs.wheel_leg_task import WheelLegTask, mirror_maps
 from dexwheel.sim.rendering import render_each
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
@@ -65,6 +65,11 @@ class WheelLegVectorEnv(NativeVectorEnv):
     def policy_obs_dim(self) -> int:
         """The leading observation columns a deployed policy reads; the privileged ones follow."""
         return self.task.obs_layout.policy_dim
+
+    @property
+    def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_task.mirror_maps`)."""
+        return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
 
     # -- the task's part of NativeVectorEnv ------------------------------------------------------------
     def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any]) -> None:

@@ -10,7 +10,6 @@ comes back as one JSON line.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ from omegaconf import OmegaConf
 from tensordict import TensorDict
 
 from dexwheel.isaaclab.episodes import BatchPolicy, actor_batch_policy, isaac_episodes, make_task_env
-from dexwheel.rl.isaaclab_launch import RESULT
+from dexwheel.rl.isaaclab_launch import child_main
 from dexwheel.rl.rsl_cfg import POLICY_GROUP
 from dexwheel.rl.schema import ConfigError
 
@@ -86,14 +85,9 @@ def evaluate(job: dict) -> dict[str, float]:
         venv.close()
 
 
-def main() -> None:
-    try:
-        summary = evaluate(json.loads(Path(sys.argv[1]).read_text()))
-    except (ConfigError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
-    print(RESULT + json.dumps(summary), flush=True)
+def evaluate_job(path: Path) -> dict[str, float]:
+    return evaluate(json.loads(path.read_text()))
 
 
 if __name__ == "__main__":
-    main()
+    child_main(evaluate_job)

@@ -12,19 +12,16 @@ per process): each resets every env with the evaluation seed, and training conti
 
 from __future__ import annotations
 
-import json
-import logging
-import sys
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from dexwheel.isaaclab.episodes import actor_batch_policy, isaac_episodes, make_task_env
 from dexwheel.rl.checkpoints import check_checkpoint, latest_checkpoint
-from dexwheel.rl.isaaclab_launch import PROGRESS, RESULT
+from dexwheel.rl.isaaclab_launch import child_main
 from dexwheel.rl.rsl import RslLearner
 from dexwheel.rl.schema import ConfigError, validate
-from dexwheel.rl.training import CONFIG_FILE, Evaluator, log, run_training
+from dexwheel.rl.training import CONFIG_FILE, Evaluator, run_training
 
 CLIP_ACTIONS = 1.0  # the MuJoCo envs clip policy actions to [-1, 1]
 
@@ -61,19 +58,5 @@ def train(run_dir: Path) -> dict[str, float]:
     return run_training(cfg, train_cfg, learner, evaluator, run_dir)
 
 
-def main() -> None:
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter(PROGRESS + "%(message)s"))
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    log.propagate = False
-    try:
-        summary = train(Path(sys.argv[1]))
-    except (ConfigError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
-    print(RESULT + json.dumps(summary), flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    child_main(train)

@@ -13,7 +13,9 @@ import json
 import logging
 import os
 import subprocess
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,19 @@ def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_s
         path = Path(tmp) / "job.json"
         path.write_text(json.dumps(job))
         return run_child("dexwheel.isaaclab.evaluate", str(path))
+
+
+def child_main(job: Callable[[Path], dict[str, Any]]) -> None:
+    """The entry of an Isaac Lab process: ``job(<argv[1]>)`` with its progress lines and result printed for
+    :func:`run_child`, and a bad config as one line on stderr (exit 2)."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter(PROGRESS + "%(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        result = job(Path(sys.argv[1]))
+    except (ConfigError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(RESULT + json.dumps(result), flush=True)

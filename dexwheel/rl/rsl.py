@@ -31,7 +31,7 @@ from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_rsl, prune, save_rsl
 from dexwheel.rl.env_factory import make_vector_env
 from dexwheel.rl.rsl_cfg import CRITIC_GROUP, POLICY_GROUP, runner_cfg
 from dexwheel.rl.rsl_vec_env import RslVecEnv, clip_actions
-from dexwheel.rl.schema import TrainCfg
+from dexwheel.rl.schema import ConfigError, TrainCfg
 
 Policy = Callable[[np.ndarray], np.ndarray]
 
@@ -91,6 +91,9 @@ class RslLearner:
             seed = cfg.seed + self.rank * train.num_envs  # env i of process r: seed + r * num_envs + i
             venv = RslVecEnv(make_vector_env(cfg, train.num_envs), seed=seed, device=device)
         self.venv = venv
+        if params.get("symmetry") and getattr(venv, "mirror_maps", None) is None:
+            raise ConfigError(f"algo.params.symmetry: the {cfg.robot.name} env has no left-right mirror here "
+                              f"(the wheel-leg robots on the MuJoCo backend have one)")  # fmt: skip
         critic = CRITIC_GROUP if CRITIC_GROUP in venv.get_observations().keys() else POLICY_GROUP  # noqa: SIM118
         self.cfg = runner_cfg(params, policy, train.normalize_obs, critic)
         self.batch = self.cfg["num_steps_per_env"] * train.num_envs * self.world  # every process's samples

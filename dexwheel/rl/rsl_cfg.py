@@ -16,6 +16,8 @@ from omegaconf import DictConfig, OmegaConf
 POLICY_GROUP = "policy"
 #: all columns, privileged ones included, when the env has them (rsl_rl's critic then reads this group)
 CRITIC_GROUP = "critic"
+#: rsl_rl's data augmentation function for ``algo.params.symmetry`` (it reads the env's ``mirror_maps``)
+SYMMETRY_FUNC = "dexwheel.rl.symmetry:mirrored"
 
 
 def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_obs: bool,
@@ -24,6 +26,9 @@ def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_o
     the critic reads ``critic_group`` (:data:`CRITIC_GROUP` for an asymmetric actor-critic)."""
     algorithm = dict(OmegaConf.to_container(params) if isinstance(params, DictConfig) else params)
     steps = algorithm.pop("num_steps_per_env")
+    if algorithm.pop("symmetry", False):  # mirrored mini-batches (dexwheel.rl.symmetry)
+        algorithm["symmetry_cfg"] = {"use_data_augmentation": True, "use_mirror_loss": False,
+                                     "data_augmentation_func": SYMMETRY_FUNC}  # fmt: skip
     model = {
         "class_name": "MLPModel",
         "hidden_dims": list(policy["net_arch"]),

@@ -36,6 +36,8 @@ class RslVecEnv(VecEnv):
         self.num_actions = int(np.prod(space.shape))
         self.obs_dim = int(env.single_observation_space.shape[0])
         self.policy_dim = int(getattr(env.unwrapped, "policy_obs_dim", self.obs_dim))
+        #: the env's left-right mirror of observations and actions, for symmetry augmentation (None: it has none)
+        self.mirror_maps = getattr(env.unwrapped, "mirror_maps", None)
         self.device = device
         self.cfg: dict[str, Any] = {"env": type(env.unwrapped).__name__, "num_envs": self.num_envs}
         #: episodes are cut by the env's own time limit; rsl_rl reads these two only for random starts

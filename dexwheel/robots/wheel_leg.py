@@ -24,6 +24,16 @@ BASE_BODY = "base_link"
 #: Bodies other than the wheels; their floor contact is "undesired" (and may end an episode).
 NON_WHEEL_BODIES = (BASE_BODY, *(f"{leg}_knee" for leg in LEGS))
 JOINT_AXIS = (0.0, -1.0, 0.0)  # all eight; a positive wheel velocity rolls the robot backward
+#: The left-right mirror (the robot's xz plane): each leg and its image. Both sides turn about JOINT_AXIS and
+#: mirror each other in geometry and stance, so a mirrored joint keeps its angle and only changes leg.
+MIRRORED_LEG = {"fl": "fr", "fr": "fl", "hl": "hr", "hr": "hl"}
+
+
+def mirror_permutation(names: tuple[str, ...]) -> tuple[int, ...]:
+    """``names[perm[i]]`` is the mirror image of ``names[i]`` (joint or link names starting with a leg)."""
+    image = [MIRRORED_LEG[n.partition("_")[0]] + "_" + n.partition("_")[2] for n in names]
+    return tuple(names.index(n) for n in image)
+
 
 # ASSUMPTION: effort/velocity limits of the vendor's M20 URDF, unchanged in Solenopsis.
 KNEE_EFFORT, KNEE_VELOCITY = 76.4, 22.4
