@@ -191,3 +191,17 @@ def test_a_symmetric_run_learns_mirrored_batches(tmp_path):
     hand = short("g20_left", "algo.params.symmetry=true", algo="rsl_ppo")
     with pytest.raises(ConfigError, match="algo.params.symmetry: the g20_left env has no left-right mirror"):
         train(compose_cfg("train", *hand), tmp_path / "hand")
+
+
+@pytest.mark.parametrize(("robot", "mirrored_batches"), [("solenopsis", True), ("g20_left", False)])
+def test_symmetry_is_on_by_default_where_the_env_has_a_mirror(robot, mirrored_batches, tmp_path):
+    from dexwheel.rl.rsl import RslLearner
+    from dexwheel.rl.schema import validate
+
+    cfg = compose_cfg("train", f"robot={robot}", "algo=rsl_ppo", "train.num_envs=2")
+    assert cfg.algo.params.symmetry is None
+    train_cfg, _, params, policy = validate(cfg)
+    learner = RslLearner(cfg, train_cfg, params, policy, tmp_path, None)
+    assert (learner.cfg["algorithm"].get("symmetry_cfg") is not None) == mirrored_batches
+    assert (learner.runner.alg.symmetry is not None) == mirrored_batches
+    learner.close()

@@ -20,7 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from rsl_rl.env import VecEnv
 from rsl_rl.models import MLPModel
 from rsl_rl.runners import OnPolicyRunner
@@ -91,9 +91,14 @@ class RslLearner:
             seed = cfg.seed + self.rank * train.num_envs  # env i of process r: seed + r * num_envs + i
             venv = RslVecEnv(make_vector_env(cfg, train.num_envs), seed=seed, device=device)
         self.venv = venv
-        if params.get("symmetry") and getattr(venv, "mirror_maps", None) is None:
+        mirror = getattr(venv, "mirror_maps", None) is not None
+        if params.get("symmetry") and not mirror:
             raise ConfigError(f"algo.params.symmetry: the {cfg.robot.name} env has no left-right mirror here "
                               f"(the wheel-leg robots on the MuJoCo backend have one)")  # fmt: skip
+        params = {
+            **OmegaConf.to_container(params),
+            "symmetry": mirror if params.get("symmetry") is None else params.symmetry,
+        }
         critic = CRITIC_GROUP if CRITIC_GROUP in venv.get_observations().keys() else POLICY_GROUP  # noqa: SIM118
         self.cfg = runner_cfg(params, policy, train.normalize_obs, critic)
         self.batch = self.cfg["num_steps_per_env"] * train.num_envs * self.world  # every process's samples

@@ -81,7 +81,8 @@ class RslPPOParams:
     value_loss_coef: float = 1.0
     max_grad_norm: float = 1.0
     use_clipped_value_loss: bool = True
-    symmetry: bool = False  # also learn each mini-batch mirrored left-right (wheel-leg robots; dexwheel.rl.symmetry)
+    #: also learn each mini-batch mirrored left-right (dexwheel.rl.symmetry); None: when the env has a mirror
+    symmetry: bool | None = None
 
 
 @dataclass
