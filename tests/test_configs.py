@@ -31,6 +31,9 @@ def test_choosing_a_robot_pulls_its_task_defaults():
     assert (wheel.task.name, wheel.drive.name, wheel.action.name) == ("velocity_tracking", "pd", "wheel_leg")
     assert wheel.train.total_timesteps == wheel.task.train.total_timesteps
     assert cfg().robot.name == "solenopsis"  # the default robot
+    # each robot's learner: rsl_ppo (mirrored batches) for the wheel-leg robots, SB3 PPO for the hand
+    assert (wheel.algo.name, cfg("robot=m20_legacy").algo.name, hand.algo.name) == ("rsl_ppo", "rsl_ppo", "ppo")
+    assert cfg("robot=solenopsis", "algo=ppo").algo.name == "ppo"  # the command line still chooses
 
 
 @pytest.mark.parametrize("robot", HANDS)

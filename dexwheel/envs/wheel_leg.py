@@ -45,8 +45,8 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
-from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
-from dexwheel.envs.wheel_leg_task import WheelLegTask, mirror_maps
+from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg, mirror_maps
+from dexwheel.envs.wheel_leg_task import WheelLegTask
 from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
@@ -122,7 +122,7 @@ class WheelLegEnv(Reconstructible, gymnasium.Env):
 
     @property
     def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_task.mirror_maps`)."""
+        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_cfg.mirror_maps`)."""
         return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
 
     @property

@@ -16,17 +16,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots import WHEEL_LEG_ROBOTS
 from dexwheel.robots.wheel_leg import (
     KNEE_JOINTS,
     KNEE_KD,
     KNEE_KP,
+    LINKS,
     NON_WHEEL_BODIES,
     PARAMS,
     POLICY_JOINT_ORDER,
     WHEEL_JOINTS,
     WHEEL_KD,
+    mirror_permutation,
 )
 from dexwheel.sim.randomization import DomainRandCfg
 
@@ -292,3 +296,25 @@ def validate(cfg: WheelLegEnvCfg) -> None:
     if not 0 < cfg.terminations.max_tilt_rad <= math.pi:
         raise _bad("terminations.max_tilt_rad", f"must be in (0, pi], got {cfg.terminations.max_tilt_rad}")
     cfg.domain_rand.validate("domain_rand")
+
+
+# The left-right mirror of each observation term (rsl_ppo's symmetry augmentation): a sign per column, or
+# the columns of mirrored joints / links swapped. Angular velocity is a pseudovector: (wx, wy, wz) -> (-wx, wy, -wz).
+_MIRROR_SIGNS = {"base_ang_vel": (-1, 1, -1), "projected_gravity": (1, -1, 1), "velocity_commands": (1, -1),
+                 "base_lin_vel": (1, -1, 1), "friction": (1,), "base_mass_add": (1,), "base_com_offset": (1, -1, 1)}  # fmt: skip
+_MIRROR_NAMES = {"joint_pos_rel": KNEE_JOINTS, "joint_vel_rel": POLICY_JOINT_ORDER, "link_mass_scale": LINKS}
+
+
+def mirror_maps(slices: dict[str, slice], policy_joints: tuple[str, ...]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """``((obs_index, obs_sign), (action_index, action_sign))``: the mirror image of an observation ``o`` is
+    ``o[..., obs_index] * obs_sign``, of an action (over ``policy_joints``) likewise."""
+    names = {**_MIRROR_NAMES, "last_action": policy_joints}
+    dim = max(sl.stop for sl in slices.values())
+    index, sign = np.arange(dim), np.ones(dim, dtype=np.float32)
+    for name, sl in slices.items():
+        if name in _MIRROR_SIGNS:
+            sign[sl] = _MIRROR_SIGNS[name]
+        else:
+            index[sl] = sl.start + np.array(mirror_permutation(names[name]))
+    actions = np.array(mirror_permutation(policy_joints))
+    return (index, sign), (actions, np.ones(len(actions), dtype=np.float32))

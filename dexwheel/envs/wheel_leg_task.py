@@ -47,12 +47,12 @@ from dexwheel.robots.wheel_leg import (
     BASE_BODY,
     KNEE_JOINTS,
     LEGS,
+    LINKS,
     NON_WHEEL_BODIES,
     PARAMS,
     POLICY_JOINT_ORDER,
     ROBOT_JOINT_ORDER,
     WheelLegParams,
-    mirror_permutation,
 )
 from dexwheel.sim import snapshot
 from dexwheel.sim.divergence import contain
@@ -67,27 +67,7 @@ from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics, write_in
 INFO_KEYS = kernels.EXTRA_COLUMNS
 PRIVILEGED_SLICES = {"base_lin_vel": 3, "friction": 1, "base_mass_add": 1, "base_com_offset": 3,
                      "link_mass_scale": 2 * len(LEGS)}  # fmt: skip
-_LINKS = tuple(f"{leg}_{part}" for part in ("knee", "wheel") for leg in LEGS)
-# The left-right mirror of each observation term (rsl_ppo's symmetry augmentation): a sign per column, or
-# the columns of mirrored joints / links swapped. Angular velocity is a pseudovector: (wx, wy, wz) -> (-wx, wy, -wz).
-_MIRROR_SIGNS = {"base_ang_vel": (-1, 1, -1), "projected_gravity": (1, -1, 1), "velocity_commands": (1, -1),
-                 "base_lin_vel": (1, -1, 1), "friction": (1,), "base_mass_add": (1,), "base_com_offset": (1, -1, 1)}  # fmt: skip
-_MIRROR_NAMES = {"joint_pos_rel": KNEE_JOINTS, "joint_vel_rel": POLICY_JOINT_ORDER, "link_mass_scale": _LINKS}
-
-
-def mirror_maps(slices: dict[str, slice], policy_joints: tuple[str, ...]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """``((obs_index, obs_sign), (action_index, action_sign))``: the mirror image of an observation ``o`` is
-    ``o[..., obs_index] * obs_sign``, of an action (over ``policy_joints``) likewise."""
-    names = {**_MIRROR_NAMES, "last_action": policy_joints}
-    dim = max(sl.stop for sl in slices.values())
-    index, sign = np.arange(dim), np.ones(dim, dtype=np.float32)
-    for name, sl in slices.items():
-        if name in _MIRROR_SIGNS:
-            sign[sl] = _MIRROR_SIGNS[name]
-        else:
-            index[sl] = sl.start + np.array(mirror_permutation(names[name]))
-    actions = np.array(mirror_permutation(policy_joints))
-    return (index, sign), (actions, np.ones(len(actions), dtype=np.float32))
+_LINKS = LINKS
 
 
 _SETTLE_S = 1.5

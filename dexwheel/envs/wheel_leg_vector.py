@@ -19,8 +19,8 @@ import numpy as np
 
 from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
-from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
-from dexwheel.envs.wheel_leg_task import WheelLegTask, mirror_maps
+from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg, mirror_maps
+from dexwheel.envs.wheel_leg_task import WheelLegTask
 from dexwheel.sim.rendering import render_each
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
@@ -68,7 +68,7 @@ class WheelLegVectorEnv(NativeVectorEnv):
 
     @property
     def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_task.mirror_maps`)."""
+        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_cfg.mirror_maps`)."""
         return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
 
     # -- the task's part of NativeVectorEnv ------------------------------------------------------------

@@ -53,6 +53,21 @@ def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overri
     return gym.make(tid, cfg=env_cfg)
 
 
+def mirror_maps(env):
+    """The left-right mirror of a wheel-leg task's policy observations and actions (its terms are the MuJoCo
+    task's, in its order: :func:`dexwheel.envs.wheel_leg_cfg.mirror_maps`); None for another task."""
+    from dexwheel.envs.wheel_leg_cfg import mirror_maps as maps
+    from dexwheel.robots.wheel_leg import POLICY_JOINT_ORDER
+
+    u = env.unwrapped
+    if "base_velocity" not in u.command_manager.active_terms:
+        return None
+    names, dims = u.observation_manager.active_terms["policy"], u.observation_manager.group_obs_term_dim["policy"]
+    starts = np.cumsum([0] + [int(np.prod(d)) for d in dims])
+    return maps({n: slice(int(a), int(b)) for n, a, b in zip(names, starts[:-1], starts[1:], strict=True)},
+                POLICY_JOINT_ORDER)  # fmt: skip
+
+
 def _velocity_info(env) -> dict[str, np.ndarray]:
     """What the MuJoCo wheel-leg env reports per step for its metrics: |v_x - v_x*| and |w_z - w_z*| in
     the base frame."""

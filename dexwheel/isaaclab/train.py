@@ -16,7 +16,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from dexwheel.isaaclab.episodes import actor_batch_policy, isaac_episodes, make_task_env
+from dexwheel.isaaclab.episodes import actor_batch_policy, isaac_episodes, make_task_env, mirror_maps
 from dexwheel.rl.checkpoints import check_checkpoint, latest_checkpoint
 from dexwheel.rl.isaaclab_launch import child_main
 from dexwheel.rl.rsl import RslLearner
@@ -49,6 +49,7 @@ def train(run_dir: Path) -> dict[str, float]:
         check_checkpoint(checkpoint)
     env = make_task_env(cfg, train_cfg.num_envs, train_cfg.device, cfg.seed)
     venv = RslRlVecEnvWrapper(env, clip_actions=CLIP_ACTIONS)
+    venv.mirror_maps = mirror_maps(env)  # symmetry augmentation as on MuJoCo (the wheel-leg tasks)
     learner = IsaacRslLearner(cfg, train_cfg, params, policy, run_dir, checkpoint, venv=venv)
 
     def episodes(act, n_episodes: int, seed: int):

@@ -23,6 +23,8 @@ POLICY_JOINT_ORDER = (*KNEE_JOINTS, *WHEEL_JOINTS)
 BASE_BODY = "base_link"
 #: Bodies other than the wheels; their floor contact is "undesired" (and may end an episode).
 NON_WHEEL_BODIES = (BASE_BODY, *(f"{leg}_knee" for leg in LEGS))
+#: The arm (knee) and wheel links, arms first; what domain randomisation scales.
+LINKS = tuple(f"{leg}_{part}" for part in ("knee", "wheel") for leg in LEGS)
 JOINT_AXIS = (0.0, -1.0, 0.0)  # all eight; a positive wheel velocity rolls the robot backward
 #: The left-right mirror (the robot's xz plane): each leg and its image. Both sides turn about JOINT_AXIS and
 #: mirror each other in geometry and stance, so a mirrored joint keeps its angle and only changes leg.

@@ -42,7 +42,11 @@ def test_an_isaaclab_run_trains_evaluates_and_checkpoints(trained):
     assert all(h["episodes"] == 2 and h["length"] == 25 and h["fall"] == 0 for h in history)  # 0.5 s at 50 Hz
     log = (run_dir / "train.log").read_text()
     assert "backend=isaaclab" in log.splitlines()[0] and log.count(" - eval step=") == 3 and " - done step=256" in log
-    assert list((run_dir / "tb").rglob("events.out.tfevents*"))
+    events = list((run_dir / "tb").rglob("events.out.tfevents*"))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    tags = EventAccumulator(str(events[0])).Reload().Tags()["scalars"]
+    assert "Loss/symmetry" in tags and "Perf/total_fps" in tags  # mirrored batches, as on MuJoCo (the default)
 
 
 def test_it_resumes_and_refuses_another_learner(trained, tmp_path):
