@@ -167,6 +167,8 @@ class RslLearner:
         return evaluating
 
     def close(self) -> None:
+        if self.runner.logger.writer is not None:  # a runner.learn() outside learn() leaves it open
+            self.runner.logger.writer.close()
         self.venv.close()
 
 
