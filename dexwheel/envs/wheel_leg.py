@@ -45,8 +45,8 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
-from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg, mirror_maps
-from dexwheel.envs.wheel_leg_task import WheelLegTask
+from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
+from dexwheel.envs.wheel_leg_task import TaskViews, WheelLegTask
 from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
@@ -66,7 +66,7 @@ def env_name(cfg: WheelLegEnvCfg) -> str:
     return {"solenopsis": "Solenopsis", "m20_legacy": "M20Legacy"}.get(cfg.robot, cfg.robot)
 
 
-class WheelLegEnv(Reconstructible, gymnasium.Env):
+class WheelLegEnv(TaskViews, Reconstructible, gymnasium.Env):
     """Velocity tracking for a wheel-leg robot. Keyword arguments: see :func:`make_cfg`.
 
     Besides the config fields: ``cfg`` (a :class:`WheelLegEnvCfg` to start from), ``render_mode``,
@@ -106,28 +106,6 @@ class WheelLegEnv(Reconstructible, gymnasium.Env):
     @property
     def data(self):
         return self.task.physics.data[0]
-
-    @property
-    def dt(self) -> float:
-        return self.task.dt
-
-    @property
-    def obs_slices(self) -> dict[str, slice]:
-        return dict(self.task.obs_layout.slices)
-
-    @property
-    def policy_obs_dim(self) -> int:
-        """The leading observation columns a deployed policy reads; the privileged ones follow."""
-        return self.task.obs_layout.policy_dim
-
-    @property
-    def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_cfg.mirror_maps`)."""
-        return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
-
-    @property
-    def policy_joints(self) -> tuple[str, ...]:
-        return self.task.policy_joints
 
     # -- gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:

@@ -41,7 +41,7 @@ from dexwheel.control import (
 )
 from dexwheel.control.layout import env_layout
 from dexwheel.envs import wheel_leg_kernels as kernels
-from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, joint_group
+from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, joint_group, mirror_maps
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import (
     BASE_BODY,
@@ -515,3 +515,31 @@ class WheelLegTask:
 
     def close(self) -> None:
         self.physics.close()
+
+
+class TaskViews:
+    """What the single and the vector wheel-leg env report about their task (both hold it as ``task``)."""
+
+    task: WheelLegTask
+
+    @property
+    def dt(self) -> float:
+        return self.task.dt
+
+    @property
+    def obs_slices(self) -> dict[str, slice]:
+        return dict(self.task.obs_layout.slices)
+
+    @property
+    def policy_obs_dim(self) -> int:
+        """The leading observation columns a deployed policy reads; the privileged ones follow."""
+        return self.task.obs_layout.policy_dim
+
+    @property
+    def policy_joints(self) -> tuple[str, ...]:
+        return self.task.policy_joints
+
+    @property
+    def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_cfg.mirror_maps`)."""
+        return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)

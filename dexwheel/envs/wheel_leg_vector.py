@@ -19,13 +19,13 @@ import numpy as np
 
 from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
-from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg, mirror_maps
-from dexwheel.envs.wheel_leg_task import WheelLegTask
+from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
+from dexwheel.envs.wheel_leg_task import TaskViews, WheelLegTask
 from dexwheel.sim.rendering import render_each
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 
 
-class WheelLegVectorEnv(NativeVectorEnv):
+class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
     """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads``.
 
     ``copy.deepcopy`` and pickling give an independent vector env that continues the same trajectories.
@@ -52,24 +52,6 @@ class WheelLegVectorEnv(NativeVectorEnv):
         return {"num_envs": self.num_envs, "cfg": self.cfg, "num_threads": self.task.physics.num_threads or None,
                 "render_mode": self.render_mode, "width": self._width, "height": self._height,
                 "camera_name": self._camera_name}  # fmt: skip
-
-    @property
-    def dt(self) -> float:
-        return self.task.dt
-
-    @property
-    def obs_slices(self) -> dict[str, slice]:
-        return dict(self.task.obs_layout.slices)
-
-    @property
-    def policy_obs_dim(self) -> int:
-        """The leading observation columns a deployed policy reads; the privileged ones follow."""
-        return self.task.obs_layout.policy_dim
-
-    @property
-    def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_cfg.mirror_maps`)."""
-        return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
 
     # -- the task's part of NativeVectorEnv ------------------------------------------------------------
     def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
