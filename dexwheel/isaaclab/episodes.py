@@ -21,6 +21,7 @@ from tensordict import TensorDict
 from dexwheel.rl.env_factory import env_kwargs
 from dexwheel.rl.evaluation import EvalResult
 from dexwheel.rl.metrics import make_metrics
+from dexwheel.rl.rsl_cfg import CLIP_ACTIONS
 
 #: the robot's Isaac Lab task (the MuJoCo env id's counterpart)
 TASK_IDS = {
@@ -51,6 +52,17 @@ def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overri
     env_cfg.scene.num_envs = int(num_envs)
     env_cfg.seed = int(seed)
     return gym.make(tid, cfg=env_cfg)
+
+
+def make_task_venv(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None):
+    """:func:`make_task_env` as rsl_rl's env (Isaac Lab's ``RslRlVecEnvWrapper``, actions clipped to
+    +-:data:`CLIP_ACTIONS` as on MuJoCo), with the task's mirror for symmetry augmentation."""
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    env = make_task_env(cfg, num_envs, device, seed, overrides)
+    venv = RslRlVecEnvWrapper(env, clip_actions=CLIP_ACTIONS)
+    venv.mirror_maps = mirror_maps(env)
+    return venv
 
 
 def mirror_maps(env):
@@ -115,10 +127,10 @@ def isaac_episodes(venv, policy: BatchPolicy, task: str, n_episodes: int, seed: 
     return EvalResult(episodes=[r for r in rows if r is not None])
 
 
-def actor_batch_policy(actor, clip: float = 1.0) -> BatchPolicy:
-    """An rsl_rl actor's deterministic actions (the runner clips to +-``clip_actions`` before the env)."""
+def actor_batch_policy(actor) -> BatchPolicy:
+    """An rsl_rl actor's deterministic actions, clipped as the runner clips them before the env."""
 
     def act(obs: TensorDict) -> torch.Tensor:
-        return actor(obs).clamp(-clip, clip)
+        return actor(obs).clamp(-CLIP_ACTIONS, CLIP_ACTIONS)
 
     return act

@@ -17,12 +17,10 @@ import torch
 from omegaconf import OmegaConf
 from tensordict import TensorDict
 
-from dexwheel.isaaclab.episodes import BatchPolicy, actor_batch_policy, isaac_episodes, make_task_env
+from dexwheel.isaaclab.episodes import BatchPolicy, actor_batch_policy, isaac_episodes, make_task_venv
 from dexwheel.rl.isaaclab_launch import child_main
 from dexwheel.rl.rsl_cfg import POLICY_GROUP
 from dexwheel.rl.schema import ConfigError
-
-CLIP_ACTIONS = 1.0  # as the runner and the MuJoCo envs clip
 
 
 def onnx_policy(path: Path, clip: tuple[list[float], list[float]], device: str) -> BatchPolicy:
@@ -54,12 +52,9 @@ def baseline(kind: str, num_actions: int, seed: int, device: str) -> BatchPolicy
 
 
 def evaluate(job: dict) -> dict[str, float]:
-    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-
     cfg = OmegaConf.create(job["config"])
     device, n = job.get("device", "cpu"), int(job["episodes"])
-    env = make_task_env(cfg, n, device, int(job["eval_seed"]), job.get("overrides"))
-    venv = RslRlVecEnvWrapper(env, clip_actions=CLIP_ACTIONS)
+    venv = make_task_venv(cfg, n, device, int(job["eval_seed"]), job.get("overrides"))
     obs_dim = venv.get_observations()[POLICY_GROUP].shape[1]
     if job["policy"] == "trained":
         from dexwheel.rl.rsl import load_actor
@@ -69,7 +64,7 @@ def evaluate(job: dict) -> dict[str, float]:
             raise ConfigError(
                 f"checkpoint: the actor reads {actor.obs_dim} observations, the Isaac Lab task gives {obs_dim}"
             )
-        policy = actor_batch_policy(actor.to(device), CLIP_ACTIONS)
+        policy = actor_batch_policy(actor.to(device))
     elif job["policy"] == "onnx":
         meta = job["metadata"]
         if int(meta["observation"]["size"]) != obs_dim:

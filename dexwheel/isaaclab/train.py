@@ -16,14 +16,12 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from dexwheel.isaaclab.episodes import actor_batch_policy, isaac_episodes, make_task_env, mirror_maps
+from dexwheel.isaaclab.episodes import actor_batch_policy, isaac_episodes, make_task_venv
 from dexwheel.rl.checkpoints import check_checkpoint, latest_checkpoint
 from dexwheel.rl.isaaclab_launch import child_main
 from dexwheel.rl.rsl import RslLearner
 from dexwheel.rl.schema import ConfigError, validate
 from dexwheel.rl.training import CONFIG_FILE, Evaluator, run_training
-
-CLIP_ACTIONS = 1.0  # the MuJoCo envs clip policy actions to [-1, 1]
 
 
 class IsaacRslLearner(RslLearner):
@@ -31,12 +29,10 @@ class IsaacRslLearner(RslLearner):
         """Deterministic batched actions for the Isaac Lab evaluation episodes."""
         actor = self.runner.alg.get_policy()
         actor.eval()  # rsl_rl's learn() switches back to training mode
-        return actor_batch_policy(actor, CLIP_ACTIONS)
+        return actor_batch_policy(actor)
 
 
 def train(run_dir: Path) -> dict[str, float]:
-    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-
     cfg = OmegaConf.load(run_dir / CONFIG_FILE)
     train_cfg, _, params, policy = validate(cfg)
     if train_cfg.eval_episodes > train_cfg.num_envs:
@@ -47,9 +43,7 @@ def train(run_dir: Path) -> dict[str, float]:
     checkpoint = latest_checkpoint(run_dir) if train_cfg.resume else None
     if checkpoint is not None:
         check_checkpoint(checkpoint)
-    env = make_task_env(cfg, train_cfg.num_envs, train_cfg.device, cfg.seed)
-    venv = RslRlVecEnvWrapper(env, clip_actions=CLIP_ACTIONS)
-    venv.mirror_maps = mirror_maps(env)  # symmetry augmentation as on MuJoCo (the wheel-leg tasks)
+    venv = make_task_venv(cfg, train_cfg.num_envs, train_cfg.device, cfg.seed)
     learner = IsaacRslLearner(cfg, train_cfg, params, policy, run_dir, checkpoint, venv=venv)
 
     def episodes(act, n_episodes: int, seed: int):

@@ -16,6 +16,8 @@ from omegaconf import DictConfig, OmegaConf
 POLICY_GROUP = "policy"
 #: all columns, privileged ones included, when the env has them (rsl_rl's critic then reads this group)
 CRITIC_GROUP = "critic"
+#: the runner's ``clip_actions`` on Isaac Lab: the MuJoCo envs clip policy actions to [-1, 1] before mapping them
+CLIP_ACTIONS = 1.0
 #: rsl_rl's data augmentation function for ``algo.params.symmetry`` (it reads the env's ``mirror_maps``)
 SYMMETRY_FUNC = "dexwheel.rl.symmetry:mirrored"
 

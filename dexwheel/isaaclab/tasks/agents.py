@@ -21,7 +21,7 @@ from isaaclab.utils import configclass
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
 from omegaconf import OmegaConf
 
-from dexwheel.rl.rsl_cfg import runner_cfg
+from dexwheel.rl.rsl_cfg import CLIP_ACTIONS, runner_cfg
 
 REPO = Path(__file__).resolve().parents[3]
 ALGO_CFG = REPO / "configs" / "algo" / "rsl_ppo.yaml"
@@ -71,7 +71,7 @@ class DexwheelPPORunnerCfg(RslRlOnPolicyRunnerCfg):
     max_iterations = 500
     save_interval = 50
     experiment_name = "dexwheel"
-    clip_actions = 1.0
+    clip_actions = CLIP_ACTIONS
 
     def __post_init__(self):
         apply_runner_cfg(self, shared_runner_cfg())

@@ -50,10 +50,8 @@ import torch
 from isaaclab.assets import ArticulationCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
 from isaaclab.managers import EventTermCfg as EventTerm
-from isaaclab.managers import ObservationGroupCfg as ObsGroup
 from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
-from isaaclab.managers import SceneEntityCfg
 from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.scene import InteractiveSceneCfg
 from isaaclab.utils import configclass
@@ -112,10 +110,6 @@ def shape_pairs(desc: RobotDescription) -> int:
     return sum(shapes[a] * shapes[b] for a, b in combinations(shapes, 2) if frozenset((a, b)) not in excluded)
 
 
-def _joints(names) -> SceneEntityCfg:
-    return SceneEntityCfg("robot", joint_names=list(names), preserve_order=True)
-
-
 @configclass
 class HandPoseSceneCfg(InteractiveSceneCfg):
     # no ground: the MuJoCo scene's floor is render-only
@@ -133,15 +127,11 @@ class ActionsCfg:
 
 
 @configclass
-class PolicyCfg(ObsGroup):
-    qpos: ObsTerm = ObsTerm(func=mdp.joint_pos, params={"asset_cfg": _joints(ALL_JOINTS)})
-    qvel: ObsTerm = ObsTerm(func=mdp.joint_vel, params={"asset_cfg": _joints(ALL_JOINTS)})
+class PolicyCfg(dw.ExactObsGroup):
+    qpos: ObsTerm = ObsTerm(func=mdp.joint_pos, params={"asset_cfg": dw.robot_joints(ALL_JOINTS)})
+    qvel: ObsTerm = ObsTerm(func=mdp.joint_vel, params={"asset_cfg": dw.robot_joints(ALL_JOINTS)})
     goal: ObsTerm = ObsTerm(func=mdp.generated_commands, params={"command_name": COMMAND})
     last_action: ObsTerm = ObsTerm(func=mdp.last_action)
-
-    def __post_init__(self):
-        self.enable_corruption = False  # the MuJoCo task adds no observation noise
-        self.concatenate_terms = True
 
 
 @configclass
@@ -182,7 +172,7 @@ def _refuse_unsupported(task: G20HandConfig) -> None:
 
 
 def _rewards(task: G20HandConfig) -> RewardsCfg:
-    goal = {"command_name": COMMAND, "asset_cfg": _joints(ACTIVE_JOINTS)}
+    goal = {"command_name": COMMAND, "asset_cfg": dw.robot_joints(ACTIVE_JOINTS)}
     terms = {
         "joint_pos_tracking": (dw.joint_pos_tracking, {**goal, "std": task.tracking_std}),
         "penetration": (dw.penetration, {"action_name": ACTION}),

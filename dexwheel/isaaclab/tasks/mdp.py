@@ -18,10 +18,25 @@ import torch
 import warp as wp
 from isaaclab.envs import ManagerBasedRLEnv
 from isaaclab.managers import ActionTerm, ActionTermCfg, CommandTerm, CommandTermCfg, SceneEntityCfg
+from isaaclab.managers import ObservationGroupCfg as ObsGroup
 from isaaclab.utils import configclass
 from isaaclab_newton.physics import NewtonManager
 
 _ROBOT = SceneEntityCfg("robot")
+
+
+def robot_joints(names) -> SceneEntityCfg:
+    """The robot's joints ``names``, in that order (the MuJoCo task's column order)."""
+    return SceneEntityCfg("robot", joint_names=list(names), preserve_order=True)
+
+
+@configclass
+class ExactObsGroup(ObsGroup):
+    """A policy observation group as the MuJoCo tasks build theirs: no noise, one concatenated vector."""
+
+    def __post_init__(self):
+        self.enable_corruption = False  # the MuJoCo tasks add no observation noise
+        self.concatenate_terms = True
 
 
 def velocity_commands(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:

@@ -27,7 +27,6 @@ import numpy as np
 from isaaclab.assets import ArticulationCfg, AssetBaseCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
 from isaaclab.managers import EventTermCfg as EventTerm
-from isaaclab.managers import ObservationGroupCfg as ObsGroup
 from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
 from isaaclab.managers import SceneEntityCfg
@@ -46,10 +45,6 @@ from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, WHEEL_JOI
 
 COMMAND = "base_velocity"
 CONTACT_THRESHOLD = 0.0  # N: any contact, as MuJoCo's contact sensors count
-
-
-def _joints(names) -> SceneEntityCfg:
-    return SceneEntityCfg("robot", joint_names=list(names), preserve_order=True)
 
 
 def _contacts(bodies) -> SceneEntityCfg:
@@ -75,17 +70,13 @@ class ActionsCfg:
 
 
 @configclass
-class PolicyCfg(ObsGroup):
+class PolicyCfg(dw.ExactObsGroup):
     base_ang_vel: ObsTerm = MISSING
     projected_gravity: ObsTerm = ObsTerm(func=mdp.projected_gravity)
     velocity_commands: ObsTerm = ObsTerm(func=dw.velocity_commands, params={"command_name": COMMAND})
-    joint_pos_rel: ObsTerm = ObsTerm(func=mdp.joint_pos_rel, params={"asset_cfg": _joints(KNEE_JOINTS)})
+    joint_pos_rel: ObsTerm = ObsTerm(func=mdp.joint_pos_rel, params={"asset_cfg": dw.robot_joints(KNEE_JOINTS)})
     joint_vel_rel: ObsTerm = MISSING
     last_action: ObsTerm = ObsTerm(func=mdp.last_action)
-
-    def __post_init__(self):
-        self.enable_corruption = False  # the MuJoCo task adds no observation noise
-        self.concatenate_terms = True
 
 
 @configclass
@@ -189,7 +180,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
     env.observations = ObservationsCfg(policy=PolicyCfg(
         base_ang_vel=ObsTerm(func=mdp.base_ang_vel, scale=o.ang_vel_scale),
         joint_vel_rel=ObsTerm(func=mdp.joint_vel_rel, scale=o.joint_vel_scale,
-                              params={"asset_cfg": _joints(POLICY_JOINT_ORDER)}),
+                              params={"asset_cfg": dw.robot_joints(POLICY_JOINT_ORDER)}),
     ))  # fmt: skip
     env.rewards = _rewards(task)
     t = task.terminations
@@ -203,7 +194,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
         reset_base=EventTerm(func=mdp.reset_root_state_uniform, mode="reset", params={
             "pose_range": {}, "velocity_range": {k: (-noise, noise) for k in ("x", "y", "z", "roll", "pitch", "yaw")}}),
         reset_knees=EventTerm(func=mdp.reset_joints_by_offset, mode="reset", params={
-            "position_range": (-noise, noise), "velocity_range": (0.0, 0.0), "asset_cfg": _joints(KNEE_JOINTS)}),
+            "position_range": (-noise, noise), "velocity_range": (0.0, 0.0), "asset_cfg": dw.robot_joints(KNEE_JOINTS)}),
     )  # fmt: skip
 
 
