@@ -143,8 +143,8 @@ def test_reward_is_the_sum_of_its_named_terms(drive):
     for _ in range(15):
         _, reward, _, _, info = env.step(rng.uniform(-1, 1, 16).astype(np.float32))
         terms = [info[f"reward_{t}"] for t in REWARD_TERMS]
-        assert reward == terms[0] + terms[1] + terms[2]
-        assert terms[0] >= 0 and terms[1] <= 0 and terms[2] <= 0
+        assert reward == terms[0] + terms[1] + terms[2] + terms[3]  # summed in REWARD_TERMS order
+        assert terms[0] >= 0 and terms[1] >= 0 and terms[2] <= 0 and terms[3] <= 0
         assert info["max_penetration"] >= 0 and info["tracking_error"] >= 0
 
 
@@ -162,6 +162,8 @@ def test_reward_terms_and_errors_match_an_independent_computation():
         q, goal, command = active(env), env.goal, env.command
         expected = {
             "joint_pos_tracking": c.tracking_weight * np.exp(-np.mean((q - goal) ** 2) / c.tracking_std**2),
+            "joint_pos_tracking_fine": c.tracking_fine_weight
+            * np.exp(-np.mean((q - goal) ** 2) / c.tracking_fine_std**2),
             "penetration": -c.penetration_weight * deepest_contact(env),
             "action_rate_l2": -c.action_rate_weight * np.sum((action.astype(np.float64) / 127.5 - 1.0 - previous) ** 2),
         }

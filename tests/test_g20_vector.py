@@ -24,9 +24,8 @@ def test_make_vec_gives_the_native_vector_env():
     assert obs.shape == (3, 78) and info["_tracking_error"].all()
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     assert obs.shape == (3, 78) and reward.shape == (3,) and terminated.dtype == bool
-    assert np.array_equal(
-        reward, info["reward_joint_pos_tracking"] + info["reward_penetration"] + info["reward_action_rate_l2"]
-    )
+    terms = ("joint_pos_tracking", "joint_pos_tracking_fine", "penetration", "action_rate_l2")
+    assert np.array_equal(reward, sum(info[f"reward_{t}"] for t in terms))
     env.close()
 
 

@@ -34,7 +34,8 @@ the joint motion of the last step divided by ``dt``, since the written ``qvel`` 
 ACTIVE_JOINTS order), ``last_action`` (the previous action scaled to [-1, 1]: 16 values, 20 for ``sdk255``).
 
 Reward terms (mjlab names): ``joint_pos_tracking = tracking_weight * exp(-mean((q - goal)^2) /
-tracking_std^2)`` over the active joints; ``penetration = -penetration_weight * max_penetration`` (m;
+tracking_std^2)`` over the active joints and ``joint_pos_tracking_fine``, the same with
+``tracking_fine_weight`` and ``tracking_fine_std``; ``penetration = -penetration_weight * max_penetration`` (m;
 PD: the deepest contact over the control step's physics steps); ``action_rate_l2 = -action_rate_weight *
 sum((a - a_prev)^2)`` on the [-1, 1]-scaled actions (a fresh episode's previous action is the one that
 holds the start pose).
@@ -379,9 +380,10 @@ class G20HandTask:
         self.max_episode_steps = cfg.max_episode_steps
         self._active_idx = self.coupling.active_idx
         self._inv_dt = 1.0 / self.dt
-        # joint_pos_tracking = w * exp(-mean(err^2) / std^2): the kernel's weights
-        self._weights = np.array([-1.0 / (na * cfg.tracking_std**2), cfg.tracking_weight, -cfg.penetration_weight,
-                                  -cfg.action_rate_weight])  # fmt: skip
+        # joint_pos_tracking(_fine) = w * exp(-mean(err^2) / std^2): the kernel's weights
+        self._weights = np.array([-1.0 / (na * cfg.tracking_std**2), cfg.tracking_weight,
+                                  -1.0 / (na * cfg.tracking_fine_std**2), cfg.tracking_fine_weight,
+                                  -cfg.penetration_weight, -cfg.action_rate_weight])  # fmt: skip
         p["active_idx"], p["weights"], p["inv_dt"] = self._active_idx, self._weights, self._inv_dt
         p["max_steps"] = cfg.max_episode_steps or 0
         p["workers"] = self.num_threads

@@ -33,6 +33,7 @@ from dexwheel.sim.hand_drive import hard_write_env
 #: place that names them: the single env's dict, the vector env's arrays and reset infos derive from it.
 INFO_FIELDS: tuple[tuple[str, type], ...] = (
     ("reward_joint_pos_tracking", float),
+    ("reward_joint_pos_tracking_fine", float),
     ("reward_penetration", float),
     ("reward_action_rate_l2", float),
     ("tracking_error", float),
@@ -48,8 +49,8 @@ INFO_FIELDS: tuple[tuple[str, type], ...] = (
 )
 INFO_KEYS = tuple(key for key, _ in INFO_FIELDS)
 # the kernels' column numbers (module constants: numba compiles them in)
-R_TRACKING, R_PENETRATION, R_ACTION_RATE, TRACKING_ERROR, MEAN_ERROR, COMMAND_ERROR, MAX_PENETRATION = (
-    INFO_KEYS.index(k) for k in INFO_KEYS[:7]
+R_TRACKING, R_FINE, R_PENETRATION, R_ACTION_RATE, TRACKING_ERROR, MEAN_ERROR, COMMAND_ERROR, MAX_PENETRATION = (
+    INFO_KEYS.index(k) for k in INFO_KEYS[:8]
 )
 CHECKS, LIMITED, FALLBACK, CLIPPED, SWITCHED, DIVERGED = (
     INFO_KEYS.index(k) for k in ("projection_checks", "projection_limited", "projection_fallback", "action_clipped",
@@ -130,7 +131,7 @@ def task_params_dtype(nactive: int, drive: np.dtype | None = None) -> np.dtype:
         ([("drive", drive)] if drive is not None else [])
         + [
             ("active_idx", ip, (nactive,)),
-            ("weights", f8, (4,)),  # see rewards_and_observations
+            ("weights", f8, (6,)),  # see rewards_and_observations
             ("inv_dt", f8),
             ("max_steps", np.int64),  # truncate after this many steps (0: never)
             ("workers", ip),  # worker threads of hard_write_advance_threaded (use_threads sets numba's)
@@ -162,9 +163,10 @@ def _reward_and_observation(qpos: Array, qvel: Array, targets: Array, active_idx
         rate += d * d
         last_norm[k] = x
     r_track = math.exp(sq * weights[0]) * weights[1]
-    r_pen = 0.0 + depth * weights[2]  # +0.0 without contact, not -0.0
-    r_rate = rate * weights[3]
-    info[R_TRACKING], info[R_PENETRATION], info[R_ACTION_RATE] = r_track, r_pen, r_rate
+    r_fine = math.exp(sq * weights[2]) * weights[3]
+    r_pen = 0.0 + depth * weights[4]  # +0.0 without contact, not -0.0
+    r_rate = rate * weights[5]
+    info[R_TRACKING], info[R_FINE], info[R_PENETRATION], info[R_ACTION_RATE] = r_track, r_fine, r_pen, r_rate
     info[TRACKING_ERROR], info[MEAN_ERROR], info[COMMAND_ERROR] = worst, abs_sum / na, worst_cmd
     info[MAX_PENETRATION] = depth
     for k in range(nf):
@@ -174,7 +176,7 @@ def _reward_and_observation(qpos: Array, qvel: Array, targets: Array, active_idx
         obs[2 * nf + k] = targets[0, k]
     for k in range(a):
         obs[2 * nf + na + k] = last_norm[k]
-    return r_track + r_pen + r_rate
+    return r_track + r_fine + r_pen + r_rate
 
 
 @kernel
@@ -186,7 +188,8 @@ def rewards_and_observations(qpos: Array, qvel: Array, targets: Array, active_id
     ``qpos``/``qvel`` ``(N, 21)``; ``targets`` ``(N, 2, 16)`` goal and command; ``norm`` the accepted
     action scaled to [-1, 1] (:meth:`~dexwheel.envs.g20_hand.G20ActionMap.normalize`), copied into
     ``last_norm`` after the action-rate term has read the previous one; ``depth`` the step's deepest contact.
-    ``weights``: ``-1 / (16 std^2)``, tracking weight, ``-penetration_weight``, ``-action_rate_weight``.
+    ``weights``: ``-1 / (16 std^2)``, tracking weight, the same two of the fine term, ``-penetration_weight``,
+    ``-action_rate_weight``.
     Writes ``infos`` (the reward, error and depth columns of :data:`INFO_KEYS`), ``reward`` (the terms' sum, in order) and ``obs``
     ``[qpos, qvel, goal, normalised action]`` (float32).
     """

@@ -62,12 +62,15 @@ class CommandCfg:
 class ActionCfg:
     """``[-1, 1]`` actions: knee offsets around the stance, wheel velocity targets.
 
-    The default wheel scale reaches 1 m/s at |a| ~ 0.5 (wheel radius ~0.099 m): turning on the spot makes
-    all four wheels skid sideways, which takes wheel speed differences well beyond pure rolling.
+    The wheel scale is sized for the commands' corners, not for rolling (1 m/s is |a| ~ 0.34 at radius
+    ~0.099 m): a skid turn drags all four wheels sideways, and a stalled wheel's torque is ``wheel_kd *
+    target``. On the spot at the A stance, +-10 rad/s barely turns Solenopsis (0.05 rad/s), +-15 turns it
+    at 0.6 and +-20 at 1.1 rad/s; from 1 m/s, outer wheels at 20 rad/s turn it at 0.3 rad/s (and slow it to 0.7).
+    At 20 rad/s per unit the fast turns sat at the clip and every policy under-turned them by 0.3-0.5 rad/s.
     """
 
     knee_scale: float = 0.25  # rad per unit action (reference)
-    wheel_velocity_scale: float = 20.0  # rad/s per unit action
+    wheel_velocity_scale: float = 30.0  # rad/s per unit action; stalled: 0.6 * 30 = 18 N m of 21.6
     clip: bool = True  # clip actions to [-1, 1] before mapping them
 
 
@@ -109,7 +112,7 @@ class RewardCfg:
     """
 
     track_lin_vel_x_exp: float = 5.0
-    track_ang_vel_z_exp: float = 3.0
+    track_ang_vel_z_exp: float = 5.0  # the reference's 3 left yaw the cheaper error to give up (README: Results)
     lin_vel_z_l2: float = -2.0
     ang_vel_xy_l2: float = -0.02
     flat_orientation_l2: float = -50.0

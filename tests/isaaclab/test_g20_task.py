@@ -101,6 +101,7 @@ def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
     for name, (field, sign) in REWARD_WEIGHTS.items():
         assert u.reward_manager.get_term_cfg(name).weight == sign * getattr(task, field), name
     assert u.reward_manager.get_term_cfg("joint_pos_tracking").params["std"] == task.tracking_std
+    assert u.reward_manager.get_term_cfg("joint_pos_tracking_fine").params["std"] == task.tracking_fine_std
     assert u.cfg.decimation == task.substeps(desc.timestep) and u.physics_dt == pytest.approx(desc.timestep)
     assert u.max_episode_length == gym.spec(MUJOCO_ENV_ID).max_episode_steps
     assert tuple(u.observation_manager.active_terms["policy"]) == OBS_TERMS
@@ -135,9 +136,9 @@ def test_sizes_presets_and_rewards_match_the_mujoco_env(env, mujoco):
     q = torch.tensor(mujoco["qpos"], dtype=torch.float64)[[ALL_JOINTS.index(j) for j in ACTIVE_JOINTS]]
     err = torch.square(q - torch.tensor(mujoco["goal"], dtype=torch.float64)).mean()
     weight = {name: u.reward_manager.get_term_cfg(name).weight for name in REWARD_TERMS}
-    std = u.reward_manager.get_term_cfg("joint_pos_tracking").params["std"]
+    std = {name: u.reward_manager.get_term_cfg(name).params["std"] for name in REWARD_TERMS[:2]}
     rate = torch.square(torch.tensor(mujoco["action"]) - hold.double()).sum()
-    expected = {"joint_pos_tracking": weight["joint_pos_tracking"] * math.exp(-err / std**2),
+    expected = {**{name: weight[name] * math.exp(-err / std[name] ** 2) for name in REWARD_TERMS[:2]},
                 "penetration": weight["penetration"] * mujoco["depth"],
                 "action_rate_l2": weight["action_rate_l2"] * float(rate)}  # fmt: skip
     assert mujoco["terms"] == pytest.approx(expected, rel=1e-5, abs=1e-9)

@@ -9,7 +9,8 @@ limits), the slew (``slew_rad_s`` per physics step, a source slowed by its faste
 (``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s registered ``max_episode_steps``, which
 ``gymnasium.make`` and the Hydra task use), the reset noise, the observation ``[qpos (21), qvel (21), goal
 (16), last_action (16)]`` and the reward terms under the same names with the same weights and width
-(``joint_pos_tracking`` +``tracking_weight``, ``penetration`` -``penetration_weight``, ``action_rate_l2``
+(``joint_pos_tracking`` +``tracking_weight``, ``joint_pos_tracking_fine`` +``tracking_fine_weight``,
+``penetration`` -``penetration_weight``, ``action_rate_l2``
 -``action_rate_weight``). The PD gains, effort limits and armature are the description's
 (:func:`~dexwheel.isaaclab.robots.articulation_cfg`: one force-clamped motor per hinge, as in MuJoCo); the
 USD has no mimic constraints, so each mimic joint has its own actuator driven to its completed target, as
@@ -75,6 +76,7 @@ TASK_DEFAULTS = {"drive": "pd", "goal_mode": "presets"}
 #: penetration and action-rate terms subtract; their config fields are magnitudes).
 REWARD_WEIGHTS: dict[str, tuple[str, float]] = {
     "joint_pos_tracking": ("tracking_weight", 1.0),
+    "joint_pos_tracking_fine": ("tracking_fine_weight", 1.0),
     "penetration": ("penetration_weight", -1.0),
     "action_rate_l2": ("action_rate_weight", -1.0),
 }
@@ -142,6 +144,7 @@ class ObservationsCfg:
 @configclass
 class RewardsCfg:
     joint_pos_tracking: RewTerm = MISSING
+    joint_pos_tracking_fine: RewTerm = MISSING
     penetration: RewTerm = MISSING
     action_rate_l2: RewTerm = MISSING
 
@@ -175,6 +178,7 @@ def _rewards(task: G20HandConfig) -> RewardsCfg:
     goal = {"command_name": COMMAND, "asset_cfg": dw.robot_joints(ACTIVE_JOINTS)}
     terms = {
         "joint_pos_tracking": (dw.joint_pos_tracking, {**goal, "std": task.tracking_std}),
+        "joint_pos_tracking_fine": (dw.joint_pos_tracking, {**goal, "std": task.tracking_fine_std}),
         "penetration": (dw.penetration, {"action_name": ACTION}),
         "action_rate_l2": (dw.action_rate_l2, {}),
     }
