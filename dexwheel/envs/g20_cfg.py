@@ -125,8 +125,12 @@ class G20HandConfig:
             raise _bad("goal_presets", f"goal_presets is empty; goal_mode={self.goal_mode!r} needs at least one")
         for name in self.goal_presets:
             _choice("goal_presets entry", name, tuple(GOAL_PRESETS), "goal_presets")
-        positive = {"control_hz": self.control_hz, "delta_scale": self.delta_scale, "tracking_std": self.tracking_std,
-                    "tracking_fine_std": self.tracking_fine_std}
+        positive = {
+            "control_hz": self.control_hz,
+            "delta_scale": self.delta_scale,
+            "tracking_std": self.tracking_std,
+            "tracking_fine_std": self.tracking_fine_std,
+        }
         for name, value in positive.items():
             if not (math.isfinite(value) and value > 0):
                 raise _bad(name, f"{name} must be finite and > 0, got {value!r}")
