@@ -277,7 +277,7 @@ def test_reward_is_the_sum_of_named_terms_in_info():
         assert sum(terms) == reward
     assert set(REWARD_TERMS) == {
         "track_lin_vel_x_exp", "track_ang_vel_z_exp", "lin_vel_z_l2", "ang_vel_xy_l2", "flat_orientation_l2",
-        "joint_torques_l2", "action_rate_l2", "undesired_contacts",
+        "joint_torques_l2", "action_rate_l2", "undesired_contacts", "termination_penalty",
     }  # fmt: skip
     for key in (
         "lin_vel_x",
@@ -322,6 +322,7 @@ def test_reward_terms_match_an_independent_computation_from_the_mujoco_state():
             "joint_torques_l2": w.joint_torques_l2 * np.sum(env.data.actuator_force**2),
             "action_rate_l2": w.action_rate_l2 * np.sum((action.astype(np.float64) - prev) ** 2),
             "undesired_contacts": 0.0,
+            "termination_penalty": 0.0,
         }
         for name, value in expected.items():
             assert info[f"reward_{name}"] == pytest.approx(value * dt, rel=1e-6, abs=1e-12), name
@@ -351,10 +352,16 @@ def test_tilt_and_body_contact_terminate():
     env.data.qpos[3:7] = quat
     _, _, terminated, _, info = env.step(np.zeros(8, np.float32))
     assert terminated and info["terminated_tilt"]
+    penalty = env.cfg.rewards.termination_penalty * env.dt
+    assert penalty == pytest.approx(-4.0) and info["reward_termination_penalty"] == penalty  # -200 x 0.02 s
     env.reset(seed=0)
     env.data.qpos[2] = 0.05  # base box in the floor
     _, reward, terminated, _, info = env.step(np.zeros(8, np.float32))
     assert terminated and info["terminated_contact"] and info["reward_undesired_contacts"] < 0
+    assert info["reward_termination_penalty"] == penalty
+    env.reset(seed=0)
+    _, _, terminated, _, info = env.step(np.zeros(8, np.float32))
+    assert not terminated and info["reward_termination_penalty"] == 0.0
 
 
 def test_episode_truncates_at_its_length():

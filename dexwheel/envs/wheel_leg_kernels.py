@@ -29,7 +29,7 @@ EXTRA_COLUMNS = (
     "terminated_contact",
     "terminated_tilt",
 )
-NUM_TERMS = 8  # REWARD_TERMS, in that order (see rewards_and_observations)
+NUM_TERMS = 9  # REWARD_TERMS, in that order (see rewards_and_observations)
 Array = np.ndarray
 
 
@@ -71,7 +71,7 @@ def rewards_and_observations(sd: Array, idx: Array, groups: Array, coef: Array, 
 
     ``sd`` ``(N, nsensordata)``; ``idx`` the sensor columns the terms read, grouped as
     ``vx, wz | vz, wx, wy, gx, gy, torques... | undesired contacts... | terminal contacts... | zz`` with
-    the group ends in ``groups`` (squared, undesired, terminal). Writes ``values`` ``(N, 8 + 8)``
+    the group ends in ``groups`` (squared, undesired, terminal). Writes ``values`` ``(N, 9 + 8)``
     (weighted terms, then :data:`EXTRA_COLUMNS`), ``reward`` (their sum, left to right), ``terminated``,
     and ``obs``: ``obs[:, obs_dst[k]] = sd[:, obs_src[k]] * obs_scale[k] + obs_offset[k]``, the commands
     at ``cols[0]``, the last action at ``cols[1]`` and ``priv`` at ``cols[2]`` (when >= 0).
@@ -102,17 +102,18 @@ def rewards_and_observations(sd: Array, idx: Array, groups: Array, coef: Array, 
             if s[idx[k]] > 0.0:
                 count += 1
         t[7] = count
-        total = 0.0
-        for k in range(NUM_TERMS):
-            t[k] *= coef[k]
-            total += t[k]
-        reward[i] = total
         contact = False
         for k in range(und_end, term_end):
             if s[idx[k]] > 0.0:
                 contact = True
         tilt = s[idx[term_end]] < cos_tilt
         terminated[i] = contact or tilt
+        t[8] = 1.0 if contact or tilt else 0.0
+        total = 0.0
+        for k in range(NUM_TERMS):
+            t[k] *= coef[k]
+            total += t[k]
+        reward[i] = total
         e = NUM_TERMS
         t[e], t[e + 1], t[e + 2], t[e + 3] = vx, wz, commands[i, 0], commands[i, 1]
         t[e + 4], t[e + 5], t[e + 6], t[e + 7] = abs(ex), abs(ez), contact, tilt

