@@ -205,3 +205,28 @@ def test_symmetry_is_on_by_default_where_the_env_has_a_mirror(robot, mirrored_ba
     assert (learner.cfg["algorithm"].get("symmetry_cfg") is not None) == mirrored_batches
     assert (learner.runner.alg.symmetry is not None) == mirrored_batches
     learner.close()
+
+
+
+def test_updates_run_on_learner_threads_and_rollouts_on_torch_threads(tmp_path, monkeypatch):
+    from rsl_rl.algorithms import PPO
+
+    from dexwheel.rl.rsl import RslLearner
+    from dexwheel.rl.schema import validate
+
+    seen: dict[str, set[int]] = {"act": set(), "update": set()}
+    for name in seen:
+        original = getattr(PPO, name)
+
+        def spy(self, *args, _name=name, _original=original, **kwargs):
+            seen[_name].add(torch.get_num_threads())
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(PPO, name, spy)
+    cfg = compose_cfg("train", "robot=solenopsis", "algo=rsl_ppo", "train.num_envs=2", "train.learner_threads=3")
+    train_cfg, _, params, policy = validate(cfg)
+    torch.set_num_threads(train_cfg.torch_threads)
+    learner = RslLearner(cfg, train_cfg, params, policy, tmp_path, None)
+    learner.runner.learn(2)
+    learner.close()
+    assert seen == {"act": {1}, "update": {3}} and torch.get_num_threads() == 1
