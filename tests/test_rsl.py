@@ -207,7 +207,6 @@ def test_symmetry_is_on_by_default_where_the_env_has_a_mirror(robot, mirrored_ba
     learner.close()
 
 
-
 def test_updates_run_on_learner_threads_and_rollouts_on_torch_threads(tmp_path, monkeypatch):
     from rsl_rl.algorithms import PPO
 
