@@ -127,8 +127,8 @@ class RslLearner:
             print(f"resuming from {checkpoint} at step {self.num_timesteps}")
         self._bar: tqdm | None = None
         self.runner.logger.log = _quiet(self.runner.logger.log, self._iteration_done)
-        threads = train.learner_threads or max(1, (os.cpu_count() or 1) // self.world)
-        self.runner.alg.update = _with_threads(self.runner.alg.update, threads, train.torch_threads)
+        if train.learner_threads != train.torch_threads:
+            self.runner.alg.update = _with_threads(self.runner.alg.update, train.learner_threads, train.torch_threads)
 
     def _iteration_done(self) -> None:
         self.num_timesteps += self.batch
