@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = {"velocity_tracking": ("lin_vel_x_error", "ang_vel_z_error", "fall"),
            "hand_pose_tracking": ("mean_joint_error", "max_joint_error", "success")}  # fmt: skip
+EPISODES = 10  # per evaluation set
 
 
 def _arg(args: list[str], key: str, default: str) -> str:
@@ -57,15 +58,14 @@ def main() -> None:
         for eval_seed in sets:
             goals = ["env_overrides={goal_mode: random}"] if hand else []  # unseen goals only
             run([sys.executable, "scripts/evaluate.py", f"run={run_dir}", "checkpoint=final", f"eval_seed={eval_seed}",
-                 "episodes=10", "overwrite=true", f"out={run_dir / 'eval' / f'results_{eval_seed}.json'}", *goals])  # fmt: skip
+                 f"episodes={EPISODES}", "overwrite=true", f"out={run_dir / 'eval' / f'results_{eval_seed}.json'}", *goals])  # fmt: skip
             result = json.loads((run_dir / "eval" / f"results_{eval_seed}.json").read_text())["results"][robot]
             rows.append((seed, eval_seed, float(wall[-1]) if wall else float("nan"), result))
     keys = METRICS[task]
     print(f"| seed | eval_seed | wall (min) | {' | '.join(keys)} |")
     print("|---" * (3 + len(keys)) + "|")
     for seed, eval_seed, wall, r in rows:
-        scale = 10 if keys[-1] in ("fall", "success") else 1  # counts of 10 episodes
-        cells = [f"{r[k]:.3f}" if k not in ("fall", "success") else f"{round(r[k] * scale)}/10" for k in keys]
+        cells = [f"{round(r[k] * EPISODES)}/{EPISODES}" if k in ("fall", "success") else f"{r[k]:.3f}" for k in keys]
         print(f"| {seed} | {eval_seed} | {wall / 60:.1f} | {' | '.join(cells)} |")
     for k in keys:
         values = [r[k] for *_, r in rows]

@@ -120,6 +120,7 @@ def test_an_unknown_group_option_lists_the_valid_ones():
     [
         ("train.num_envs=abc", "train.num_envs"),
         ("train.num_envs=0", "train.num_envs"),
+        ("train.learner_threads=0", "train.learner_threads: must be > 0, got 0"),
         ("train.vectorization=threads", "train.vectorization"),
         ("algo.params.learning_rate=fast", "algo.params.learning_rate"),
         ("algo.policy.activation=swish", "algo.policy.activation"),
@@ -134,6 +135,7 @@ def test_a_bad_training_value_fails_naming_the_field(override, match):
     ("overrides", "match"),
     [
         (["robot=g20_left", "task.hand.tracking_std=-1"], "tracking_std"),
+        (["robot=g20_left", "task.hand.tracking_fine_std=0"], "tracking_fine_std must be finite and > 0"),
         (["robot=g20_left", "drive.hand.drive=teleport"], "drive"),
         (["robot=solenopsis", "task.wheel_leg.decimation=0"], "decimation"),
         (["robot=solenopsis", "task.wheel_leg.commands.lin_vel_x=[1.0,-1.0]"], "commands.lin_vel_x"),

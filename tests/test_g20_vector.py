@@ -8,7 +8,7 @@ from vecutil import assert_same
 
 from dexwheel.control import ActionError
 from dexwheel.envs import register_envs
-from dexwheel.envs.g20_hand import G20HandEnv
+from dexwheel.envs.g20_hand import REWARD_TERMS, G20HandEnv
 from dexwheel.envs.g20_vector import G20HandVectorEnv
 
 register_envs()  # explicit: a stale editable install can make ``import dexwheel`` a namespace package
@@ -24,8 +24,7 @@ def test_make_vec_gives_the_native_vector_env():
     assert obs.shape == (3, 78) and info["_tracking_error"].all()
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     assert obs.shape == (3, 78) and reward.shape == (3,) and terminated.dtype == bool
-    terms = ("joint_pos_tracking", "joint_pos_tracking_fine", "penetration", "action_rate_l2")
-    assert np.array_equal(reward, sum(info[f"reward_{t}"] for t in terms))
+    assert np.array_equal(reward, sum(info[f"reward_{t}"] for t in REWARD_TERMS))
     env.close()
 
 

@@ -10,8 +10,7 @@ limits), the slew (``slew_rad_s`` per physics step, a source slowed by its faste
 ``gymnasium.make`` and the Hydra task use), the reset noise, the observation ``[qpos (21), qvel (21), goal
 (16), last_action (16)]`` and the reward terms under the same names with the same weights and width
 (``joint_pos_tracking`` +``tracking_weight``, ``joint_pos_tracking_fine`` +``tracking_fine_weight``,
-``penetration`` -``penetration_weight``, ``action_rate_l2``
--``action_rate_weight``). The PD gains, effort limits and armature are the description's
+``penetration`` -``penetration_weight``, ``action_rate_l2`` -``action_rate_weight``). The PD gains, effort limits and armature are the description's
 (:func:`~dexwheel.isaaclab.robots.articulation_cfg`: one force-clamped motor per hinge, as in MuJoCo); the
 USD has no mimic constraints, so each mimic joint has its own actuator driven to its completed target, as
 in the MuJoCo PD model. The reward is the per-step sum of the terms, as in MuJoCo: Isaac Lab multiplies
