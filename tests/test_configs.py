@@ -139,6 +139,10 @@ def test_a_bad_training_value_fails_naming_the_field(override, match):
         (["robot=g20_left", "drive.hand.drive=teleport"], "drive"),
         (["robot=solenopsis", "task.wheel_leg.decimation=0"], "decimation"),
         (["robot=solenopsis", "task.wheel_leg.commands.lin_vel_x=[1.0,-1.0]"], "commands.lin_vel_x"),
+        (
+            ["robot=solenopsis", "task.wheel_leg.commands.rel_reversal=-0.1"],
+            r"commands.rel_reversal: must be in \[0, 1\]",
+        ),
     ],
 )
 def test_a_bad_env_value_fails_naming_the_field(overrides, match):

@@ -344,6 +344,29 @@ def test_tracking_reward_peaks_at_the_command():
     assert info["reward_track_lin_vel_x_exp"] < 0.3 * w.track_lin_vel_x_exp * env.dt
 
 
+def _forward_commands(env, steps: int, seed: int = 0) -> list[float]:
+    env.reset(seed=seed)
+    out = []
+    for _ in range(steps):
+        _, _, _, _, info = env.step(np.zeros(8, np.float32))
+        out.append(info["command_lin_vel_x"])
+    return out
+
+
+def test_rel_reversal_flips_the_forward_command_at_every_resample():
+    # 0.1 s between resamples: 5 control steps; speeds from (0.8, 1.0) and reversal 1 alternate the sign
+    stress = make(lin_vel_x_range=(0.8, 1.0), rel_standing_envs=0.0, rel_reversal=1.0, resampling_time_s=(0.1, 0.1))
+    x = np.array(_forward_commands(stress, 30))
+    per_resample = x[::5]
+    assert np.all((np.abs(per_resample) >= 0.8) & (np.abs(per_resample) <= 1.0))
+    assert np.all(np.sign(per_resample[1:]) == -np.sign(per_resample[:-1]))
+    assert per_resample[0] > 0  # the reset's draw is not reversed
+    plain = make(lin_vel_x_range=(0.8, 1.0), rel_standing_envs=0.0, resampling_time_s=(0.1, 0.1))
+    assert min(_forward_commands(plain, 30)) >= 0.8  # the default 0: every draw from the range as it is
+    with pytest.raises(ValueError, match=r"commands.rel_reversal: must be in \[0, 1\], got 1.5"):
+        make(rel_reversal=1.5)
+
+
 def test_tilt_and_body_contact_terminate():
     env = make()
     env.reset(seed=0)

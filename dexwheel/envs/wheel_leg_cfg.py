@@ -57,6 +57,10 @@ class CommandCfg:
     ang_vel_z: tuple[float, float] = (-1.0, 1.0)  # rad/s
     resampling_time_s: tuple[float, float] = (5.0, 5.0)
     rel_standing_envs: float = 0.1  # probability that a sample is a zero (stand still) command
+    # Probability that a mid-episode resample drives the other way: the new forward command keeps its drawn
+    # magnitude and takes the sign opposite the current one. With lin_vel_x (0.8, 1.0) and 1.0 every resample
+    # is a hard reversal (README: Results, the reversal stress test). 0 draws nothing extra.
+    rel_reversal: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,7 @@ KWARG_ALIASES: dict[str, tuple[str | None, str]] = {
     "ang_vel_z_range": ("commands", "ang_vel_z"),
     "resampling_time_s": ("commands", "resampling_time_s"),
     "rel_standing_envs": ("commands", "rel_standing_envs"),
+    "rel_reversal": ("commands", "rel_reversal"),
     "privileged_obs": ("observations", "privileged"),
     "max_tilt": ("terminations", "max_tilt_rad"),
 }
@@ -280,8 +285,9 @@ def validate(cfg: WheelLegEnvCfg) -> None:
             raise _bad(f"commands.{name}", f"expected (low, high) with low <= high, got {r!r}")
     if c.resampling_time_s[0] <= 0:
         raise _bad("commands.resampling_time_s", f"must be > 0, got {c.resampling_time_s!r}")
-    if not 0.0 <= c.rel_standing_envs <= 1.0:
-        raise _bad("commands.rel_standing_envs", f"must be in [0, 1], got {c.rel_standing_envs}")
+    for name in ("rel_standing_envs", "rel_reversal"):
+        if not 0.0 <= getattr(c, name) <= 1.0:
+            raise _bad(f"commands.{name}", f"must be in [0, 1], got {getattr(c, name)}")
     for name in ("knee_scale", "wheel_velocity_scale"):
         if not getattr(cfg.actions, name) > 0:
             raise _bad(f"actions.{name}", f"must be > 0, got {getattr(cfg.actions, name)!r}")

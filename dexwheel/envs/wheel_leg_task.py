@@ -399,7 +399,7 @@ class WheelLegTask:
     def _events(self, t: int) -> None:
         """Due command resamples and pushes; the observation then shows the new commands."""
         for i in np.flatnonzero(self.resample_at <= t).tolist():
-            self._resample_command(i)
+            self._resample_command(i, reverse=True)
         for i in np.flatnonzero(self.push_at <= t).tolist():
             self._push(i)
         self.compute_obs()
@@ -441,13 +441,19 @@ class WheelLegTask:
         self.action[i] = 0.0
         self.last_action[i] = 0.0
 
-    def _resample_command(self, i: int) -> None:
+    def _resample_command(self, i: int, reverse: bool = False) -> None:
+        """New commands for env ``i``; ``reverse`` (mid-episode) lets ``commands.rel_reversal`` flip the forward one."""
         c = self.cfg.commands
-        u = self.rngs[i].random(4)  # type: ignore[union-attr]
+        rng = self.rngs[i]
+        assert rng is not None
+        u = rng.random(4)
         if u[2] < c.rel_standing_envs:
             self.commands[i] = 0.0
         else:
-            self.commands[i, 0] = c.lin_vel_x[0] + (c.lin_vel_x[1] - c.lin_vel_x[0]) * u[0]
+            x = c.lin_vel_x[0] + (c.lin_vel_x[1] - c.lin_vel_x[0]) * u[0]
+            if reverse and c.rel_reversal > 0.0 and rng.random() < c.rel_reversal and self.commands[i, 0] != 0.0:
+                x = -math.copysign(abs(x), self.commands[i, 0])
+            self.commands[i, 0] = x
             self.commands[i, 1] = c.ang_vel_z[0] + (c.ang_vel_z[1] - c.ang_vel_z[0]) * u[1]
         lo, hi = c.resampling_time_s
         self.resample_at[i] = self.t + max(1, round((lo + (hi - lo) * u[3]) / self.dt))

@@ -116,6 +116,7 @@ def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
         "composer.policy_joints": task.composer.policy_joints not in (None, "all", POLICY_JOINT_ORDER),
         "observations.privileged": task.observations.privileged,
         "domain_rand.enabled": task.domain_rand.enabled,
+        "commands.rel_reversal": task.commands.rel_reversal > 0.0,  # Isaac Lab's UniformVelocityCommand draws afresh
         "rewards.scale_by_step_dt": not task.rewards.scale_by_step_dt,  # Isaac Lab always scales
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
