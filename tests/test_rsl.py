@@ -50,6 +50,22 @@ def test_time_outs_mark_truncations_and_the_next_observation_starts_the_next_epi
     assert all(math.isfinite(v) for v in extras["log"].values())
 
 
+def test_step_logs_count_a_fall_on_its_last_step_not_as_the_next_episodes_zeros():
+    venv = RslVecEnv(wheel_leg(4, terminations={"max_tilt_rad": 0.02}), seed=0)  # a tilt of 0.02 rad ends it
+    push = torch.tensor([[1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0]]).repeat(4, 1)
+    for _ in range(50):
+        _, rewards, dones, extras = venv.step(push)
+        fell = dones.bool() & ~extras["time_outs"]
+        if fell.any():
+            break
+    assert fell.any()
+    log, frac = extras["log"], fell.float().mean().item()
+    assert log["Step/terminated_tilt"] + log["Step/terminated_contact"] >= frac > 0.0
+    dt = 0.02
+    assert log["Step/reward_termination_penalty"] == pytest.approx(-200.0 * dt * frac)
+    assert rewards[fell].max().item() < -200.0 * dt + 0.5  # the penalty is in the reward the learner gets
+
+
 def test_g20_sdk_actions_are_rounded_and_clipped_to_the_sdk_range():
     def g20():
         return gym.make_vec("G20Hand-v0", num_envs=2, vectorization_mode="vector_entry_point", action="sdk255")

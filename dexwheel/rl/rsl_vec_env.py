@@ -82,12 +82,16 @@ def clip_actions(space: gym.spaces.Box, actions: np.ndarray) -> np.ndarray:
 
 
 def _step_means(infos: dict[str, Any]) -> dict[str, float]:
-    """This step's mean of each numeric per-env info entry (reward terms, errors), as TensorBoard scalars
-    ``Step/<key>`` (rsl_rl logs a key with a ``/`` as it is)."""
+    """This step's mean of each numeric per-env info entry (reward terms, errors, termination causes), as
+    TensorBoard scalars ``Step/<key>`` (rsl_rl logs a key with a ``/`` as it is). An env that just reset
+    counts with its episode's last step (``final_info``), not the fresh episode's zeros."""
+    final, ended = infos.get("final_info", {}), infos.get("_final_info")
     out: dict[str, float] = {}
     for key, values in infos.items():
         if key.startswith("_") or key.startswith("final_") or not isinstance(values, np.ndarray):
             continue
         if values.dtype.kind in "fb" and values.ndim == 1:
+            if key in final:
+                values = np.where(ended, final[key], values)
             out[f"Step/{key}"] = float(values.mean())
     return out
