@@ -4,6 +4,11 @@ disjoint evaluation sets, print one row per run and the spread.
 python scripts/results.py robot=solenopsis                 # outputs/results/solenopsis/seed<s>/, ~5-10 min a seed
 python scripts/results.py robot=g20_left drive=pd          # the hand on unseen (random) goals
 python scripts/results.py robot=solenopsis seeds=[0] sets=[20000]   # fewer
+python scripts/results.py robot=solenopsis stress=false             # without the hard-reversal stress test
+
+A wheel-leg run is also evaluated on the hard-reversal stress test (:data:`STRESS`): 50 episodes whose commands
+drive at 0.8-1.0 m/s and reverse the direction at every resample (every 5 s), the manoeuvre that tips a policy
+over; its row counts falls, and its errors stay out of the spread (they are a harder task's).
 
 Any other override goes to train.py. A seed whose run folder already holds ``checkpoints/final`` is not trained
 again (delete the folder to retrain); evaluations are rewritten (``overwrite=true``).
@@ -21,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 METRICS = {"velocity_tracking": ("lin_vel_x_error", "ang_vel_z_error", "fall"),
            "hand_pose_tracking": ("mean_joint_error", "max_joint_error", "success")}  # fmt: skip
 EPISODES = 10  # per evaluation set
+STRESS_SEED, STRESS_EPISODES = 50000, 50
+STRESS = "env_overrides={commands: {lin_vel_x: [0.8, 1.0], rel_reversal: 1.0, rel_standing_envs: 0.0}}"
 
 
 def _arg(args: list[str], key: str, default: str) -> str:
@@ -44,9 +51,13 @@ def main() -> None:
     robot = _arg(args, "robot", "solenopsis")
     seeds, sets = _list(_arg(args, "seeds", "[0,1,2]")), _list(_arg(args, "sets", "[20000,30000]"))
     out = Path(_arg(args, "out", f"outputs/results/{robot}"))
-    train_args = [a for a in args if a.split("=", 1)[0] not in ("seeds", "sets", "out")]
+    train_args = [a for a in args if a.split("=", 1)[0] not in ("seeds", "sets", "out", "stress")]
     hand = robot.startswith("g20")
     task = "hand_pose_tracking" if hand else "velocity_tracking"
+    goals = ["env_overrides={goal_mode: random}"] if hand else []  # unseen goals only
+    evaluations = [(str(s), s, EPISODES, goals) for s in sets]  # (label, eval seed, episodes, extra arguments)
+    if not hand and _arg(args, "stress", "true").lower() == "true":
+        evaluations.append(("reversals", STRESS_SEED, STRESS_EPISODES, [STRESS]))
     rows = []
     for seed in seeds:
         run_dir = out / f"seed{seed}"
@@ -55,21 +66,24 @@ def main() -> None:
             run([sys.executable, "scripts/train.py", *train_args, f"seed={seed}", f"hydra.run.dir={run_dir}",
                  "train.progress_bar=false"])  # fmt: skip
         wall = re.findall(r" - done step=\d+ wall_s=([\d.]+)", (run_dir / "train.log").read_text())
-        for eval_seed in sets:
-            goals = ["env_overrides={goal_mode: random}"] if hand else []  # unseen goals only
+        for label, eval_seed, episodes, extra in evaluations:
+            out_json = run_dir / "eval" / f"results_{label if label == 'reversals' else eval_seed}.json"
             run([sys.executable, "scripts/evaluate.py", f"run={run_dir}", "checkpoint=final", f"eval_seed={eval_seed}",
-                 f"episodes={EPISODES}", "overwrite=true", f"out={run_dir / 'eval' / f'results_{eval_seed}.json'}", *goals])  # fmt: skip
-            result = json.loads((run_dir / "eval" / f"results_{eval_seed}.json").read_text())["results"][robot]
-            rows.append((seed, eval_seed, float(wall[-1]) if wall else float("nan"), result))
+                 f"episodes={episodes}", "overwrite=true", f"out={out_json}", *extra])  # fmt: skip
+            result = json.loads(out_json.read_text())["results"][robot]
+            rows.append((seed, label, episodes, float(wall[-1]) if wall else float("nan"), result))
     keys = METRICS[task]
     print(f"| seed | eval_seed | wall (min) | {' | '.join(keys)} |")
     print("|---" * (3 + len(keys)) + "|")
-    for seed, eval_seed, wall, r in rows:
-        cells = [f"{round(r[k] * EPISODES)}/{EPISODES}" if k in ("fall", "success") else f"{r[k]:.3f}" for k in keys]
-        print(f"| {seed} | {eval_seed} | {wall / 60:.1f} | {' | '.join(cells)} |")
+    for seed, label, episodes, wall, r in rows:
+        cells = [f"{round(r[k] * episodes)}/{episodes}" if k in ("fall", "success") else f"{r[k]:.3f}" for k in keys]
+        print(f"| {seed} | {label} | {wall / 60:.1f} | {' | '.join(cells)} |")
     for k in keys:
-        values = [r[k] for *_, r in rows]
+        values = [r[k] for _, label, *_, r in rows if label != "reversals"]
         print(f"{k}: min {min(values):.3f} max {max(values):.3f} mean {sum(values) / len(values):.3f}")
+    stress = [(r["fall"] * episodes, episodes) for _, label, episodes, _, r in rows if label == "reversals"]
+    if stress:
+        print(f"reversal stress falls: {round(sum(f for f, _ in stress))}/{sum(n for _, n in stress)}")
 
 
 if __name__ == "__main__":
