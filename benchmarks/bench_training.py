@@ -1,6 +1,7 @@
 """Benchmark a training run: where its wall time goes, for each algorithm offered (PPO, SAC, rsl_rl PPO).
 
-Run: ``python benchmarks/bench_training.py [--quick] [--robot solenopsis]``. The model and vector env are built
+Run: ``python benchmarks/bench_training.py [--quick] [--robot solenopsis] [--algo rsl_ppo] [overrides ...]``
+(Hydra overrides for every algorithm's run, e.g. ``algo.policy.net_arch=[128,128,128] train.learner_threads=2``). The model and vector env are built
 by ``dexwheel.rl.training`` exactly as ``scripts/train.py`` builds them (the robot's own config: its num_envs,
 normalisation, the algorithm's hyper-parameters), with a reduced budget; SAC's ``learning_starts`` is cut so that
 most of its short run is the steady state of a long one (policy actions and one update per vector step).
@@ -86,12 +87,13 @@ def bench_rsl(cfg: Any, train_cfg: Any, params: Any, policy: Any) -> tuple[dict[
     return t, total, setup, steps
 
 
-def bench(robot: str, algo: str, quick: bool) -> None:
+def bench(robot: str, algo: str, quick: bool, user: list[str]) -> None:
     extra, budget = BUDGETS[algo][quick]
-    overrides = [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget}", "train.progress_bar=false"]
+    overrides = [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget}", "train.progress_bar=false", *user]
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
         cfg = compose(config_name="train", overrides=overrides + extra)
     train_cfg, name, params, policy = validate(cfg)
+    print(f"{algo}: net_arch {list(policy.net_arch)}, learner_threads {train_cfg.learner_threads}")
     torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
     if algo == "rsl_ppo":
         t, total, setup, steps = bench_rsl(cfg, train_cfg, params, policy)
@@ -131,13 +133,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: a few thousand steps")
     parser.add_argument("--robot", default="solenopsis", help="a configs/robot/ name (default: solenopsis)")
+    parser.add_argument("--algo", choices=list(BUDGETS), action="append", help="default: every algorithm")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides for the runs")
     args = parser.parse_args()
     print(
         f"training time split ({args.robot}): {os.cpu_count()} CPUs, torch {torch.__version__}, "
         f"stable-baselines3 {stable_baselines3.__version__}, rsl-rl-lib {version('rsl-rl-lib')}, mujoco {mujoco.__version__}"
     )
-    for algo in BUDGETS:
-        bench(args.robot, algo, args.quick)
+    for algo in args.algo or list(BUDGETS):
+        bench(args.robot, algo, args.quick, args.overrides)
 
 
 if __name__ == "__main__":

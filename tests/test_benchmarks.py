@@ -21,6 +21,11 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
             ["--quick"],
             ["ppo: ", "sac: ", "rsl_ppo: ", "simulation", "policy inference", "learner update"],
         ),
+        (
+            "bench_training.py",
+            ["--quick", "--algo", "rsl_ppo", "algo.policy.net_arch=[32,32]"],
+            ["rsl_ppo: ", "[32, 32]"],
+        ),
     ],
 )
 def test_benchmark_runs(script: str, args: list[str], expected: list[str]) -> None:

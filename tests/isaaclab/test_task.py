@@ -82,3 +82,23 @@ def test_it_drives_forward(env):
     dx = robot.data.root_link_pos_w.torch[:, 0] - x0
     assert not terminated.any()
     assert torch.all(dx > 0.85), dx  # MuJoCo and the cross-backend replay: 0.927 m from rest
+
+
+def test_mid_episode_resamples_reverse_as_commands_rel_reversal_says(env):
+    term = env.unwrapped.command_manager.get_term("base_velocity")
+    assert term.cfg.rel_reversal == WheelLegEnvCfg().commands.rel_reversal
+    saved = (term.cfg.rel_reversal, term.cfg.ranges.lin_vel_x, term.vel_command_b.clone(), term.command_counter.clone())
+    try:
+        term.cfg.rel_reversal, term.cfg.ranges.lin_vel_x = 1.0, (0.8, 1.0)
+        ids = torch.arange(NUM_ENVS)
+        term.vel_command_b[:, 0] = 0.9
+        term.command_counter[:] = torch.tensor([0, 1, 1, 3])  # env 0: the reset's draw
+        term._resample_command(ids)
+        x = term.vel_command_b[:, 0]
+        assert x[0] >= 0.8 and torch.all((x[1:] <= -0.8) & (x[1:] >= -1.0)), x
+        term.vel_command_b[:, 0] = torch.tensor([0.0, -0.9, -0.9, -0.9])  # env 0 stood still: it never reverses
+        term._resample_command(ids)
+        assert torch.all(term.vel_command_b[:, 0] >= 0.8), term.vel_command_b
+    finally:
+        term.cfg.rel_reversal, term.cfg.ranges.lin_vel_x = saved[0], saved[1]
+        term.vel_command_b[:], term.command_counter[:] = saved[2], saved[3]

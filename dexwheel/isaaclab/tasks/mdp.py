@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import MISSING
 
+import isaaclab.envs.mdp as isaac_mdp
 import torch
 import warp as wp
 from isaaclab.envs import ManagerBasedRLEnv
@@ -37,6 +38,30 @@ class ExactObsGroup(ObsGroup):
     def __post_init__(self):
         self.enable_corruption = False  # the MuJoCo tasks add no observation noise
         self.concatenate_terms = True
+
+
+class ReversingVelocityCommand(isaac_mdp.UniformVelocityCommand):
+    """Isaac Lab's uniform velocity command plus the MuJoCo task's ``commands.rel_reversal``: a mid-episode
+    resample (the command counter past the reset's) drives the other way with that probability, keeping its
+    drawn speed (:class:`~dexwheel.envs.wheel_leg_cfg.CommandCfg`)."""
+
+    cfg: ReversingVelocityCommandCfg
+
+    def _resample_command(self, env_ids) -> None:
+        previous = self.vel_command_b[env_ids, 0].clone()  # standing envs hold 0 here: they never reverse
+        super()._resample_command(env_ids)
+        if self.cfg.rel_reversal <= 0.0:
+            return
+        mid = self.command_counter[env_ids] > 0
+        flip = mid & (previous != 0.0) & (torch.rand_like(previous) < self.cfg.rel_reversal)
+        drawn = self.vel_command_b[env_ids, 0]
+        self.vel_command_b[env_ids, 0] = torch.where(flip, -torch.sign(previous) * drawn.abs(), drawn)
+
+
+@configclass
+class ReversingVelocityCommandCfg(isaac_mdp.UniformVelocityCommandCfg):
+    class_type: type = ReversingVelocityCommand
+    rel_reversal: float = 0.0
 
 
 def velocity_commands(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:

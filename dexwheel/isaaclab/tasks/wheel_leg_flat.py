@@ -116,7 +116,6 @@ def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
         "composer.policy_joints": task.composer.policy_joints not in (None, "all", POLICY_JOINT_ORDER),
         "observations.privileged": task.observations.privileged,
         "domain_rand.enabled": task.domain_rand.enabled,
-        "commands.rel_reversal": task.commands.rel_reversal > 0.0,  # Isaac Lab's UniformVelocityCommand draws afresh
         "rewards.scale_by_step_dt": not task.rewards.scale_by_step_dt,  # Isaac Lab always scales
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
@@ -173,8 +172,9 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
     env.sim.render_interval = task.decimation
     env.scene.robot = articulation_cfg(task.robot, "{ENV_REGEX_NS}/Robot", knees, (0.0, 0.0, height), gains=gains)
     c = task.commands
-    env.commands = CommandsCfg(base_velocity=mdp.UniformVelocityCommandCfg(
+    env.commands = CommandsCfg(base_velocity=dw.ReversingVelocityCommandCfg(
         asset_name="robot", resampling_time_range=c.resampling_time_s, rel_standing_envs=c.rel_standing_envs,
+        rel_reversal=c.rel_reversal,
         heading_command=False, rel_heading_envs=0.0, debug_vis=False,
         ranges=mdp.UniformVelocityCommandCfg.Ranges(lin_vel_x=c.lin_vel_x, lin_vel_y=(0.0, 0.0), ang_vel_z=c.ang_vel_z),
     ))  # fmt: skip
