@@ -67,7 +67,7 @@ def main() -> None:
                  "train.progress_bar=false"])  # fmt: skip
         wall = re.findall(r" - done step=\d+ wall_s=([\d.]+)", (run_dir / "train.log").read_text())
         for label, eval_seed, episodes, extra in evaluations:
-            out_json = run_dir / "eval" / f"results_{label if label == 'reversals' else eval_seed}.json"
+            out_json = run_dir / "eval" / f"results_{label}.json"
             run([sys.executable, "scripts/evaluate.py", f"run={run_dir}", "checkpoint=final", f"eval_seed={eval_seed}",
                  f"episodes={episodes}", "overwrite=true", f"out={out_json}", *extra])  # fmt: skip
             result = json.loads(out_json.read_text())["results"][robot]

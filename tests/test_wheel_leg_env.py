@@ -361,8 +361,8 @@ def test_rel_reversal_flips_the_forward_command_at_every_resample():
     assert np.all((np.abs(per_resample) >= 0.8) & (np.abs(per_resample) <= 1.0))
     assert np.all(np.sign(per_resample[1:]) == -np.sign(per_resample[:-1]))
     assert per_resample[0] > 0  # the reset's draw is not reversed
-    plain = make(lin_vel_x_range=(0.8, 1.0), rel_standing_envs=0.0, resampling_time_s=(0.1, 0.1))
-    assert min(_forward_commands(plain, 30)) >= 0.8  # the default 0: every draw from the range as it is
+    plain = make(lin_vel_x_range=(0.8, 1.0), rel_standing_envs=0.0, rel_reversal=0.0, resampling_time_s=(0.1, 0.1))
+    assert min(_forward_commands(plain, 30)) >= 0.8  # 0: every draw from the range as it is
     with pytest.raises(ValueError, match=r"commands.rel_reversal: must be in \[0, 1\], got 1.5"):
         make(rel_reversal=1.5)
 

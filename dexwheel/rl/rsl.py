@@ -71,7 +71,7 @@ def _quiet(log: Callable[..., None], on_iteration: Callable[[], None]) -> Callab
 
 
 def _with_threads(update: Callable[..., Any], threads: int, rest: int) -> Callable[..., Any]:
-    """``update`` on ``threads`` torch threads, ``rest`` again afterwards (1.3-1.4x faster on 2 cores)."""
+    """``update`` on ``threads`` torch threads, ``rest`` again afterwards (README: Learners)."""
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         torch.set_num_threads(threads)

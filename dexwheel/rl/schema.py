@@ -32,8 +32,8 @@ class TrainCfg:
     progress_bar: bool = True
     device: str = "cpu"
     torch_threads: int = 1
-    #: torch threads for rsl_ppo's updates (PPO.update), while the vector env's threads are idle. 2 makes them
-    #: 1.3-1.4x faster on 2 free cores, but two such trainings at once ran 3.6x slower (README: Learners).
+    #: torch threads for rsl_ppo's updates (PPO.update), while the vector env's threads are idle. 2 helps only
+    #: with the cores to itself; two such trainings at once ran several times slower (README: Learners).
     learner_threads: int = 1
 
 
