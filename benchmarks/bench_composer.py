@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_composer.py [--iters N]``. Two cases:
 
-* the seed's example: a 29-joint policy + 2 head joints, with a "wave" override layer over part of the
+* the composer spec's example: a 29-joint policy + 2 head joints, with a "wave" override layer over part of the
   right arm; resolved onto a 31-joint robot (identity) and onto a 29-joint robot (head dropped);
 * Solenopsis: 8 joints, a knee layer and a wheel (velocity) layer in policy order (knees then wheels),
   resolved onto the robot's per-leg order (knee, wheel, ...).
@@ -34,7 +34,7 @@ from dexwheel.control import (
     JointTargetBuffer,
     MotorFrame,
 )
-from dexwheel.control.seed_example import HEAD_JOINTS, POLICY_JOINTS, STATE_OUTPUT_JOINTS, WAVE_JOINTS
+from dexwheel.control.spec_example import HEAD_JOINTS, POLICY_JOINTS, STATE_OUTPUT_JOINTS, WAVE_JOINTS
 from dexwheel.robots.wheel_leg import POLICY_JOINT_ORDER, ROBOT_JOINT_ORDER
 
 POLICY = POLICY_JOINTS.select(POLICY_JOINTS.names, "policy29")

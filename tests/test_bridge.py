@@ -3,7 +3,7 @@
 Two kinds of tests:
 
 * over DDS, against ``scripts/bridge.py`` in a subprocess: a client whose samples rosbags encodes and
-  decodes (an independent ROS 2 CDR implementation) sends the seed's half-fist command and reads the
+  decodes (an independent ROS 2 CDR implementation) sends the vendor bridge's half-fist command and reads the
   state; wire format, type hash, the 50 Hz rate, a burst of malformed messages, SIGTERM/Ctrl-C shutdown;
 * in process, on a fake transport and (for the timeout policies) a fake clock: the handlers' checks, the
   timeout policies, the drives, the loop's pacing, the config.
@@ -58,7 +58,7 @@ HALF_FIST = G20SdkMapping("left")(G20_HALF_FIST_CMD).copy()  # all 21 joints, ra
 OPEN = G20SdkMapping("left")(G20_OPEN_CMD).copy()
 #: The composer carries float32, so a jump lands within float32 rounding of the goal.
 TRACK_TOL = 1e-4
-#: The seed's track-test criterion (tracking error <= 0.02 rad).
+#: The vendor bridge's track-test criterion (tracking error <= 0.02 rad).
 SEED_TOL = 0.02
 #: Generous: a first run compiles the env's kernels (~10 s, more on a loaded 2-core machine).
 READY_S = 300.0
@@ -427,7 +427,7 @@ def test_malformed_commands_are_rejected_counted_and_rate_limited(caplog):
     bridge.rejections.flush()
     warned = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
     assert len(warned) == 2 and f"({3 * len(bad)} in all)" in warned[1]
-    # a longer command uses its first 20 values, as the seed does; a shorter one is padded with 255
+    # a longer command uses its first 20 values, as the vendor bridge does; a shorter one is padded with 255
     send(JointState(position=[*G20_HALF_FIST_CMD, 7.0, 7.0]))
     bridge.step()
     assert np.abs(joints(bridge) - HALF_FIST).max() <= TRACK_TOL

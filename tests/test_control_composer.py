@@ -20,7 +20,7 @@ from dexwheel.control import (
     JointTargetView,
     MotorFrame,
 )
-from dexwheel.control.seed_example import (  # the seed's example: a 29-joint policy plus two head joints
+from dexwheel.control.spec_example import (  # the composer spec's example: a 29-joint policy plus two head joints
     ARMS,
     HEAD_JOINTS,
     LEGS,
@@ -38,7 +38,7 @@ def _buffer(layout: JointLayout, base: float) -> JointTargetBuffer:
     return buf
 
 
-def seed_example(wave: bool = True) -> tuple[JointCommandComposer, dict[str, JointTargetBuffer]]:
+def spec_example(wave: bool = True) -> tuple[JointCommandComposer, dict[str, JointTargetBuffer]]:
     policy = _buffer(POLICY_JOINTS, 0.0)
     head = JointTargetBuffer(HEAD_JOINTS)
     head.kp[:] = (16.747, 16.747)
@@ -62,8 +62,8 @@ def reference(output: JointLayout, layers: list[tuple[JointLayout, np.ndarray, b
     return out
 
 
-def test_seed_example_composes_policy_wave_and_head() -> None:
-    composer, bufs = seed_example()
+def test_spec_example_composes_policy_wave_and_head() -> None:
+    composer, bufs = spec_example()
     frame = composer.compose()
     assert isinstance(frame, MotorFrame) and frame.layout == STATE_OUTPUT_JOINTS
     assert frame.qpos.dtype == np.float32 and frame.kp.dtype == np.float32
@@ -80,7 +80,7 @@ def test_seed_example_composes_policy_wave_and_head() -> None:
 
 
 def test_compose_returns_the_same_frame_and_follows_in_place_updates() -> None:
-    composer, bufs = seed_example()
+    composer, bufs = spec_example()
     first = composer.compose()
     bufs["head"].position[:] = (0.7, 0.8)
     bufs["policy"].position[0] = -5.0
@@ -105,7 +105,7 @@ def _peak_bytes(fn, n: int = 1000) -> int:
 
 
 def test_compose_does_not_allocate() -> None:
-    composer, _ = seed_example()
+    composer, _ = spec_example()
     frame = composer.frame
     loop_overhead = _peak_bytes(lambda: frame)
     # Any new ndarray (even a view) costs > 100 bytes; compose creates none, however many calls.
@@ -120,9 +120,9 @@ def test_fast_paths_op_counts() -> None:
     assert identity.op_count == 1
     np.testing.assert_array_equal(identity.compose().block, buf.block)
     # policy with a hole punched by wave (2 runs) + wave (1) + head (1)
-    composer, _ = seed_example()
+    composer, _ = spec_example()
     assert composer.op_count == 4
-    no_wave, _ = seed_example(wave=False)
+    no_wave, _ = spec_example(wave=False)
     assert no_wave.op_count == 2
 
 
@@ -320,6 +320,6 @@ def test_layout_basics_and_pickling() -> None:
         np.testing.assert_array_equal(clone.block, buf.block)
         clone.position[0] = -1.0
         assert clone.block[0, 0] == -1.0 and clone.view.position is clone.position
-    frame = pickle.loads(pickle.dumps(seed_example()[0].compose()))
+    frame = pickle.loads(pickle.dumps(spec_example()[0].compose()))
     frame.qpos[0] = 7.0
     assert frame.block[0, 0] == 7.0

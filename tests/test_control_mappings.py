@@ -1,5 +1,5 @@
 """Action mappings: expected values are computed here from the spec's tables and formulas, written out
-(shared/spec/g20.md, "SDK channel protocol"), never by calling the code under test."""
+(docs/spec/g20.md, "SDK channel protocol"), never by calling the code under test."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def test_half_fist_exact_radians() -> None:
 
 def test_overshooting_tables_are_clipped_then_completed() -> None:
     cmd = [255] * 15 + [0, 0, 0, 0, 0]
-    assert 1.29 / 1.02 > 1.26 and 1.55 / 0.89 > 1.74  # the seed's tables overshoot
+    assert 1.29 / 1.02 > 1.26 and 1.55 / 0.89 > 1.74  # the vendor SDK tables overshoot
     q = as_dict(G20SdkMapping()(cmd))
     assert q["thumb_mcp"] == pytest.approx(1.26, abs=1e-12)
     assert q["thumb_ip"] == pytest.approx(1.26 * 1.02, abs=1e-12)

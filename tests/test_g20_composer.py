@@ -37,7 +37,7 @@ def test_a_hold_layer_keeps_the_thumb_at_its_preset_while_the_policy_drives_the_
     np.testing.assert_allclose(env.command[_idx(THUMB)], half_fist[_idx(THUMB)], atol=1e-6)  # held: float32 frame
     np.testing.assert_allclose(env.command[_idx(FINGERS)], wanted[_idx(FINGERS)], atol=1e-6)  # the policy's
     q = env.data.qpos[[ALL_JOINTS.index(j) for j in ACTIVE_JOINTS]]
-    tol = 1e-9 if drive == "hard_write" else 0.02  # track_test: the seed's <= 0.02 rad
+    tol = 1e-9 if drive == "hard_write" else 0.02  # track_test: the vendor bridge's <= 0.02 rad
     np.testing.assert_allclose(q[_idx(THUMB)], half_fist[_idx(THUMB)], atol=tol)
 
 

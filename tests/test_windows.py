@@ -67,7 +67,7 @@ def test_g20_human_mode_draws_the_compare_view_in_a_window(display):
     viewer = env.unwrapped._renderer._get_viewer("human")
     assert type(viewer).__name__ == "WindowViewer"  # a real GLFW window, not an offscreen buffer
     assert (viewer.viewport.width, viewer.viewport.height) == (320, 240)
-    np.testing.assert_allclose(viewer.cam.lookat, (0.04, -0.04, 0.12))  # the seed's compare view
+    np.testing.assert_allclose(viewer.cam.lookat, (0.04, -0.04, 0.12))  # the vendor bridge's compare view
     assert (viewer.cam.distance, viewer.cam.azimuth, viewer.cam.elevation) == (0.50, 180.0, -12.0)
     open_hand = window_pixels(viewer)
     assert open_hand.std() > 1.0  # the hand is drawn, not a blank window

@@ -1,8 +1,8 @@
 """The bridge's settings: one typed, checked dataclass that the Hydra config (``configs/bridge.yaml``) fills.
 
-The switches are the seed's (``--plan-nominal``, ``--pd-drive``, ``--no-collision-project``, ``--speed``,
+The switches are the vendor bridge's (``--plan-nominal``, ``--pd-drive``, ``--no-collision-project``, ``--speed``,
 ``--slew-rad-s``, ``--headless``, ``--track-test``, ``--max-steps``); topic names, the DDS domain and
-the rates are configuration, never constants (the seed dropped its hard-coded ``ROS_DOMAIN_ID``).
+the rates are configuration, never constants (the vendor bridge dropped its hard-coded ``ROS_DOMAIN_ID``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dexwheel.fields import ConfigFieldError, check_types
 
 HANDS = ("left", "right")
 TIMEOUT_POLICIES = tuple(p.value for p in TimeoutPolicy)
-#: Poses a silent source may fall back to (``timeout.policy=fixed_target``): the seed's SDK presets.
+#: Poses a silent source may fall back to (``timeout.policy=fixed_target``): the vendor bridge's SDK presets.
 FIXED_TARGETS = ("open", "half_fist", "full_fist")
 #: The largest domain id with Cyclone's (and ROS 2's) default port mapping.
 MAX_DOMAIN_ID = 232
@@ -49,7 +49,7 @@ class Topics:
 
     @classmethod
     def for_hand(cls, hand: str) -> Topics:
-        """The seed's names (left hand); the right hand's follow the same pattern."""
+        """The vendor bridge's names (left hand); the right hand's follow the same pattern."""
         return cls(
             command=f"/g20/cb_{hand}_hand_control_cmd",
             nominal=f"/retarget/g20/{hand}/joint_target_nominal",
@@ -79,7 +79,7 @@ class BridgeConfig:
     topics: Topics | None = None
     #: Take radians by joint name on ``topics.nominal`` instead of SDK values on ``topics.command``.
     plan_nominal: bool = False
-    #: The seed's ``--pd-drive``: targets into the position actuators and ``mj_step`` (default: hard-write).
+    #: The vendor bridge's ``--pd-drive``: targets into the position actuators and ``mj_step`` (default: hard-write).
     #: (Not ``drive=pd``: ``drive`` is the training configs' group, which Hydra would look up.)
     pd_drive: bool = False
     #: Simulated seconds per wall-clock second.
@@ -87,9 +87,9 @@ class BridgeConfig:
     slew_rad_s: float = 5.0
     #: Hard-write only (PD has real contacts).
     collision_projection: bool = True
-    #: Projection off and slew 0: the hand jumps to each goal (acceptance of the mapping, seed 5.4).
+    #: Projection off and slew 0: the hand jumps to each goal (acceptance of the mapping, vendor bridge §5.4).
     track_test: bool = False
-    #: Simulation steps per simulated second (500: the seed's loop, one 2 ms physics step each).
+    #: Simulation steps per simulated second (500: the vendor bridge's loop, one 2 ms physics step each).
     control_hz: float = 500.0
     #: State messages per wall-clock second.
     state_hz: float = 50.0

@@ -49,7 +49,7 @@ _ACTIVE_IDX = G20_MIMIC.layout.indices(ACTIVE_JOINTS)  # ALL_JOINTS order -> ACT
 
 
 def check_model(model: mujoco.MjModel, source: str = "G20 model") -> np.ndarray:
-    """Startup check (seed 5.7): every hinge and every position actuator exists; returns the hinges' qpos
+    """Startup check (vendor bridge §5.7): every hinge and every position actuator exists; returns the hinges' qpos
     addresses (ALL_JOINTS order). Raises :class:`~dexwheel.sim.model_checks.ModelError` naming what is missing."""
     check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source)
     return model.jnt_qposadr[require_joints(model, ALL_JOINTS, source)].astype(np.intp)

@@ -1,4 +1,4 @@
-"""Mimic completion: active joints -> every joint, the coupling MuJoCo does not do itself (seed 3.4 / 7.4).
+"""Mimic completion: active joints -> every joint, the coupling MuJoCo does not do itself (vendor bridge §3.4 / 7.4).
 
 MuJoCo ignores URDF mimic tags, so the action path completes the mimic joints in software:
 ``mimic = ratio * source``. With clipping (what every drive commands), the active joints are clipped to

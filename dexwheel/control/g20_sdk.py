@@ -1,6 +1,6 @@
 """The LinkerHand G20 SDK protocol (20 channels, 0..255) and the G20 helpers of the action path.
 
-Protocol (``shared/spec/g20.md``, "SDK channel protocol"; tables in :mod:`dexwheel.robots.g20`):
+Protocol (``docs/spec/g20.md``, "SDK channel protocol"; tables in :mod:`dexwheel.robots.g20`):
 
 * channels 0-10 map linearly onto one active joint each: ``DIR = -1``: 0 -> MAX, 255 -> MIN;
   ``DIR = +1``: 0 -> MIN, 255 -> MAX;
@@ -10,7 +10,7 @@ Protocol (``shared/spec/g20.md``, "SDK channel protocol"; tables in :mod:`dexwhe
   ``*_dip = *_pip * 0.89``);
 * a command shorter than 20 values is padded with 255; a longer one uses its first 20 values.
 
-Clip-then-complete: the seed's tables overshoot two limits by a few milliradians. Channel 15 = 0 gives
+Clip-then-complete: the vendor SDK tables overshoot two limits by a few milliradians. Channel 15 = 0 gives
 arc 1.29, thumb_mcp = 1.29 / 1.02 = 1.2647 > 1.26; channels 16-19 = 0 give pip = 1.55 / 0.89 = 1.7416 >
 1.74. Active joints are clipped to their limits after the division and the mimic joints are completed
 from the clipped values (thumb_ip = 1.26 * 1.02 = 1.2852, dip = 1.74 * 0.89 = 1.5486), so hard-write and

@@ -62,7 +62,7 @@ class G20HandConfig:
     #: Body pairs whose contacts are excluded (None: the spec's pairs, ``robots.g20``); e.g. add
     #: ``("thumb_distal", "hand_base")`` to let the thumb pass through the palm.
     contact_excludes: tuple[tuple[str, str], ...] | None = None
-    #: The seed's ``--track-test``: projection off and slew 0 (overrides both).
+    #: The vendor bridge's ``--track-test``: projection off and slew 0 (overrides both).
     track_test: bool = False
     control_hz: float = 50.0
     #: Truncate after this many steps (None: never). ``gymnasium.make(..., max_episode_steps=k)``
@@ -89,7 +89,7 @@ class G20HandConfig:
     render_mode: str | None = None
     width: int = 480
     height: int = 480
-    #: Free-camera settings (lookat, distance, azimuth, elevation); default: the seed's compare view.
+    #: Free-camera settings (lookat, distance, azimuth, elevation); default: the vendor bridge's compare view.
     default_camera_config: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     #: Worker threads of the vector env (None: one per core); single envs always use one.
     num_threads: int | None = None

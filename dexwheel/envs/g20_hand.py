@@ -1,4 +1,4 @@
-"""G20Hand-v0: track a goal pose with the LinkerHand G20, driven like the seed's MuJoCo bridge.
+"""G20Hand-v0: track a goal pose with the LinkerHand G20, driven like the vendor's MuJoCo bridge.
 
 One control step (``dt = 1 / control_hz``, default 50 Hz, the rate the bridge publishes state at):
 
@@ -590,7 +590,7 @@ class G20HandTask:
 
 
 def camera_config(task: G20HandTask, override: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The free camera of the seed's compare view (mirrored for the right hand), or ``override``."""
+    """The free camera of the vendor bridge's compare view (mirrored for the right hand), or ``override``."""
     view = task.description.camera
     cam = (dataclasses.asdict(view) if view is not None else {}) if override is None else dict(override)
     if "lookat" in cam:
@@ -610,7 +610,7 @@ class G20HandEnv(Reconstructible, gym.Env):
 
     ``info``: ``reward_<term>`` for each of :data:`REWARD_TERMS` (reward == their sum),
     ``tracking_error`` (max |q - goal| over the active joints, rad), ``mean_joint_error`` (mean |q - goal|), ``command_error`` (max |q - command|,
-    rad: the seed's track-test error), ``max_penetration`` (m), ``projection_checks``/``_limited``/
+    rad: the vendor bridge's track-test error), ``max_penetration`` (m), ``projection_checks``/``_limited``/
     ``_fallback`` (what collision projection did), ``action_clipped``, ``goal_switched``.
 
     ``copy.deepcopy`` and pickling give an independent env that continues the same trajectory
@@ -724,7 +724,7 @@ class G20HandEnv(Reconstructible, gym.Env):
 
     @property
     def joint_positions(self) -> dict[str, float]:
-        """All 21 joint positions by name (the seed's state message)."""
+        """All 21 joint positions by name (the vendor bridge's state message)."""
         return {n: float(v) for n, v in zip(ALL_JOINTS, self.task.qpos[0], strict=True)}
 
 

@@ -1,7 +1,7 @@
-"""LinkerHand G20 (left, and its mirror image, the right): facts from ``shared/spec/g20.md``.
+"""LinkerHand G20 (left, and its mirror image, the right): facts from ``docs/spec/g20.md``.
 
 Kinematics and mass properties come from the vendor's public left-hand URDF; limits, mimic ratios,
-the SDK channel table and the simulation settings from the seed. Collision geometry is the project's
+the SDK channel table and the simulation settings from the vendor documents. Collision geometry is the project's
 own: capsules and a palm box sized from the kinematics (no vendor meshes are available).
 The right hand is derived here by mirroring through the xz-plane; it is not vendor data.
 """
@@ -60,7 +60,7 @@ JOINT_LIMITS: dict[str, tuple[float, float]] = {
 JOINT_EFFORT = 8.0
 JOINT_VELOCITY = 6.0
 
-# -- SDK protocol (seed section 4): 20 channels, each 0..255 ------------------------------------
+# -- SDK protocol (vendor bridge §4): 20 channels, each 0..255 ------------------------------------
 SDK_CHANNELS = 20
 SDK_MAX_VALUE = 255
 SDK_CHANNEL_JOINTS: tuple[str | None, ...] = (
@@ -109,17 +109,17 @@ GOAL_PRESETS: dict[str, tuple[int, ...]] = {
     "full_fist": G20_FULL_FIST_CMD,
 }
 
-# -- simulation settings (seed section 3.4) ---------------------------------------------------
+# -- simulation settings (vendor bridge §3.4) ---------------------------------------------------
 TIMESTEP = 0.002
 JOINT_DAMPING = 0.15
 JOINT_ARMATURE = 0.01
 ACTUATOR_KP = 200.0
 ACTUATOR_KV = 8.0
 ACTUATOR_FORCERANGE = (-8.0, 8.0)
-#: One position actuator per hinge, mimic joints included (seed 3.4 D), in ALL_JOINTS order.
+#: One position actuator per hinge, mimic joints included (vendor bridge §3.4 D), in ALL_JOINTS order.
 ACTUATOR_NAMES: tuple[str, ...] = tuple(f"{j}_pos" for j in ALL_JOINTS)
 CONTACT = ContactSettings(margin=0.0005, friction=(1.0, 0.5, 0.01), solref=(0.004, 1.0), solimp=(0.9, 0.95, 0.001))
-# compare camera (seed 5.6)
+# compare camera (vendor bridge §5.6)
 COMPARE_CAMERA = CameraView(lookat=(0.04, -0.04, 0.12), distance=0.50, azimuth=180.0, elevation=-12.0)
 
 # -- kinematic tree and mass properties (vendor URDF, renamed) ---------------------------------

@@ -1,7 +1,7 @@
-"""Solenopsis wheel-leg platform and the legacy simplified M20 it replaces (``shared/spec/solenopsis.md``).
+"""Solenopsis wheel-leg platform and the legacy simplified M20 it replaces (``docs/spec/solenopsis.md``).
 
 Both are one floating base with four swing arms (``*_knee``) each ending in a wheel (``*_wheel``).
-Every number the seed leaves open is an ``ASSUMPTION_*`` constant below, so it changes in one place
+Every number the vendor documents leave open is an ``ASSUMPTION_*`` constant below, so it changes in one place
 when CAD numbers arrive.
 """
 
@@ -85,7 +85,7 @@ class WheelLegParams:
         return float(np.linalg.norm(self.knee_to_axle))
 
 
-# -- Solenopsis (seed 001) ---------------------------------------------------------------------
+# -- Solenopsis (vendor document 001) ---------------------------------------------------------------------
 ASSUMPTION_SOLENOPSIS_BASE_BOX_CENTER = (0.0, 0.0, 0.0769)  # box centred at the body CoM height
 ASSUMPTION_SOLENOPSIS_KNEE_BOX_CENTER_Z = -0.150
 ASSUMPTION_SOLENOPSIS_DRIVE_CYLINDER = (0.0325, 0.031)  # P65 drive end: radius, length

@@ -1,9 +1,9 @@
-"""Drives for a batch of MjData: kinematic hard-write and PD through position actuators (seed 5.2).
+"""Drives for a batch of MjData: kinematic hard-write and PD through position actuators (vendor bridge §5.2).
 
 Both drives step ``N`` independent MjData (one per env; ``N = 1`` for a single env) and take the
 commanded active-joint positions as an ``(N, nactive)`` array:
 
-* :class:`HardWriteDrive` (the seed's default): slew toward the command, optional collision
+* :class:`HardWriteDrive` (the vendor bridge's default): slew toward the command, optional collision
   projection, write qpos (mimic joints completed) and the matching ctrl, ``qvel = 0``, one
   ``mj_forward``. No ``mj_step``. One step is one physics step of length ``dt``, compiled whole,
   MuJoCo calls included (:func:`hard_write_env`, run from the task's step kernel).
@@ -347,7 +347,7 @@ class PDDrive(_BatchDrive):
 
     The slew acts on the actuator targets (a ramp from the previous target toward the command, no
     joint's target, mimic ones included, moving more than ``slew_rad_s * timestep`` per physics step),
-    not on a re-read qpos: re-seeding the ramp from the lagging qpos, as the seed's bridge does, caps
+    not on a re-read qpos: re-seeding the ramp from the lagging qpos, as the vendor bridge does, caps
     joint speed near ``kp * slew * dt / kv`` (about 0.25 rad/s for the G20), far below ``slew_rad_s``.
 
     One env steps its own MjData with ``nsub`` plain ``mj_step`` calls (one ramp row each); several

@@ -1,4 +1,4 @@
-"""Startup checks: a model must have every joint and actuator the code expects (seed 5.7)."""
+"""Startup checks: a model must have every joint and actuator the code expects (vendor bridge §5.7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Collision projection for kinematic (hard-write) drives, as the seed's bridge does it (seed 5.4).
+"""Collision projection for kinematic (hard-write) drives, as the vendor bridge does it (vendor bridge §5.4).
 
 Hard-writing qpos ignores contacts, so fingers would pass through each other and the palm. Before a
 pose is written, the projector turns the slewed candidate into the closest pose it can accept:

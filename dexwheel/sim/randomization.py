@@ -1,6 +1,6 @@
 """Domain randomisation of a MuJoCo model, per env and per episode (off unless enabled).
 
-The ranges default to the vendor's related M20 task (``shared/spec/solenopsis.md``, reference set-up):
+The ranges default to the vendor's related M20 task (``docs/spec/solenopsis.md``, reference set-up):
 friction 0.35-1.5, base mass -1..+3 kg, link masses and inertias x0.85-1.15, base CoM +-3 cm, PD gains
 x0.85-1.15, pushes of 0.5 m/s. Any range set to ``None`` leaves that property nominal. All draws come
 from the env's own generator in a fixed order and count (ranges set to ``None`` still draw), so a

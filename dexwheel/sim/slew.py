@@ -1,4 +1,4 @@
-"""Slew: move joints toward a goal at a bounded angular speed (seed 5.3).
+"""Slew: move joints toward a goal at a bounded angular speed (vendor bridge §5.3).
 
 The bridge moves every joint at most ``slew_rad_s * dt`` toward its goal per physics step, so a
 jump in the command does not teleport the hand. ``slew_rad_s = 0`` means "jump" (no limit).

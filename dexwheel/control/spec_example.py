@@ -1,4 +1,4 @@
-"""The composer seed's example layouts: a 29-joint humanoid policy, two head joints, a waving arm.
+"""The composer spec's example layouts: a 29-joint humanoid policy, two head joints, a waving arm.
 
 Shared by the composer tests and ``benchmarks/bench_composer.py`` so both exercise the same case.
 """
