@@ -195,7 +195,8 @@ def main() -> None:
         for n in (1, 8, 64):
             bench_vector(env_id, n, max(10, vsteps * 8 // max(n, 8)), vrounds)
         print("-- native vector env over its own physics --")
-        bench_raw_batch(env_id, 32, vsteps, vrounds)
+        for n in (32, 128):  # 128: the default training's env count
+            bench_raw_batch(env_id, n, vsteps, vrounds)
 
 
 if __name__ == "__main__":

@@ -234,7 +234,7 @@ def test_a_privileged_run_exports_the_policy_columns_only(tmp_path):
     """An rsl_ppo actor of an env with privileged columns reads the policy columns: the graph takes those, the
     metadata says so, and evaluate.py feeds the env's leading columns."""
     run = tmp_path / "run"
-    train(compose_cfg("train", *short("solenopsis", *STEPS, "task.wheel_leg.observations.privileged=true",
+    train(compose_cfg("train", *short("solenopsis", *STEPS, "task.wheel_leg.privileged_obs=true",
                                       algo="rsl_ppo")), run)  # fmt: skip
     onnx_path, meta_path = export_policy(run)
     meta = json.loads(meta_path.read_text())["observation"]

@@ -300,7 +300,9 @@ def test_reward_terms_match_an_independent_computation_from_the_mujoco_state():
     states = []
     env.task.physics.on_substep = lambda _i, _m, d: states.append((d.qpos.copy(), d.qvel.copy()))
     env.reset(seed=4)
-    w, dt = env.cfg.rewards, env.dt
+    r, dt = env.cfg.rewards, env.dt
+    w = {name: term.weight for name, term in r.items()}
+    lin_std, ang_std = r["track_lin_vel_x_exp"].params["std"], r["track_ang_vel_z_exp"].params["std"]
     rng = np.random.default_rng(2)
     prev = np.zeros(8)
     for _ in range(30):
@@ -314,13 +316,13 @@ def test_reward_terms_match_an_independent_computation_from_the_mujoco_state():
         lin, ang = rot.T @ qvel[0:3], qvel[3:6]  # base frame (the free joint's angular velocity already is)
         gravity = rot.T @ np.array([0.0, 0.0, -1.0])
         expected = {
-            "track_lin_vel_x_exp": w.track_lin_vel_x_exp * np.exp(-((command[0] - lin[0]) ** 2) / w.lin_vel_std**2),
-            "track_ang_vel_z_exp": w.track_ang_vel_z_exp * np.exp(-((command[1] - ang[2]) ** 2) / w.ang_vel_std**2),
-            "lin_vel_z_l2": w.lin_vel_z_l2 * lin[2] ** 2,
-            "ang_vel_xy_l2": w.ang_vel_xy_l2 * (ang[0] ** 2 + ang[1] ** 2),
-            "flat_orientation_l2": w.flat_orientation_l2 * (gravity[0] ** 2 + gravity[1] ** 2),
-            "joint_torques_l2": w.joint_torques_l2 * np.sum(env.data.actuator_force**2),
-            "action_rate_l2": w.action_rate_l2 * np.sum((action.astype(np.float64) - prev) ** 2),
+            "track_lin_vel_x_exp": w["track_lin_vel_x_exp"] * np.exp(-((command[0] - lin[0]) ** 2) / lin_std**2),
+            "track_ang_vel_z_exp": w["track_ang_vel_z_exp"] * np.exp(-((command[1] - ang[2]) ** 2) / ang_std**2),
+            "lin_vel_z_l2": w["lin_vel_z_l2"] * lin[2] ** 2,
+            "ang_vel_xy_l2": w["ang_vel_xy_l2"] * (ang[0] ** 2 + ang[1] ** 2),
+            "flat_orientation_l2": w["flat_orientation_l2"] * (gravity[0] ** 2 + gravity[1] ** 2),
+            "joint_torques_l2": w["joint_torques_l2"] * np.sum(env.data.actuator_force**2),
+            "action_rate_l2": w["action_rate_l2"] * np.sum((action.astype(np.float64) - prev) ** 2),
             "undesired_contacts": 0.0,
             "termination_penalty": 0.0,
         }
@@ -336,12 +338,12 @@ def test_tracking_reward_peaks_at_the_command():
     env.reset(seed=0)
     env.set_command(0.0, 0.0)
     _, _, _, _, info = env.step(np.zeros(8, np.float32))
-    w = env.cfg.rewards
-    assert info["reward_track_lin_vel_x_exp"] == pytest.approx(w.track_lin_vel_x_exp * env.dt, rel=1e-3)
-    assert info["reward_track_ang_vel_z_exp"] == pytest.approx(w.track_ang_vel_z_exp * env.dt, rel=1e-3)
+    w = {name: term.weight for name, term in env.cfg.rewards.items()}
+    assert info["reward_track_lin_vel_x_exp"] == pytest.approx(w["track_lin_vel_x_exp"] * env.dt, rel=1e-3)
+    assert info["reward_track_ang_vel_z_exp"] == pytest.approx(w["track_ang_vel_z_exp"] * env.dt, rel=1e-3)
     env.set_command(1.0, 0.0)
     _, _, _, _, info = env.step(np.zeros(8, np.float32))
-    assert info["reward_track_lin_vel_x_exp"] < 0.3 * w.track_lin_vel_x_exp * env.dt
+    assert info["reward_track_lin_vel_x_exp"] < 0.3 * w["track_lin_vel_x_exp"] * env.dt
 
 
 def _forward_commands(env, steps: int, seed: int = 0) -> list[float]:
@@ -375,7 +377,7 @@ def test_tilt_and_body_contact_terminate():
     env.data.qpos[3:7] = quat
     _, _, terminated, _, info = env.step(np.zeros(8, np.float32))
     assert terminated and info["terminated_tilt"]
-    penalty = env.cfg.rewards.termination_penalty * env.dt
+    penalty = env.cfg.rewards["termination_penalty"].weight * env.dt
     assert penalty == pytest.approx(-4.0) and info["reward_termination_penalty"] == penalty  # -200 x 0.02 s
     env.reset(seed=0)
     env.data.qpos[2] = 0.05  # base box in the floor
@@ -434,12 +436,14 @@ def test_every_tunable_is_a_plain_kwarg():
     c = env.cfg
     assert env.dt == pytest.approx(0.01) and c.actions.knee_scale == 0.3 and c.actions.wheel_velocity_scale == 15.0
     assert c.composer.layers == ("policy", "override") and c.commands.lin_vel_x == (-0.5, 0.5)
-    assert c.rewards.lin_vel_z_l2 == -1.0 and c.domain_rand.enabled and c.domain_rand.friction == (0.5, 0.9)
-    assert c.terminations.max_tilt_rad == 0.7
+    assert c.rewards["lin_vel_z_l2"].weight == -1.0 and c.domain_rand.enabled and c.domain_rand.friction == (0.5, 0.9)
+    assert c.terminations["tilt"].params["limit_angle"] == 0.7
     assert make_cfg(WheelLegEnvCfg(), frame_skip=8).decimation == 8
     with pytest.raises(ValueError, match="valid"):
         make(wheel_speed=3.0)
-    with pytest.raises(ValueError, match="unknown field"):
+    with pytest.raises(
+        ValueError, match=r"rewards\.tracking: no such term to reweight; terms: \['track_lin_vel_x_exp'"
+    ):
         make(rewards={"tracking": 1.0})
     with pytest.raises(ValueError, match="robot"):
         WheelLegEnv(robot="g20_left")

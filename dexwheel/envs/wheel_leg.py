@@ -45,10 +45,10 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
-from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
-from dexwheel.envs.wheel_leg_task import TaskViews, WheelLegTask
 from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
+from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 
 RENDER_MODES = ["human", "rgb_array", "depth_array"]
 

@@ -19,10 +19,10 @@ import numpy as np
 
 from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
-from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg, make_cfg
-from dexwheel.envs.wheel_leg_task import TaskViews, WheelLegTask
 from dexwheel.sim.rendering import render_each
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
+from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 
 
 class WheelLegVectorEnv(TaskViews, NativeVectorEnv):

@@ -17,7 +17,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 
 from dexwheel.envs.g20_cfg import G20HandConfig
-from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg
+from dexwheel.tasks.terms import func_path
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 
 #: Per env family, the fields each config group holds (the ``task`` group holds every other field).
 GROUP_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -43,9 +44,13 @@ CONFIGS = {"hand": G20HandConfig, "wheel_leg": WheelLegEnvCfg}
 
 
 def _plain(value: Any) -> Any:
-    """Dataclasses and tuples as the dicts and lists a Hydra node holds."""
+    """Dataclasses, dicts and tuples as the dicts and lists a Hydra node holds (a term's function as its
+    import path)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: _plain(func_path(v) if f.name == "func" else v) for f in dataclasses.fields(value)
+                for v in [getattr(value, f.name)]}  # fmt: skip
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     return value

@@ -1,10 +1,12 @@
 """Flat-ground velocity tracking for the wheel-leg robots on Isaac Lab, built from the MuJoCo task's config.
 
-Every number comes from :class:`dexwheel.envs.wheel_leg_cfg.WheelLegEnvCfg` (the dataclasses ``Solenopsis-v0``
-and ``M20Legacy-v0`` run on): command ranges and resampling, action scales and clipping, observation terms
-and scales, reward terms under the same names with the same weights and widths, terminations, decimation,
-episode length, knee and wheel gains. Isaac Lab multiplies every reward term by the control period, as
-the MuJoCo task does (``rewards.scale_by_step_dt``).
+Every number comes from :class:`dexwheel.tasks.velocity.config.WheelLegEnvCfg` (the dataclasses ``Solenopsis-v0``
+and ``M20Legacy-v0`` run on): command ranges and resampling, action scales and clipping, decimation, episode
+length, knee and wheel gains, and the term tables: each observation, reward and termination term of the
+MuJoCo config becomes the Isaac Lab term its function maps to (:data:`REWARD_MAP`, :data:`OBSERVATION_MAP`,
+:data:`TERMINATION_MAP`) under the same name, in the same order, with the same weight, scale and
+parameters. Isaac Lab multiplies every reward term by the control period, as the MuJoCo task does
+(``scale_rewards_by_dt``).
 
 Where the two differ (and why):
 
@@ -35,13 +37,14 @@ from isaaclab.scene import InteractiveSceneCfg
 from isaaclab.sensors import ContactSensorCfg
 from isaaclab.utils import configclass
 
-from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, make_cfg
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.scenarios import DROP_M, start_height
 from dexwheel.isaaclab.sim import ground_cfg, simulation_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, WHEEL_JOINTS
+from dexwheel.tasks.terms import func_path
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
 
 COMMAND = "base_velocity"
 CONTACT_THRESHOLD = 0.0  # N: any contact, as MuJoCo's contact sensors count
@@ -71,12 +74,7 @@ class ActionsCfg:
 
 @configclass
 class PolicyCfg(dw.ExactObsGroup):
-    base_ang_vel: ObsTerm = MISSING
-    projected_gravity: ObsTerm = ObsTerm(func=mdp.projected_gravity)
-    velocity_commands: ObsTerm = ObsTerm(func=dw.velocity_commands, params={"command_name": COMMAND})
-    joint_pos_rel: ObsTerm = ObsTerm(func=mdp.joint_pos_rel, params={"asset_cfg": dw.robot_joints(KNEE_JOINTS)})
-    joint_vel_rel: ObsTerm = MISSING
-    last_action: ObsTerm = ObsTerm(func=mdp.last_action)
+    """Filled with the MuJoCo task's policy observation terms, in its column order (:func:`_observations`)."""
 
 
 @configclass
@@ -86,22 +84,14 @@ class ObservationsCfg:
 
 @configclass
 class RewardsCfg:
-    track_lin_vel_x_exp: RewTerm = MISSING
-    track_ang_vel_z_exp: RewTerm = MISSING
-    lin_vel_z_l2: RewTerm = MISSING
-    ang_vel_xy_l2: RewTerm = MISSING
-    flat_orientation_l2: RewTerm = MISSING
-    joint_torques_l2: RewTerm = MISSING
-    action_rate_l2: RewTerm = MISSING
-    undesired_contacts: RewTerm = MISSING
-    termination_penalty: RewTerm = MISSING
+    """Filled with the MuJoCo task's reward terms, in its order (:func:`_rewards`)."""
 
 
 @configclass
 class TerminationsCfg:
+    """``time_out`` plus the MuJoCo task's termination terms (:func:`_terminations`)."""
+
     time_out: DoneTerm = DoneTerm(func=mdp.time_out, time_out=True)
-    contact: DoneTerm = MISSING
-    tilt: DoneTerm = MISSING
 
 
 @configclass
@@ -114,9 +104,9 @@ def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
     unsupported = {
         "composer.layers": task.composer.layers != ("policy",),
         "composer.policy_joints": task.composer.policy_joints not in (None, "all", POLICY_JOINT_ORDER),
-        "observations.privileged": task.observations.privileged,
+        "privileged_obs": task.privileged_obs,
         "domain_rand.enabled": task.domain_rand.enabled,
-        "rewards.scale_by_step_dt": not task.rewards.scale_by_step_dt,  # Isaac Lab always scales
+        "scale_rewards_by_dt": not task.scale_rewards_by_dt,  # Isaac Lab always scales
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
     if bad:
@@ -135,24 +125,75 @@ def _actions(task: WheelLegEnvCfg) -> ActionsCfg:
     )  # fmt: skip
 
 
+# The Isaac Lab counterpart of each MuJoCo term function: (Isaac Lab function, its params from the MuJoCo
+# term's). The term tables of the MuJoCo config drive the names, order, weights, scales and parameters; a term
+# whose function has no counterpart here (a user's own) is refused by name.
+_CMD = {"command_name": COMMAND}
+_R, _O, _T = (
+    "dexwheel.tasks.velocity.rewards:",
+    "dexwheel.tasks.velocity.observations:",
+    "dexwheel.tasks.velocity.terminations:",
+)
+REWARD_MAP = {
+    _R + "track_lin_vel_x_exp": (dw.track_lin_vel_x_exp, lambda p: {**_CMD, "std": p["std"]}),
+    _R + "track_ang_vel_z_exp": (mdp.track_ang_vel_z_exp, lambda p: {**_CMD, "std": p["std"]}),
+    _R + "lin_vel_z_l2": (dw.lin_vel_z_l2, dict),
+    _R + "ang_vel_xy_l2": (mdp.ang_vel_xy_l2, dict),
+    _R + "flat_orientation_l2": (mdp.flat_orientation_l2, dict),
+    _R + "joint_torques_l2": (mdp.joint_torques_l2, dict),
+    _R + "action_rate_l2": (mdp.action_rate_l2, dict),
+    _R + "undesired_contacts": (mdp.undesired_contacts,
+                                lambda p: {"threshold": CONTACT_THRESHOLD, "sensor_cfg": _contacts(p["bodies"])}),
+    _R + "is_terminated": (mdp.is_terminated, dict),
+}  # fmt: skip
+OBSERVATION_MAP = {
+    _O + "base_ang_vel": (mdp.base_ang_vel, dict),
+    _O + "projected_gravity": (mdp.projected_gravity, dict),
+    _O + "velocity_commands": (dw.velocity_commands, lambda p: dict(_CMD)),
+    _O + "joint_pos_rel": (mdp.joint_pos_rel, lambda p: {"asset_cfg": dw.robot_joints(KNEE_JOINTS)}),
+    _O + "joint_vel_rel": (mdp.joint_vel_rel, lambda p: {"asset_cfg": dw.robot_joints(POLICY_JOINT_ORDER)}),
+    _O + "last_action": (mdp.last_action, dict),
+}
+TERMINATION_MAP = {
+    _T + "illegal_contact": (mdp.illegal_contact,
+                             lambda p: {"threshold": CONTACT_THRESHOLD, "sensor_cfg": _contacts(p["bodies"])}),
+    _T + "bad_orientation": (mdp.bad_orientation, lambda p: {"limit_angle": p["limit_angle"]}),
+}  # fmt: skip
+
+
+def _mapped(table, mapping, section: str) -> dict:
+    """``{name: (Isaac Lab function, params, MuJoCo entry)}`` for a MuJoCo term table, or refuse the unmapped terms."""
+    unknown = {f"{section}.{k}": func_path(t.func) for k, t in table.items() if func_path(t.func) not in mapping}
+    if unknown:
+        raise ValueError(f"the Isaac Lab wheel-leg task has no counterpart of {unknown}; "
+                         "run that config on the MuJoCo env, or add the term to dexwheel/isaaclab/tasks")  # fmt: skip
+    out = {}
+    for name, t in table.items():
+        func, make_params = mapping[func_path(t.func)]
+        out[name] = (func, make_params(dict(t.params)), t)
+    return out
+
+
 def _rewards(task: WheelLegEnvCfg) -> RewardsCfg:
-    r, cmd = task.rewards, {"command_name": COMMAND}
-    terms = {
-        "track_lin_vel_x_exp": (dw.track_lin_vel_x_exp, {**cmd, "std": r.lin_vel_std}),
-        "track_ang_vel_z_exp": (mdp.track_ang_vel_z_exp, {**cmd, "std": r.ang_vel_std}),
-        "lin_vel_z_l2": (dw.lin_vel_z_l2, {}),
-        "ang_vel_xy_l2": (mdp.ang_vel_xy_l2, {}),
-        "flat_orientation_l2": (mdp.flat_orientation_l2, {}),
-        "joint_torques_l2": (mdp.joint_torques_l2, {}),
-        "action_rate_l2": (mdp.action_rate_l2, {}),
-        "undesired_contacts": (mdp.undesired_contacts, {"threshold": CONTACT_THRESHOLD,
-                                                        "sensor_cfg": _contacts(r.undesired_contact_bodies)}),
-        "termination_penalty": (mdp.is_terminated, {}),
-    }  # fmt: skip
-    assert tuple(terms) == REWARD_TERMS, "the MuJoCo task's reward terms changed: map the new ones here"
-    return RewardsCfg(
-        **{name: RewTerm(func=f, weight=float(getattr(r, name)), params=p) for name, (f, p) in terms.items()}
-    )
+    cfg = RewardsCfg()
+    for name, (func, params, t) in _mapped(task.rewards, REWARD_MAP, "rewards").items():
+        setattr(cfg, name, RewTerm(func=func, weight=float(t.weight), params=params))
+    return cfg
+
+
+def _observations(task: WheelLegEnvCfg) -> PolicyCfg:
+    cfg = PolicyCfg()
+    policy = {k: t for k, t in task.observations.items() if t.group == "policy"}
+    for name, (func, params, t) in _mapped(policy, OBSERVATION_MAP, "observations").items():
+        setattr(cfg, name, ObsTerm(func=func, params=params, **({} if t.scale is None else {"scale": t.scale})))
+    return cfg
+
+
+def _terminations(task: WheelLegEnvCfg) -> TerminationsCfg:
+    cfg = TerminationsCfg()
+    for name, (func, params, _) in _mapped(task.terminations, TERMINATION_MAP, "terminations").items():
+        setattr(cfg, name, DoneTerm(func=func, params=params))
+    return cfg
 
 
 def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
@@ -179,19 +220,9 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
         ranges=mdp.UniformVelocityCommandCfg.Ranges(lin_vel_x=c.lin_vel_x, lin_vel_y=(0.0, 0.0), ang_vel_z=c.ang_vel_z),
     ))  # fmt: skip
     env.actions = _actions(task)
-    o = task.observations
-    env.observations = ObservationsCfg(policy=PolicyCfg(
-        base_ang_vel=ObsTerm(func=mdp.base_ang_vel, scale=o.ang_vel_scale),
-        joint_vel_rel=ObsTerm(func=mdp.joint_vel_rel, scale=o.joint_vel_scale,
-                              params={"asset_cfg": dw.robot_joints(POLICY_JOINT_ORDER)}),
-    ))  # fmt: skip
+    env.observations = ObservationsCfg(policy=_observations(task))
     env.rewards = _rewards(task)
-    t = task.terminations
-    env.terminations = TerminationsCfg(
-        contact=DoneTerm(func=mdp.illegal_contact, params={"threshold": CONTACT_THRESHOLD,
-                                                           "sensor_cfg": _contacts(t.contact_bodies)}),
-        tilt=DoneTerm(func=mdp.bad_orientation, params={"limit_angle": t.max_tilt_rad}),
-    )  # fmt: skip
+    env.terminations = _terminations(task)
     noise = task.reset_noise_scale
     env.events = EventsCfg(
         reset_base=EventTerm(func=mdp.reset_root_state_uniform, mode="reset", params={

@@ -1,11 +1,14 @@
 """Typed configuration of the wheel-leg velocity-tracking task (``Solenopsis-v0``, ``M20Legacy-v0``).
 
-Sections follow Isaac Lab / mjlab managers (commands, actions, observations, rewards, terminations,
-domain randomisation) plus the composer's layer choice. :func:`make_cfg` builds a config from plain
-keyword arguments, so ``gymnasium.make`` and a Hydra layer reach every field: a section by its name
-with a dict (``rewards={"action_rate_l2": -0.02}``), a top-level field by its name, or one of the flat
-aliases in :data:`KWARG_ALIASES` (``action_scale_knee=0.25``, ``layers=("policy", "stance")``).
-Unknown names fail with the list of valid ones.
+Sections follow Isaac Lab / mjlab managers: commands, actions, the term tables (``observations``,
+``rewards``, ``terminations``: :data:`OBSERVATIONS`, :data:`REWARDS`, :data:`TERMINATIONS`, each entry a
+function, its weight or scale and parameters; :mod:`dexwheel.tasks.terms`), domain randomisation, plus the
+composer's layer choice. :func:`make_cfg` builds a config from plain keyword arguments, so
+``gymnasium.make`` and a Hydra layer reach every field: a section by its name with a dict
+(``rewards={"action_rate_l2": -0.02}``), a top-level field by its name, or one of the flat aliases in
+:data:`KWARG_ALIASES` (``action_scale_knee=0.25``, ``layers=("policy", "stance")``). Unknown names fail
+with the list of valid ones. The earlier sections' keys (``rewards.lin_vel_std``,
+``observations.privileged``, ...) still work (:data:`LEGACY_KEYS`).
 """
 
 from __future__ import annotations
@@ -33,19 +36,15 @@ from dexwheel.robots.wheel_leg import (
     mirror_permutation,
 )
 from dexwheel.sim.randomization import DomainRandCfg
+from dexwheel.tasks.terms import (
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+    merge_terms,
+    validate_terms,
+)
 
 LAYER_NAMES = ("policy", "stance", "override")
-REWARD_TERMS = (
-    "track_lin_vel_x_exp",
-    "track_ang_vel_z_exp",
-    "lin_vel_z_l2",
-    "ang_vel_xy_l2",
-    "flat_orientation_l2",
-    "joint_torques_l2",
-    "action_rate_l2",
-    "undesired_contacts",
-    "termination_penalty",
-)
 _JOINT_GROUPS = {"all": POLICY_JOINT_ORDER, "knees": KNEE_JOINTS, "wheels": WHEEL_JOINTS}
 
 
@@ -83,7 +82,7 @@ class ActionCfg:
 
 @dataclass(frozen=True)
 class ComposerCfg:
-    """Which composer layers exist and what they hold (see ``shared/spec/composer.md``).
+    """Which composer layers exist and what they hold (see ``docs/spec/composer.md``).
 
     ``policy`` takes the action; ``stance`` holds its joints at the stance (knees: so
     ``layers=("policy", "stance")`` is the wheels-only variant); ``override`` is a safety layer that wins
@@ -101,48 +100,65 @@ class ComposerCfg:
     override_wheel_kd: float = 4.0 * WHEEL_KD
 
 
-@dataclass(frozen=True)
-class ObservationCfg:
-    """Scales as in the reference; ``privileged`` appends base velocity, friction and mass terms."""
+_R = "dexwheel.tasks.velocity.rewards:"
+_O = "dexwheel.tasks.velocity.observations:"
+_T = "dexwheel.tasks.velocity.terminations:"
 
-    ang_vel_scale: float = 0.25
-    joint_vel_scale: float = 0.05
-    privileged: bool = False
+#: The reward terms, in the order they are summed. Weights follow the reference (Isaac Lab's velocity tasks)
+#: but for the tracking widths (sharper: with sqrt(0.5) the policy stops improving near 0.13 m/s; 0.5 rad/s is
+#: Isaac Lab's velocity-task width), the yaw weight (5, not 3: the reference left yaw the cheaper error to
+#: give up; docs/results.md) and ``termination_penalty``, Isaac Lab's humanoid ``is_terminated`` term: -4 per
+#: fall at 50 Hz on top of the lost future reward.
+REWARDS: dict[str, RewardTermCfg] = {
+    "track_lin_vel_x_exp": RewardTermCfg(_R + "track_lin_vel_x_exp", 5.0, {"std": 0.25}),
+    "track_ang_vel_z_exp": RewardTermCfg(_R + "track_ang_vel_z_exp", 5.0, {"std": 0.5}),
+    "lin_vel_z_l2": RewardTermCfg(_R + "lin_vel_z_l2", -2.0),
+    "ang_vel_xy_l2": RewardTermCfg(_R + "ang_vel_xy_l2", -0.02),
+    "flat_orientation_l2": RewardTermCfg(_R + "flat_orientation_l2", -50.0),
+    "joint_torques_l2": RewardTermCfg(_R + "joint_torques_l2", -1.0e-5),
+    "action_rate_l2": RewardTermCfg(_R + "action_rate_l2", -0.01),
+    "undesired_contacts": RewardTermCfg(_R + "undesired_contacts", -1.0, {"bodies": NON_WHEEL_BODIES}),
+    "termination_penalty": RewardTermCfg(_R + "is_terminated", -200.0),
+}
+REWARD_TERMS = tuple(REWARDS)  # the default table's names (the Isaac Lab task maps each)
 
+#: The observation terms, in column order (scales as in the reference). The "critic" group (privileged:
+#: base velocity, the domain-randomisation draws) is appended only with ``privileged_obs=True``.
+OBSERVATIONS: dict[str, ObservationTermCfg] = {
+    "base_ang_vel": ObservationTermCfg(_O + "base_ang_vel", scale=0.25),
+    "projected_gravity": ObservationTermCfg(_O + "projected_gravity"),
+    "velocity_commands": ObservationTermCfg(_O + "velocity_commands"),
+    "joint_pos_rel": ObservationTermCfg(_O + "joint_pos_rel"),
+    "joint_vel_rel": ObservationTermCfg(_O + "joint_vel_rel", scale=0.05),
+    "last_action": ObservationTermCfg(_O + "last_action"),
+    "base_lin_vel": ObservationTermCfg(_O + "base_lin_vel", group="critic"),
+    "friction": ObservationTermCfg(_O + "friction", group="critic"),
+    "base_mass_add": ObservationTermCfg(_O + "base_mass_add", group="critic"),
+    "base_com_offset": ObservationTermCfg(_O + "base_com_offset", group="critic"),
+    "link_mass_scale": ObservationTermCfg(_O + "link_mass_scale", group="critic"),
+}
 
-@dataclass(frozen=True)
-class RewardCfg:
-    """Term weights (0 keeps a term in ``info`` but out of the reward) and tracking widths.
+#: The termination terms (``info["terminated_<name>"]``): a non-wheel body on the floor, or the base tilted
+#: past 1 rad.
+TERMINATIONS: dict[str, TerminationTermCfg] = {
+    "contact": TerminationTermCfg(_T + "illegal_contact", {"bodies": NON_WHEEL_BODIES}),
+    "tilt": TerminationTermCfg(_T + "bad_orientation", {"limit_angle": 1.0}),
+}
 
-    As in Isaac Lab, each weighted term is multiplied by the control period (``scale_by_step_dt``), so
-    weights do not depend on the policy rate.
-    """
-
-    track_lin_vel_x_exp: float = 5.0
-    track_ang_vel_z_exp: float = 5.0  # the reference's 3 left yaw the cheaper error to give up (README: Results)
-    lin_vel_z_l2: float = -2.0
-    ang_vel_xy_l2: float = -0.02
-    flat_orientation_l2: float = -50.0
-    joint_torques_l2: float = -1.0e-5
-    action_rate_l2: float = -0.01
-    undesired_contacts: float = -1.0
-    # Isaac Lab's humanoid velocity tasks' is_terminated term: -4 per fall at 50 Hz on top of the lost future
-    # reward. Training seldom falls (0-8 falls in a default run), so it acts little; reversals did (Results).
-    termination_penalty: float = -200.0
-    # Tracking widths: exp(-err^2 / std^2). Sharper than the reference's sqrt(0.5): with it the policy stops
-    # improving near 0.13 m/s; 0.5 rad/s is Isaac Lab's velocity-task width (sqrt(0.5) left 0.26 rad/s).
-    lin_vel_std: float = 0.25  # m/s
-    ang_vel_std: float = 0.5  # rad/s
-    undesired_contact_bodies: tuple[str, ...] = NON_WHEEL_BODIES
-    scale_by_step_dt: bool = True
-
-
-@dataclass(frozen=True)
-class TerminationCfg:
-    """An episode ends when a listed body touches the floor or the base tilts past ``max_tilt_rad``."""
-
-    contact_bodies: tuple[str, ...] = NON_WHEEL_BODIES
-    max_tilt_rad: float = 1.0
+#: Keys of the earlier sections (``rewards={"lin_vel_std": 0.3}``, ``observations.privileged``) and where
+#: they live now: (section or None for a top-level field, term, field, parameter).
+LEGACY_KEYS: dict[tuple[str, str], tuple[str | None, str, str, str | None]] = {
+    ("rewards", "lin_vel_std"): ("rewards", "track_lin_vel_x_exp", "params", "std"),
+    ("rewards", "ang_vel_std"): ("rewards", "track_ang_vel_z_exp", "params", "std"),
+    ("rewards", "undesired_contact_bodies"): ("rewards", "undesired_contacts", "params", "bodies"),
+    ("rewards", "scale_by_step_dt"): (None, "scale_rewards_by_dt", "", None),
+    ("observations", "ang_vel_scale"): ("observations", "base_ang_vel", "scale", None),
+    ("observations", "joint_vel_scale"): ("observations", "joint_vel_rel", "scale", None),
+    ("observations", "privileged"): (None, "privileged_obs", "", None),
+    ("terminations", "max_tilt_rad"): ("terminations", "tilt", "params", "limit_angle"),
+    ("terminations", "contact_bodies"): ("terminations", "contact", "params", "bodies"),
+}
+_TERM_KINDS = {"rewards": RewardTermCfg, "observations": ObservationTermCfg, "terminations": TerminationTermCfg}
 
 
 @dataclass(frozen=True)
@@ -158,9 +174,12 @@ class WheelLegEnvCfg:
     commands: CommandCfg = field(default_factory=CommandCfg)
     actions: ActionCfg = field(default_factory=ActionCfg)
     composer: ComposerCfg = field(default_factory=ComposerCfg)
-    observations: ObservationCfg = field(default_factory=ObservationCfg)
-    rewards: RewardCfg = field(default_factory=RewardCfg)
-    terminations: TerminationCfg = field(default_factory=TerminationCfg)
+    observations: dict[str, ObservationTermCfg] = field(default_factory=lambda: dict(OBSERVATIONS))
+    rewards: dict[str, RewardTermCfg] = field(default_factory=lambda: dict(REWARDS))
+    terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
+    privileged_obs: bool = False  # append the "critic" observation group (an asymmetric actor-critic)
+    # Each weighted reward term times the control period, as Isaac Lab does, so weights do not depend on the rate.
+    scale_rewards_by_dt: bool = True
     domain_rand: DomainRandCfg = field(default_factory=DomainRandCfg)
 
     @property
@@ -168,7 +187,7 @@ class WheelLegEnvCfg:
         return tuple(self.stance) if self.stance is not None else PARAMS[self.robot].stance
 
 
-_SECTIONS = ("commands", "actions", "composer", "observations", "rewards", "terminations", "domain_rand")
+_SECTIONS = ("commands", "actions", "composer", "domain_rand")  # dataclass sections; the term tables are dicts
 
 #: Flat keyword -> (section, field); section None means a top-level field.
 KWARG_ALIASES: dict[str, tuple[str | None, str]] = {
@@ -184,7 +203,6 @@ KWARG_ALIASES: dict[str, tuple[str | None, str]] = {
     "resampling_time_s": ("commands", "resampling_time_s"),
     "rel_standing_envs": ("commands", "rel_standing_envs"),
     "rel_reversal": ("commands", "rel_reversal"),
-    "privileged_obs": ("observations", "privileged"),
     "max_tilt": ("terminations", "max_tilt_rad"),
 }
 
@@ -206,14 +224,46 @@ def _replace(obj: Any, where: str, **changes: Any) -> Any:
     return dataclasses.replace(obj, **changes)
 
 
+def _as_change(value: Any) -> dict[str, Any]:
+    """A term change as a dict of fields (a bare number is a reward weight)."""
+    if isinstance(value, dict):
+        return dict(value)
+    if dataclasses.is_dataclass(value):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return {"weight": value}
+
+
+def _legacy(tables: dict[str, dict[str, Any]], top: dict[str, Any]) -> None:
+    """Move the earlier sections' keys (:data:`LEGACY_KEYS`) to the term entries and fields that hold them now."""
+    for section, changes in tables.items():
+        for key in [k for k in changes if (section, k) in LEGACY_KEYS]:
+            value = changes.pop(key)
+            target, term, fld, param = LEGACY_KEYS[(section, key)]
+            if target is None:
+                top[term] = value
+                continue
+            entry = _as_change(tables[target][term]) if term in tables[target] else {}
+            if param is None:
+                entry[fld] = value
+            else:
+                entry[fld] = {**entry.get(fld, {}), param: value}
+            tables[target][term] = entry
+
+
 def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg:
-    """Apply keyword overrides (section dicts, top-level fields, flat aliases) to ``cfg`` and validate."""
+    """Apply keyword overrides (section dicts, term tables, top-level fields, flat aliases) to ``cfg`` and
+    validate. A term table takes changes by term name (:func:`~dexwheel.tasks.terms.merge_terms`)."""
     cfg = cfg if cfg is not None else WheelLegEnvCfg()
     sections: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
+    tables: dict[str, dict[str, Any]] = {s: {} for s in _TERM_KINDS}
     top: dict[str, Any] = {}
     for key, value in kwargs.items():
         value = _plain(value)
-        if key in _SECTIONS:
+        if key in _TERM_KINDS:
+            if not isinstance(value, dict):
+                raise ConfigFieldError(key, f"{key}: expected a dict of terms by name, got {value!r}")
+            tables[key].update(value)
+        elif key in _SECTIONS:
             if key == "domain_rand" and isinstance(value, bool):
                 value = {"enabled": value}
             if not isinstance(value, dict):
@@ -222,20 +272,24 @@ def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg
         elif key == "domain_randomization":
             sections["domain_rand"].update({"enabled": value} if isinstance(value, bool) else dict(value))
         elif key == "reward_weights":
-            sections["rewards"].update(dict(value))
+            tables["rewards"].update(dict(value))
         elif key in KWARG_ALIASES:
             section, name = KWARG_ALIASES[key]
             if section is None:
                 top[name] = value
             else:
-                sections[section][name] = value
+                (tables if section in tables else sections)[section][name] = value
         else:
             top[key] = value
+    _legacy(tables, top)
     if "domain_rand" in sections and "enabled" not in sections["domain_rand"] and sections["domain_rand"]:
         sections["domain_rand"]["enabled"] = True  # giving ranges means wanting them
     for name, changes in sections.items():
         if changes:
             top[name] = _replace(getattr(cfg, name), name, **changes)
+    for name, changes in tables.items():
+        if changes:
+            top[name] = merge_terms(getattr(cfg, name), changes, _TERM_KINDS[name], name)
     valid = [f.name for f in dataclasses.fields(cfg)]
     unknown = [k for k in top if k not in valid]
     if unknown:
@@ -299,18 +353,25 @@ def validate(cfg: WheelLegEnvCfg) -> None:
         raise _bad("composer.layers", f"unknown layer(s) {unknown}; available: {list(LAYER_NAMES)}")
     if "policy" not in layers:
         raise _bad("composer.layers", f"a 'policy' layer is required (it takes the action), got {layers}")
-    r = cfg.rewards
-    for name in ("lin_vel_std", "ang_vel_std"):
-        if not getattr(r, name) > 0:
-            raise _bad(f"rewards.{name}", f"must be > 0, got {getattr(r, name)!r}")
-    for what, bodies in (("rewards.undesired_contact_bodies", r.undesired_contact_bodies),
-                         ("terminations.contact_bodies", cfg.terminations.contact_bodies)):  # fmt: skip
-        bad = [b for b in bodies if b not in NON_WHEEL_BODIES]
-        if bad:
-            raise _bad(what, f"unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
-    if not 0 < cfg.terminations.max_tilt_rad <= math.pi:
-        raise _bad("terminations.max_tilt_rad", f"must be in (0, pi], got {cfg.terminations.max_tilt_rad}")
+    for section in _TERM_KINDS:
+        table = getattr(cfg, section)
+        validate_terms(table, section)
+        for name, term in table.items():
+            _check_params(f"{section}.{name}", term)
     cfg.domain_rand.validate("domain_rand")
+
+
+def _check_params(where: str, term: Any) -> None:
+    """The built-in terms' parameters, named with their allowed values (a user's own terms check theirs)."""
+    p = term.params
+    if "std" in p and term.func in (_R + "track_lin_vel_x_exp", _R + "track_ang_vel_z_exp") and not p["std"] > 0:
+        raise _bad(f"{where}.params.std", f"must be > 0, got {p['std']!r}")
+    if "bodies" in p and term.func in (_R + "undesired_contacts", _T + "illegal_contact"):
+        bad = [b for b in p["bodies"] if b not in NON_WHEEL_BODIES]
+        if bad:
+            raise _bad(f"{where}.params.bodies", f"unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
+    if "limit_angle" in p and term.func == _T + "bad_orientation" and not 0 < p["limit_angle"] <= math.pi:
+        raise _bad(f"{where}.params.limit_angle", f"must be in (0, pi], got {p['limit_angle']}")
 
 
 # The left-right mirror of each observation term (rsl_ppo's symmetry augmentation): a sign per column, or
@@ -329,6 +390,11 @@ def mirror_maps(slices: dict[str, slice], policy_joints: tuple[str, ...]) -> tup
     for name, sl in slices.items():
         if name in _MIRROR_SIGNS:
             sign[sl] = _MIRROR_SIGNS[name]
+        elif name not in names:
+            raise ValueError(
+                f"observations.{name}: no left-right mirror is known for this term, and mirrored "
+                "batches need one; train without them (algo.params.symmetry=false)"
+            )
         else:
             index[sl] = sl.start + np.array(mirror_permutation(names[name]))
     actions = np.array(mirror_permutation(policy_joints))

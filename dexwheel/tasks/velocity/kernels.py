@@ -1,10 +1,9 @@
-"""The wheel-leg task's per-step arithmetic, compiled with numba: one loop over the env axis for any N.
+"""The velocity task's compiled arithmetic (numba): the action mapping and the loops its terms share.
 
-The single env (N = 1) and the native vector env run these same kernels, so they agree bit for bit by
-construction, and a step costs one call per kernel instead of a few dozen numpy calls on rows of eight
-numbers (numpy's per-call cost is what made the step's overhead, not the arithmetic). ``exp`` is libm's
-(``math.exp``), which gives the same bits on every x86-64 CPU; numpy's SIMD ``exp`` differs in the last
-bit between CPUs with and without AVX-512.
+The single env (N = 1) and the native vector env run these same kernels over the env axis, so they agree
+bit for bit by construction. Sums run left to right and ``exp`` is libm's (``math.exp``), which gives
+the same bits on every x86-64 CPU; numpy's SIMD ``exp`` differs in the last bit between CPUs with and
+without AVX-512.
 
 Kernels are compiled on first use and cached next to this file (``cache=True``), so only the first
 process pays the compile time (a few seconds).
@@ -18,18 +17,15 @@ import numpy as np
 
 from dexwheel.jit import kernel
 
-#: ``values`` columns after the reward terms, in ``info`` order (the flags are stored as 0.0 / 1.0).
-EXTRA_COLUMNS = (
+#: ``info`` columns between the reward terms and the termination flags (:func:`tracking_metrics`).
+METRIC_COLUMNS = (
     "lin_vel_x",
     "ang_vel_z",
     "command_lin_vel_x",
     "command_ang_vel_z",
     "lin_vel_x_error",
     "ang_vel_z_error",
-    "terminated_contact",
-    "terminated_tilt",
 )
-NUM_TERMS = 9  # REWARD_TERMS, in that order (see rewards_and_observations)
 Array = np.ndarray
 
 
@@ -63,81 +59,55 @@ def map_actions(actions: Array, clip: bool, scale: Array, offset: Array, action:
 
 
 @kernel
-def rewards_and_observations(sd: Array, idx: Array, groups: Array, coef: Array, neg_inv_var: Array, cos_tilt: float,
-                             commands: Array, action: Array, last_action: Array, values: Array, reward: Array,
-                             terminated: Array, obs_src: Array, obs_scale: Array, obs_offset: Array, obs_dst: Array,
-                             cols: Array, priv: Array, obs: Array) -> None:  # fmt: skip
-    """Reward terms, terminations and the observation of every env from its sensors.
+def exp_sq_error(target: Array, value: Array, neg_inv_var: float) -> Array:
+    """``exp((target - value)^2 * neg_inv_var)`` per env: the tracking kernels' shape (libm ``exp``)."""
+    out = np.empty(target.shape[0])
+    for i in range(target.shape[0]):
+        e = target[i] - value[i]
+        out[i] = math.exp(e * e * neg_inv_var)
+    return out
 
-    ``sd`` ``(N, nsensordata)``; ``idx`` the sensor columns the terms read, grouped as
-    ``vx, wz | vz, wx, wy, gx, gy, torques... | undesired contacts... | terminal contacts... | zz`` with
-    the group ends in ``groups`` (squared, undesired, terminal). Writes ``values`` ``(N, 9 + 8)``
-    (weighted terms, then :data:`EXTRA_COLUMNS`), ``reward`` (their sum, left to right), ``terminated``,
-    and ``obs``: ``obs[:, obs_dst[k]] = sd[:, obs_src[k]] * obs_scale[k] + obs_offset[k]``, the commands
-    at ``cols[0]``, the last action at ``cols[1]`` and ``priv`` at ``cols[2]`` (when >= 0).
-    """
-    n = sd.shape[0]
-    sq_end, und_end, term_end = groups[0], groups[1], groups[2]
-    for i in range(n):
-        s = sd[i]
-        vx, wz = s[idx[0]], s[idx[1]]
-        ex, ez = commands[i, 0] - vx, commands[i, 1] - wz
-        t = values[i]
-        t[0] = math.exp(ex * ex * neg_inv_var[0])
-        t[1] = math.exp(ez * ez * neg_inv_var[1])
-        t[2] = s[idx[2]] * s[idx[2]]
-        t[3] = s[idx[3]] * s[idx[3]] + s[idx[4]] * s[idx[4]]
-        t[4] = s[idx[5]] * s[idx[5]] + s[idx[6]] * s[idx[6]]
+
+@kernel
+def sum_sq(x: Array) -> Array:
+    """``sum_k x[:, k]^2`` per row, summed left to right (numpy's pairwise sums would change the bits)."""
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
         acc = 0.0
-        for k in range(7, sq_end):
-            acc += s[idx[k]] * s[idx[k]]
-        t[5] = acc
+        for k in range(x.shape[1]):
+            acc += x[i, k] * x[i, k]
+        out[i] = acc
+    return out
+
+
+@kernel
+def sum_sq_diff(a: Array, b: Array) -> Array:
+    """``sum_k (a[:, k] - b[:, k])^2`` per row in float64, left to right (float32 inputs widened first)."""
+    out = np.empty(a.shape[0])
+    for i in range(a.shape[0]):
         acc = 0.0
-        for k in range(action.shape[1]):
-            d = np.float64(action[i, k]) - np.float64(last_action[i, k])
+        for k in range(a.shape[1]):
+            d = np.float64(a[i, k]) - np.float64(b[i, k])
             acc += d * d
-        t[6] = acc
-        count = 0
-        for k in range(sq_end, und_end):
-            if s[idx[k]] > 0.0:
-                count += 1
-        t[7] = count
-        contact = False
-        for k in range(und_end, term_end):
-            if s[idx[k]] > 0.0:
-                contact = True
-        tilt = s[idx[term_end]] < cos_tilt
-        terminated[i] = contact or tilt
-        t[8] = 1.0 if contact or tilt else 0.0
+        out[i] = acc
+    return out
+
+
+@kernel
+def weigh_and_sum(values: Array, coef: Array, reward: Array) -> None:
+    """Weigh the first ``len(coef)`` columns of ``values`` in place and put their sum, left to right, in ``reward``."""
+    for i in range(values.shape[0]):
         total = 0.0
-        for k in range(NUM_TERMS):
-            t[k] *= coef[k]
-            total += t[k]
+        for k in range(coef.shape[0]):
+            values[i, k] *= coef[k]
+            total += values[i, k]
         reward[i] = total
-        e = NUM_TERMS
-        t[e], t[e + 1], t[e + 2], t[e + 3] = vx, wz, commands[i, 0], commands[i, 1]
-        t[e + 4], t[e + 5], t[e + 6], t[e + 7] = abs(ex), abs(ez), contact, tilt
-
-        _observe(s, commands[i], action[i], priv[i], obs_src, obs_scale, obs_offset, obs_dst, cols, obs[i])
 
 
 @kernel
-def observations(sd: Array, commands: Array, last_action: Array, obs_src: Array, obs_scale: Array, obs_offset: Array,
-                 obs_dst: Array, cols: Array, priv: Array, obs: Array) -> None:  # fmt: skip
-    """The observation part of :func:`rewards_and_observations` alone (resets, command changes)."""
-    for i in range(sd.shape[0]):
-        _observe(sd[i], commands[i], last_action[i], priv[i], obs_src, obs_scale, obs_offset, obs_dst, cols, obs[i])
-
-
-@kernel
-def _observe(s: Array, command: Array, last_action: Array, priv: Array, obs_src: Array, obs_scale: Array,
-             obs_offset: Array, obs_dst: Array, cols: Array, o: Array) -> None:  # fmt: skip
-    """One env's observation row ``o`` (see :func:`rewards_and_observations`)."""
-    for k in range(obs_src.shape[0]):
-        o[obs_dst[k]] = s[obs_src[k]] * obs_scale[k] + obs_offset[k]
-    o[cols[0]], o[cols[0] + 1] = command[0], command[1]
-    for k in range(last_action.shape[0]):
-        o[cols[1] + k] = last_action[k]
-    if cols[2] >= 0:
-        for k in range(priv.shape[0]):
-            o[cols[2] + k] = priv[k]
+def tracking_metrics(commands: Array, lin_vel: Array, ang_vel: Array, out: Array) -> None:
+    """``out`` ``(N, 6)``: measured forward velocity and yaw rate, their commands and absolute errors."""
+    for i in range(commands.shape[0]):
+        vx, wz = lin_vel[i, 0], ang_vel[i, 2]
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = vx, wz, commands[i, 0], commands[i, 1]
+        out[i, 4], out[i, 5] = abs(commands[i, 0] - vx), abs(commands[i, 1] - wz)

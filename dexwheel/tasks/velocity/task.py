@@ -16,15 +16,19 @@ For N > 1 the composer and the resolver run on layouts whose joint names carry a
 (``env3/fl_knee_joint``), so one ``compose()`` merges every env's layers with precompiled copies. The
 wiring is first built and checked with the plain joint names, so a wiring error names the joint.
 
-The per-step arithmetic around the composer (action mapping, PD sums, reward terms, terminations,
-observation) runs in compiled kernels (:mod:`dexwheel.envs.wheel_leg_kernels`) that loop over the env
-axis, so N = 1 and N > 1 run the same code and give the same bits.
+After the physics, the config's term tables run in their fixed order: termination terms, reward terms
+(weighed and summed left to right), then observation terms into their columns
+(:mod:`~dexwheel.tasks.velocity.rewards`, ``observations``, ``terminations``; :mod:`dexwheel.tasks.terms`).
+Each term is one function over the env axis, and the action mapping and the loops the terms share are
+compiled kernels (:mod:`dexwheel.tasks.velocity.kernels`), so N = 1 and N > 1 run the same code and give
+the same bits.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,13 +44,10 @@ from dexwheel.control import (
     JointTargetBuffer,
 )
 from dexwheel.control.layout import env_layout
-from dexwheel.envs import wheel_leg_kernels as kernels
-from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, joint_group, mirror_maps
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import (
     BASE_BODY,
     KNEE_JOINTS,
-    LEGS,
     LINKS,
     NON_WHEEL_BODIES,
     PARAMS,
@@ -61,15 +62,11 @@ from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
 from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
 from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics, write_initial_state
+from dexwheel.tasks import terms
+from dexwheel.tasks.velocity import kernels
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg, joint_group, mirror_maps
 
-#: Extra ``info`` keys besides ``reward_<term>``: measured and commanded velocities, absolute tracking
-#: errors (what evaluation metrics average), termination causes (the last two, booleans).
-INFO_KEYS = kernels.EXTRA_COLUMNS
-PRIVILEGED_SLICES = {"base_lin_vel": 3, "friction": 1, "base_mass_add": 1, "base_com_offset": 3,
-                     "link_mass_scale": 2 * len(LEGS)}  # fmt: skip
 _LINKS = LINKS
-
-
 _SETTLE_S = 1.5
 _DROP_M = 0.0005  # start this far above the settled height: a short drop, never a penetration
 _NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
@@ -132,11 +129,11 @@ class WheelLegTask:
         self.randomizer = ModelRandomizer(cfg.domain_rand, model, BASE_BODY, _LINKS, len(ROBOT_JOINT_ORDER),
                                           nominal_friction=float(desc.contact.friction[0]))  # fmt: skip
         self.episode_params: list[EpisodeParams] = [self.randomizer.nominal] * n
-        self._build_observation()
-        self._build_terms()
-
         self.rngs: list[np.random.Generator | None] = [None] * n
         self.commands = np.zeros((n, 2))
+        self._bind_state()
+        self._build_terms()
+
         # Events as absolute control-step numbers: one integer compare per step until one is due.
         self.t = 0
         self.episode_start = np.zeros(n, dtype=np.int64)
@@ -144,12 +141,9 @@ class WheelLegTask:
         self.resample_at = np.full(n, _NEVER, dtype=np.int64)
         self.push_at = np.full(n, _NEVER, dtype=np.int64)
         self._next_resample = self._next_push = _NEVER
-        self.action = np.zeros((n, self.action_dim), dtype=np.float32)
-        self.last_action = np.zeros((n, self.action_dim), dtype=np.float32)
         self.obs = np.zeros((n, self.obs_layout.dim), dtype=np.float32)
         #: The last step's results (the task's own buffers; :meth:`step` returns them).
         self.reward = np.zeros(n)
-        self.terminated = np.zeros(n, dtype=bool)
         self.values = np.zeros((n, len(self.info_keys)))  # info values, in info_keys order
         #: Which envs' physics blew up in the last step (their episodes end as truncated).
         self.diverged = np.zeros(n, dtype=bool)
@@ -253,57 +247,60 @@ class WheelLegTask:
         self.override_active = bool(active)
         self._bind_frames()
 
-    def _build_observation(self) -> None:
-        s, o = self.sensors, self.cfg.observations
-        k = self.action_dim
-        sizes = [("base_ang_vel", 3), ("projected_gravity", 3), ("velocity_commands", 2),
-                 ("joint_pos_rel", len(KNEE_JOINTS)), ("joint_vel_rel", len(POLICY_JOINT_ORDER)), ("last_action", k)]  # fmt: skip
-        if o.privileged:
-            sizes += list(PRIVILEGED_SLICES.items())
-        slices, start = {}, 0
-        for name, size in sizes:
-            slices[name] = slice(start, start + size)
-            start += size
-        policy_dim = slices["last_action"].stop
-        self.obs_layout = ObservationLayout(slices, policy_dim, start)
-        # sensor-fed columns: obs[:, dst] = sensordata[:, src] * scale + offset
-        sensor_parts = [(s.base_ang_vel, o.ang_vel_scale, 0.0, "base_ang_vel"),
-                        (s.world_z_in_base, -1.0, 0.0, "projected_gravity"),
-                        (s.knee_pos, 1.0, -self.stance, "joint_pos_rel"),
-                        (s.joint_vel, o.joint_vel_scale, 0.0, "joint_vel_rel")]  # fmt: skip
-        if o.privileged:
-            sensor_parts.append((s.base_lin_vel, 1.0, 0.0, "base_lin_vel"))
-        src, scale, offset, dst = [], [], [], []
-        for sensor, k_scale, k_offset, name in sensor_parts:
-            m = sensor.stop - sensor.start
-            src += range(sensor.start, sensor.stop)
-            scale += [k_scale] * m
-            offset += np.broadcast_to(k_offset, m).tolist()
-            dst += range(slices[name].start, slices[name].stop)
-        self._obs_args = (np.array(src, dtype=np.intp), np.array(scale), np.array(offset), np.array(dst, dtype=np.intp),
-                          np.array([slices["velocity_commands"].start, slices["last_action"].start,
-                                    slices["friction"].start if o.privileged else -1], dtype=np.intp))  # fmt: skip
-        self._priv_static = np.zeros((self.num_envs, 13))
+    def _bind_state(self) -> None:
+        """The named state terms read: ``(N, k)`` views of the sensor rows, valid for the task's lifetime."""
+        s, sd = self.sensors, self.physics.sensordata
+        self.base_lin_vel = sd[:, s.base_lin_vel]  # m/s, base frame
+        self.base_ang_vel = sd[:, s.base_ang_vel]  # rad/s, base frame
+        self.world_z_in_base = sd[:, s.world_z_in_base]  # projected gravity is its negative
+        self.knee_pos = sd[:, s.knee_pos]  # KNEE_JOINTS order
+        self.joint_vel = sd[:, s.joint_vel]  # POLICY_JOINT_ORDER
+        self.actuator_force = sd[:, s.actuator_force]  # ROBOT_JOINT_ORDER, N m
+        self.floor_contact = sd[:, s.floor_contact]  # NON_WHEEL_BODIES order: contacts with the floor
+        #: What domain randomisation drew per env (offsets from nominal; observations.MODEL_PARAM_COLUMNS).
+        self.model_params = np.zeros((self.num_envs, 13))
+        self._body_columns: dict[tuple[str, ...], np.ndarray] = {}
+
+    def body_columns(self, bodies: Sequence[str]) -> np.ndarray:
+        """Columns of :attr:`floor_contact` for ``bodies`` (non-wheel body names), cached per tuple."""
+        key = tuple(bodies)
+        cols = self._body_columns.get(key)
+        if cols is None:
+            cols = self._body_columns[key] = np.array([NON_WHEEL_BODIES.index(b) for b in key], dtype=np.intp)
+        return cols
 
     def _build_terms(self) -> None:
-        s, r, t = self.sensors, self.cfg.rewards, self.cfg.terminations
-        dt = self.dt if r.scale_by_step_dt else 1.0
-        self.reward_coef = np.array([float(getattr(r, name)) * dt for name in REWARD_TERMS])
-        neg_inv_var = np.array([-1.0 / (r.lin_vel_std * r.lin_vel_std), -1.0 / (r.ang_vel_std * r.ang_vel_std)])
-        contact = s.floor_contact.start
-        undesired = [contact + NON_WHEEL_BODIES.index(b) for b in r.undesired_contact_bodies]
-        terminal = [contact + NON_WHEEL_BODIES.index(b) for b in t.contact_bodies]
-        frc = list(range(s.actuator_force.start, s.actuator_force.stop))
-        v0, g0, z0 = s.base_lin_vel.start, s.base_ang_vel.start, s.world_z_in_base.start
-        # the sensor values the terms read, in the groups rewards_and_observations expects:
-        # tracked (vx, wz) | squared (vz, wx, wy, gx, gy, torques) | undesired contacts | terminal contacts | zz
-        idx = [v0, g0 + 2, v0 + 2, g0, g0 + 1, z0, z0 + 1, *frc, *undesired, *terminal, z0 + 2]
-        sq_end = 7 + len(frc)
-        groups = [sq_end, sq_end + len(undesired), sq_end + len(undesired) + len(terminal)]
-        self._term_args = (np.array(idx, dtype=np.intp), np.array(groups, dtype=np.intp), self.reward_coef,
-                           neg_inv_var, math.cos(t.max_tilt_rad))  # fmt: skip
-        self.info_keys = tuple(f"reward_{name}" for name in REWARD_TERMS) + INFO_KEYS
-        assert len(REWARD_TERMS) == kernels.NUM_TERMS
+        """Bind the config's term tables: observation columns, reward weights, termination flags, info keys.
+
+        Every term is called once here on the built state (a bad path or shape fails now, naming it).
+        """
+        cfg, n = self.cfg, self.num_envs
+        self.terminated = np.zeros(n, dtype=bool)
+        self.action = np.zeros((n, self.action_dim), dtype=np.float32)
+        self.last_action = np.zeros((n, self.action_dim), dtype=np.float32)
+        groups = ("policy", "critic") if cfg.privileged_obs else ("policy",)
+        table = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
+        slices, start, self._obs_terms = {}, 0, []
+        for term, value in terms.bind(table, "observations", self, n, "vector"):
+            width = value.shape[1] if value.ndim == 2 else 1
+            sl = slice(start, start + width)
+            slices[term.name], start = sl, sl.stop
+            # a (N,) term fills one column: obs[:, start], which takes an (N,) value
+            self._obs_terms.append((sl if value.ndim == 2 else sl.start, term.call, table[term.name].scale))
+        policy = [k for k in table if table[k].group == "policy"]
+        policy_dim = slices[policy[-1]].stop if policy else 0
+        self.obs_layout = ObservationLayout(slices, policy_dim, start)
+        self._terminations = [t.call for t, _ in terms.bind(cfg.terminations, "terminations", self, n, "scalar")]
+        self.term_flags = np.zeros((n, len(self._terminations)), dtype=bool)
+        dt = self.dt if cfg.scale_rewards_by_dt else 1.0
+        rewards = {k: t for k, t in cfg.rewards.items() if t.weight != 0.0}  # weight 0: never computed, 0 in info
+        bound = dict((t.name, t.call) for t, _ in terms.bind(rewards, "rewards", self, n, "scalar"))
+        self.reward_coef = np.array([float(t.weight) * dt for t in cfg.rewards.values()])
+        self._rewards = [(k, bound[name]) for k, name in enumerate(cfg.rewards) if name in bound]
+        nr, nm = len(cfg.rewards), len(kernels.METRIC_COLUMNS)
+        self._metrics = slice(nr, nr + nm)
+        self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS,
+                          *(f"terminated_{name}" for name in cfg.terminations))  # fmt: skip
 
     # -- per step -------------------------------------------------------------------------------
     def apply_action(self, actions: np.ndarray) -> None:
@@ -346,10 +343,9 @@ class WheelLegTask:
         self.resolver.resolve_into(self.composer.frame)
         self.drive.apply(self._robot_block, out=self.physics.ctrl)
         self.physics.step()
-        kernels.rewards_and_observations(self.physics.sensordata, *self._term_args, self.commands, self.action,
-                                         self.last_action, self.values, self.reward, self.terminated,
-                                         *self._obs_args, self._priv_static, self.obs)  # fmt: skip
+        self._evaluate_terms()
         self.action, self.last_action = self.last_action, self.action  # the action just applied is "last"
+        self.compute_obs()
         self.t += 1
         t = self.t
         truncated = self.truncate_at <= t
@@ -361,12 +357,26 @@ class WheelLegTask:
             truncated |= self.diverged
         return self.obs, self.reward, self.terminated, truncated, self.values
 
+    def _evaluate_terms(self) -> None:
+        """Terminations, then the reward terms (``is_terminated`` reads them), weighed and summed in table
+        order, then the tracking metrics: the ``values`` row of each env (:attr:`info_keys` order)."""
+        flags, values = self.term_flags, self.values
+        for j, term in enumerate(self._terminations):
+            flags[:, j] = term(self)
+        np.any(flags, axis=1, out=self.terminated)
+        for k, term in self._rewards:
+            values[:, k] = term(self)
+        kernels.weigh_and_sum(values, self.reward_coef, self.reward)
+        kernels.tracking_metrics(self.commands, self.base_lin_vel, self.base_ang_vel, values[:, self._metrics])
+        values[:, self._metrics.stop :] = flags
+
     def step_info(self) -> dict[str, np.ndarray]:
         """The last step's ``info`` as fresh ``(N,)`` arrays: :attr:`info_keys` (the termination causes as
         booleans) and ``diverged``."""
         columns = self.values.T.copy()  # one row per info key
         info: dict[str, np.ndarray] = dict(zip(self.info_keys, columns, strict=True))
-        info["terminated_contact"], info["terminated_tilt"] = columns[-2:] > 0.0
+        for key in self.info_keys[self._metrics.stop :]:
+            info[key] = info[key] > 0.0
         info["diverged"] = self.diverged.copy()
         return info
 
@@ -374,7 +384,8 @@ class WheelLegTask:
         """Env ``i``'s last step ``info`` as plain numbers (the single env's): :meth:`step_info`'s keys."""
         row = self.values[i].tolist()
         info: dict[str, Any] = dict(zip(self.info_keys, row, strict=True))
-        info["terminated_contact"], info["terminated_tilt"] = row[-2] > 0.0, row[-1] > 0.0
+        for key in self.info_keys[self._metrics.stop :]:
+            info[key] = info[key] > 0.0
         info["diverged"] = bool(self.diverged[i])
         return info
 
@@ -383,7 +394,7 @@ class WheelLegTask:
         k = len(idx)
         info: dict[str, np.ndarray] = {key: np.zeros(k) for key in self.info_keys}
         info["command_lin_vel_x"], info["command_ang_vel_z"] = self.commands[idx].T.copy()
-        for key in ("terminated_contact", "terminated_tilt", "diverged"):
+        for key in (*self.info_keys[self._metrics.stop :], "diverged"):
             info[key] = np.zeros(k, dtype=bool)
         return info
 
@@ -394,7 +405,7 @@ class WheelLegTask:
         self._any_diverged = diverged is not None
         if diverged is None:
             return
-        contain(diverged, self.reward, self.values[:, : kernels.NUM_TERMS], self.values, self.obs)
+        contain(diverged, self.reward, self.values[:, : len(self.cfg.rewards)], self.values, self.obs)
 
     def _events(self, t: int) -> None:
         """Due command resamples and pushes; the observation then shows the new commands."""
@@ -405,10 +416,11 @@ class WheelLegTask:
         self.compute_obs()
 
     def compute_obs(self) -> np.ndarray:
-        """Fill ``self.obs`` from the current sensors, commands and last action (all envs)."""
-        kernels.observations(self.physics.sensordata, self.commands, self.last_action, *self._obs_args,
-                             self._priv_static, self.obs)  # fmt: skip
-        return self.obs
+        """Fill ``self.obs`` from the observation terms, each times its scale, in column order (all envs)."""
+        obs = self.obs
+        for cols, term, scale in self._obs_terms:
+            obs[:, cols] = term(self) if scale is None else term(self) * scale
+        return obs
 
     # -- resets and events ----------------------------------------------------------------------
     def reset_env(self, i: int) -> None:
@@ -422,7 +434,7 @@ class WheelLegTask:
             rz.apply(self.models[i], self._scratch, p)
             self.drive.set_gain_scales(i, p.kp_scale, p.kd_scale)
             self.episode_params[i] = p
-            self._priv_static[i] = [p.friction - rz.nominal_friction, p.base_mass_add, *p.base_com_offset,
+            self.model_params[i] = [p.friction - rz.nominal_friction, p.base_mass_add, *p.base_com_offset,
                                     *(p.link_mass_scale - 1.0)]  # fmt: skip
         noise = self.cfg.reset_noise_scale * (2.0 * rng.random(len(KNEE_JOINTS) + 6) - 1.0)
         knees = self.settled_knees + noise[: len(KNEE_JOINTS)]
@@ -489,7 +501,7 @@ class WheelLegTask:
         actuator gains and each env's randomisation draw (its model is rebuilt from it)."""
         names = ["_scratch", "rngs", "commands", "t", "episode_start", "truncate_at", "resample_at", "push_at",
                  "_next_resample", "_next_push", "action", "last_action", "obs", "reward", "terminated", "values",
-                 "_priv_static", "episode_params", "diverged", "_any_diverged", "drive.kp_scale", "drive.kd_scale",
+                 "model_params", "episode_params", "diverged", "_any_diverged", "drive.kp_scale", "drive.kd_scale",
                  "drive.kp", "drive.kd", "drive._dirty", "drive._last_bytes", "physics.qpos", "physics.qvel",
                  "physics.sensordata", "physics.ctrl", "physics.monitor._last"]  # fmt: skip
         if isinstance(self.physics, SerialPhysics):
@@ -546,6 +558,11 @@ class TaskViews:
         return self.task.policy_joints
 
     @property
-    def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        """The left-right mirror of observations and actions (:func:`~dexwheel.envs.wheel_leg_cfg.mirror_maps`)."""
-        return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
+    def mirror_maps(self) -> tuple[tuple[np.ndarray, np.ndarray], ...] | None:
+        """The left-right mirror of observations and actions (:func:`~dexwheel.tasks.velocity.config.mirror_maps`);
+        None, with a warning naming the term, when an observation term has no known mirror (a user's own)."""
+        try:
+            return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
+        except ValueError as e:
+            warnings.warn(str(e), stacklevel=2)
+            return None

@@ -1,0 +1,214 @@
+"""Named terms: a reward, observation or termination is one function plus one config entry.
+
+As in mjlab's ``RewardTermCfg`` and Isaac Lab's managers, a term is a function of the batched task state,
+``func(task, **params)``, returning one value per env (``(N,)``; an observation term ``(N,)`` or
+``(N, k)``), and its entry in the task config says which function, with which weight (rewards) or scale
+(observations) and parameters. A task's default table names its terms in the order they are computed
+and summed; a user adds, reweights or removes terms by name, from ``gymnasium.make`` or Hydra, without
+editing the package::
+
+    gym.make("Solenopsis-v0", rewards={
+        "lateral_vel_l2": {"func": "mypkg.terms:lateral_vel_l2", "weight": -0.5, "params": {"scale": 2.0}},
+        "action_rate_l2": -0.02,            # a number reweights a term
+        "undesired_contacts": {"weight": 0},  # weight 0 disables one (its info key stays, always 0)
+    })
+
+``func`` is a callable or a ``"package.module:function"`` path (what a Hydra config holds). A term
+that cannot be imported, fails on its first call or returns the wrong shape is refused when the task is
+built, in one line naming the term (:class:`~dexwheel.fields.ConfigFieldError`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dexwheel.fields import ConfigFieldError
+
+TermFunc = Callable[..., np.ndarray]
+
+
+@dataclass(frozen=True)
+class RewardTermCfg:
+    """A reward term: ``weight * func(task, **params)`` (times the control period where the task scales by it)."""
+
+    func: str | TermFunc
+    weight: float = 1.0
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ObservationTermCfg:
+    """An observation term: ``func(task, **params)``, times ``scale`` when given, in a group's columns.
+
+    ``group`` "policy" terms are what the actor reads (and the critic); "critic" terms follow them, only in
+    tasks built with privileged observations (an asymmetric actor-critic).
+    """
+
+    func: str | TermFunc
+    params: Mapping[str, Any] = field(default_factory=dict)
+    scale: float | None = None
+    group: str = "policy"
+
+
+@dataclass(frozen=True)
+class TerminationTermCfg:
+    """A termination term: ``func(task, **params)`` is True where an env's episode ends (terminated)."""
+
+    func: str | TermFunc
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+TermCfg = RewardTermCfg | ObservationTermCfg | TerminationTermCfg
+OBSERVATION_GROUPS = ("policy", "critic")
+
+
+def func_path(func: str | TermFunc) -> str | TermFunc:
+    """A function as its ``"module:qualname"`` path when importing that path gives it back, else itself
+    (a lambda, or a function defined in ``__main__``, stays a callable: it cannot be saved as a path)."""
+    if isinstance(func, str):
+        return func
+    path = f"{getattr(func, '__module__', '')}:{getattr(func, '__qualname__', '')}"
+    try:
+        return path if resolve(path, "") is func else func
+    except ConfigFieldError:
+        return func
+
+
+def resolve(func: str | TermFunc, where: str) -> TermFunc:
+    """The callable a term entry names; one clear error naming ``where`` (``rewards.my_term``) otherwise."""
+    if callable(func):
+        return func
+    if not isinstance(func, str):
+        raise ConfigFieldError(where, f"{where}.func: expected a callable or 'package.module:function', got {func!r}")
+    module_name, sep, qualname = func.partition(":")
+    if not sep or not module_name or not qualname:
+        raise ConfigFieldError(where, f"{where}.func: {func!r} is not a 'package.module:function' path")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ConfigFieldError(where, f"{where}.func: cannot import module {module_name!r} ({e})") from e
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            raise ConfigFieldError(where, f"{where}.func: module {module_name!r} has no {qualname!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ConfigFieldError(where, f"{where}.func: {func!r} is not callable")
+    return obj
+
+
+def merge_terms(
+    table: Mapping[str, TermCfg], changes: Mapping[str, Any], kind: type, section: str
+) -> dict[str, TermCfg]:
+    """``table`` with ``changes`` applied, by term name (order kept; new terms last).
+
+    A change is a term entry (``kind``), a dict of its fields (``params`` merges into the existing
+    parameters; a new term needs ``func``), ``None`` to remove the term, or, for rewards, a number: the
+    new weight.
+    """
+    out = dict(table)
+    names = [f.name for f in dataclasses.fields(kind)]
+    for name, change in changes.items():
+        where = f"{section}.{name}"
+        if change is None:
+            if name not in out:
+                raise ConfigFieldError(where, f"{where}: no such term to remove; terms: {list(out)}")
+            del out[name]
+        elif isinstance(change, kind):
+            out[name] = change
+        elif kind is RewardTermCfg and isinstance(change, numbers.Real) and not isinstance(change, bool):
+            if name not in out:
+                raise ConfigFieldError(where, f"{where}: no such term to reweight; terms: {list(out)} "
+                                              "(a new term needs a dict with 'func')")  # fmt: skip
+            out[name] = dataclasses.replace(out[name], weight=float(change))
+        elif isinstance(change, Mapping):
+            unknown = [k for k in change if k not in names]
+            if unknown:
+                raise ConfigFieldError(where, f"{where}: unknown field(s) {unknown}; a term takes {names}")
+            fields = dict(change)
+            if name in out:
+                base = out[name]
+                if "params" in fields:
+                    fields["params"] = {**base.params, **dict(fields["params"] or {})}
+                out[name] = dataclasses.replace(base, **fields)
+            elif "func" not in fields:
+                raise ConfigFieldError(where, f"{where}: a new term needs 'func' ('package.module:function'); "
+                                              f"existing terms: {list(out)}")  # fmt: skip
+            else:
+                out[name] = kind(**fields)
+        else:
+            raise ConfigFieldError(where, f"{where}: expected a dict of {names}" +
+                                   (", a number (the weight)" if kind is RewardTermCfg else "") + f" or None, got {change!r}")  # fmt: skip
+    return out
+
+
+def validate_terms(table: Mapping[str, TermCfg], section: str) -> None:
+    """Check each entry's fields (not the function: :func:`resolve` does that when the task is built)."""
+    for name, term in table.items():
+        where = f"{section}.{name}"
+        if not isinstance(term.params, Mapping):
+            raise ConfigFieldError(where, f"{where}.params: expected a dict of keyword arguments, got {term.params!r}")
+        if isinstance(term, RewardTermCfg) and not (isinstance(term.weight, numbers.Real) and np.isfinite(term.weight)):
+            raise ConfigFieldError(where, f"{where}.weight: expected a finite number, got {term.weight!r}")
+        if isinstance(term, ObservationTermCfg):
+            if term.group not in OBSERVATION_GROUPS:
+                raise ConfigFieldError(where, f"{where}.group: {term.group!r}; use one of {list(OBSERVATION_GROUPS)}")
+            if term.scale is not None and not (isinstance(term.scale, numbers.Real) and np.isfinite(term.scale)):
+                raise ConfigFieldError(where, f"{where}.scale: expected a finite number or None, got {term.scale!r}")
+
+
+@dataclass(frozen=True)
+class BoundTerm:
+    """A term ready to call: ``term.call(task)`` is ``func(task, **params)`` (one C-level partial call)."""
+
+    name: str
+    call: functools.partial
+
+
+def bind(
+    table: Mapping[str, TermCfg], section: str, task: Any, num_envs: int, kind: str
+) -> list[tuple[BoundTerm, np.ndarray]]:
+    """Resolve every term and call it once on ``task`` (its state as built): ``[(term, first value)]``.
+
+    ``kind`` "scalar" wants ``(N,)`` values (rewards, terminations), "vector" ``(N,)`` or ``(N, k)``
+    (observations). A function that raises or returns another shape is refused
+    here, naming the term, rather than failing somewhere inside a step.
+    """
+    bound = []
+    for name, cfg in table.items():
+        where = f"{section}.{name}"
+        term = BoundTerm(name, functools.partial(resolve(cfg.func, where), **cfg.params))
+        try:
+            value = np.asarray(term.call(task))
+        except Exception as e:  # a user's function: any error is its own, named here
+            raise ConfigFieldError(where, f"{where}: calling {func_path(cfg.func)!r} with params "
+                                          f"{dict(cfg.params)} failed: {type(e).__name__}: {e}") from e  # fmt: skip
+        want = f"({num_envs},)" if kind == "scalar" else f"({num_envs},) or ({num_envs}, k)"
+        ok = (
+            value.ndim >= 1
+            and value.shape[0] == num_envs
+            and (value.ndim == 1 or (kind == "vector" and value.ndim == 2))
+        )
+        if not ok or value.dtype.kind not in "biuf":
+            raise ConfigFieldError(where, f"{where}: {func_path(cfg.func)!r} returned shape {value.shape} dtype "
+                                          f"{value.dtype}; a term returns {want} numbers, one row per env")  # fmt: skip
+        bound.append((term, value))
+    return bound
+
+
+def plain(table: Mapping[str, TermCfg]) -> dict[str, dict[str, Any]]:
+    """A table as the plain dicts a Hydra node or a saved config holds (functions as import paths)."""
+    out = {}
+    for name, term in table.items():
+        entry = {f.name: getattr(term, f.name) for f in dataclasses.fields(term)}
+        entry["func"] = func_path(term.func)
+        entry["params"] = dict(term.params)
+        out[name] = entry
+    return out

@@ -1,0 +1,62 @@
+"""The velocity task's reward terms (mjlab / Isaac Lab names), each ``func(task, **params) -> (N,)``.
+
+``task`` is the batched :class:`~dexwheel.tasks.velocity.task.WheelLegTask`; the terms read its named
+state (``commands``, ``base_lin_vel``, ``actuator_force``, ...). The task multiplies each by its weight
+(and the control period) and sums them in the table's order (:data:`~dexwheel.tasks.velocity.config.REWARDS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from dexwheel.tasks.velocity import kernels
+
+
+def track_lin_vel_x_exp(task, std: float) -> np.ndarray:
+    """``exp(-(v_x,cmd - v_x)^2 / std^2)``: forward-velocity tracking (base frame), 1 when exact."""
+    return kernels.exp_sq_error(task.commands[:, 0], task.base_lin_vel[:, 0], -1.0 / (std * std))
+
+
+def track_ang_vel_z_exp(task, std: float) -> np.ndarray:
+    """``exp(-(w_z,cmd - w_z)^2 / std^2)``: yaw-rate tracking, 1 when exact."""
+    return kernels.exp_sq_error(task.commands[:, 1], task.base_ang_vel[:, 2], -1.0 / (std * std))
+
+
+def lin_vel_z_l2(task) -> np.ndarray:
+    """``v_z^2``: bouncing of the base (base frame)."""
+    vz = task.base_lin_vel[:, 2]
+    return vz * vz
+
+
+def ang_vel_xy_l2(task) -> np.ndarray:
+    """``w_x^2 + w_y^2``: roll and pitch rates of the base."""
+    w = task.base_ang_vel
+    return w[:, 0] * w[:, 0] + w[:, 1] * w[:, 1]
+
+
+def flat_orientation_l2(task) -> np.ndarray:
+    """``g_x^2 + g_y^2`` of gravity in the base frame: 0 when the base is level."""
+    z = task.world_z_in_base
+    return z[:, 0] * z[:, 0] + z[:, 1] * z[:, 1]
+
+
+def joint_torques_l2(task) -> np.ndarray:
+    """``sum tau^2`` over every actuator (N m)^2: effort."""
+    return kernels.sum_sq(task.actuator_force)
+
+
+def action_rate_l2(task) -> np.ndarray:
+    """``sum (a - a_prev)^2`` of the policy's actions in [-1, 1]: smoothness."""
+    return kernels.sum_sq_diff(task.action, task.last_action)
+
+
+def undesired_contacts(task, bodies: Sequence[str]) -> np.ndarray:
+    """How many of ``bodies`` touch the floor (a count per env)."""
+    return np.count_nonzero(task.floor_contact[:, task.body_columns(bodies)] > 0.0, axis=1).astype(np.float64)
+
+
+def is_terminated(task) -> np.ndarray:
+    """1 where the episode just ended by a termination term (not by time): a fall's one-off price."""
+    return task.terminated.astype(np.float64)

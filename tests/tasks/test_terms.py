@@ -1,0 +1,39 @@
+"""The term-table machinery every task uses: merging changes by name, function paths, plain dicts."""
+
+import pytest
+
+from dexwheel.fields import ConfigFieldError
+from dexwheel.tasks.terms import ObservationTermCfg, RewardTermCfg, func_path, merge_terms, plain, resolve
+from dexwheel.tasks.velocity import rewards
+
+TABLE = {"a": RewardTermCfg("user_terms:lateral_vel_l2", 1.0, {"scale": 1.0, "k": 2}), "b": RewardTermCfg("x:y", -1.0)}
+
+
+def test_changes_merge_by_name_in_order():
+    out = merge_terms(
+        TABLE, {"a": {"params": {"scale": 3.0}}, "b": 0.5, "c": {"func": "m:f"}}, RewardTermCfg, "rewards"
+    )
+    assert list(out) == ["a", "b", "c"]
+    assert out["a"].params == {"scale": 3.0, "k": 2} and out["a"].weight == 1.0  # params merge, the rest stays
+    assert out["b"].weight == 0.5 and out["c"] == RewardTermCfg("m:f")
+    assert list(merge_terms(TABLE, {"a": None}, RewardTermCfg, "rewards")) == ["b"]
+    assert TABLE["a"].params["scale"] == 1.0  # the defaults are not edited
+
+
+def test_bad_changes_name_the_term():
+    with pytest.raises(ConfigFieldError, match=r"rewards\.zz: no such term to reweight"):
+        merge_terms(TABLE, {"zz": 1.0}, RewardTermCfg, "rewards")
+    with pytest.raises(ConfigFieldError, match=r"observations\.a: expected a dict of .* or None, got 1.0"):
+        merge_terms({"a": ObservationTermCfg("m:f")}, {"a": 1.0}, ObservationTermCfg, "observations")
+    with pytest.raises(ConfigFieldError, match=r"rewards\.zz: no such term to remove"):
+        merge_terms(TABLE, {"zz": None}, RewardTermCfg, "rewards")
+
+
+def test_functions_become_paths_when_they_import_back():
+    assert func_path(rewards.lin_vel_z_l2) == "dexwheel.tasks.velocity.rewards:lin_vel_z_l2"
+    assert resolve(func_path(rewards.lin_vel_z_l2), "r") is rewards.lin_vel_z_l2
+    inline = lambda task: task  # noqa: E731
+    assert func_path(inline) is inline  # a lambda cannot be saved as a path: it stays a callable
+    assert plain({"t": RewardTermCfg(rewards.lin_vel_z_l2, -2.0)}) == {
+        "t": {"func": "dexwheel.tasks.velocity.rewards:lin_vel_z_l2", "weight": -2.0, "params": {}}
+    }

@@ -1,0 +1,29 @@
+"""Terms as a user writes them in their own module (the tests name them by path: ``user_terms:<name>``)."""
+
+import numpy as np
+
+
+def lateral_vel_l2(task, scale: float = 1.0) -> np.ndarray:
+    """Sideways base velocity squared: a wheel-leg base should not slide."""
+    return scale * task.base_lin_vel[:, 1] ** 2
+
+
+def base_height(task) -> np.ndarray:
+    """An observation of one column per env."""
+    return task.physics.qpos[:, 2].copy()
+
+
+def too_slow(task, min_speed: float) -> np.ndarray:
+    """A termination: forward speed under ``min_speed``."""
+    return np.abs(task.base_lin_vel[:, 0]) < min_speed
+
+
+def wrong_shape(task) -> np.ndarray:
+    return np.zeros((task.num_envs, 2))
+
+
+def raises(task) -> np.ndarray:
+    raise RuntimeError("a bug in the user's term")
+
+
+NOT_CALLABLE = 3
