@@ -1,10 +1,11 @@
 # Two commands do everything: `make train` and `make test`. Each creates .venv when it is missing.
+# While editing: `make test-core ARGS="tests/test_x.py -k y"` (ruff + pytest, no Isaac Lab venv, no docs build).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: train test lint format assets benchmark clean isaaclab-venv isaaclab-test isaaclab-assets
+.PHONY: train test test-core docs lint format assets benchmark clean isaaclab-venv isaaclab-test isaaclab-assets
 
 # The Isaac Lab 3 backend lives in its own Python 3.12 venv (requirements-isaaclab.txt says why).
 # The first Python 3.12 that runs (a pyenv shim named python3.12 may exist and refuse to).
@@ -22,7 +23,7 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch first (it lies on this kind of machine's disk); a plain `torch`
 	# requirement would otherwise pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet "torch==2.13.0" || $(BIN)/pip install --quiet torch --index-url https://download.pytorch.org/whl/cpu
-	$(BIN)/pip install --quiet -e ".[dev,video,slurm,bridge]"
+	$(BIN)/pip install --quiet -e ".[dev,video,slurm,bridge,docs]"
 	touch $(STAMP)
 
 # dexwheel reaches the Isaac Lab venv as source through a .pth file: a package install would pull the
@@ -41,11 +42,20 @@ isaaclab-venv: $(ISAACLAB_STAMP)
 train: $(STAMP)
 	$(BIN)/python scripts/train.py $(ARGS)
 
-test: $(STAMP)
+# What CI runs: the core suite, the docs build, then the Isaac Lab tests.
+test: test-core
+	$(MAKE) docs
+	$(MAKE) isaaclab-test
+
+# The fast edit loop: ruff + pytest in .venv only (never builds or runs the Isaac Lab venv).
+test-core: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -n 2 --dist loadfile $(ARGS)
-	$(MAKE) isaaclab-test
+
+# The documentation site (mkdocs.yml, docs/) into site/; --strict makes broken links and anchors errors.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Isaac Lab tests on the CPU (the cross-backend test also runs the MuJoCo half in .venv).
 isaaclab-test: $(STAMP) $(ISAACLAB_STAMP)
@@ -71,4 +81,4 @@ benchmark: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(ISAACLAB_VENV) outputs multirun .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(ISAACLAB_VENV) outputs multirun site .pytest_cache .ruff_cache
