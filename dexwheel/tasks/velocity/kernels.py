@@ -17,7 +17,7 @@ import numpy as np
 
 from dexwheel.jit import kernel
 
-#: ``info`` columns between the reward terms and the termination flags (:func:`tracking_metrics`).
+#: ``info`` columns between the reward terms and the termination flags (:func:`finish_step`).
 METRIC_COLUMNS = (
     "lin_vel_x",
     "ang_vel_z",
@@ -94,20 +94,57 @@ def sum_sq_diff(a: Array, b: Array) -> Array:
 
 
 @kernel
-def weigh_and_sum(values: Array, coef: Array, reward: Array) -> None:
-    """Weigh the first ``len(coef)`` columns of ``values`` in place and put their sum, left to right, in ``reward``."""
-    for i in range(values.shape[0]):
-        total = 0.0
-        for k in range(coef.shape[0]):
-            values[i, k] *= coef[k]
-            total += values[i, k]
-        reward[i] = total
+def count_positive(x: Array, cols: Array) -> Array:
+    """How many of the columns ``cols`` of each row are > 0 (as float64)."""
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        for c in cols:
+            if x[i, c] > 0.0:
+                out[i] += 1.0
+    return out
 
 
 @kernel
-def tracking_metrics(commands: Array, lin_vel: Array, ang_vel: Array, out: Array) -> None:
-    """``out`` ``(N, 6)``: measured forward velocity and yaw rate, their commands and absolute errors."""
-    for i in range(commands.shape[0]):
+def any_positive(x: Array, cols: Array) -> Array:
+    """Whether any of the columns ``cols`` of each row is > 0."""
+    out = np.zeros(x.shape[0], dtype=np.bool_)
+    for i in range(x.shape[0]):
+        for c in cols:
+            if x[i, c] > 0.0:
+                out[i] = True
+    return out
+
+
+@kernel
+def any_row(flags: Array, out: Array) -> None:
+    """``out[i]``: whether any flag of row ``i`` is set."""
+    for i in range(flags.shape[0]):
+        out[i] = False
+        for k in range(flags.shape[1]):
+            if flags[i, k]:
+                out[i] = True
+
+
+@kernel
+def finish_step(values: Array, coef: Array, reward: Array, commands: Array, lin_vel: Array, ang_vel: Array,
+                flags: Array) -> None:  # fmt: skip
+    """One step's ``values`` rows, in ``info`` order, and the reward.
+
+    Weighs the reward-term columns (the first ``len(coef)``) in place and sums them, left to right, into
+    ``reward``; then :data:`METRIC_COLUMNS` (measured forward velocity and yaw rate, their commands, the
+    absolute errors) and the termination ``flags`` as 0.0 / 1.0.
+    """
+    nr = coef.shape[0]
+    m = nr + 6
+    for i in range(values.shape[0]):
+        v = values[i]
+        total = 0.0
+        for k in range(nr):
+            v[k] *= coef[k]
+            total += v[k]
+        reward[i] = total
         vx, wz = lin_vel[i, 0], ang_vel[i, 2]
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = vx, wz, commands[i, 0], commands[i, 1]
-        out[i, 4], out[i, 5] = abs(commands[i, 0] - vx), abs(commands[i, 1] - wz)
+        v[nr], v[nr + 1], v[nr + 2], v[nr + 3] = vx, wz, commands[i, 0], commands[i, 1]
+        v[nr + 4], v[nr + 5] = abs(commands[i, 0] - vx), abs(commands[i, 1] - wz)
+        for k in range(flags.shape[1]):
+            v[m + k] = 1.0 if flags[i, k] else 0.0

@@ -26,20 +26,17 @@ def track_ang_vel_z_exp(task, std: float) -> np.ndarray:
 
 def lin_vel_z_l2(task) -> np.ndarray:
     """``v_z^2``: bouncing of the base (base frame)."""
-    vz = task.base_lin_vel[:, 2]
-    return vz * vz
+    return kernels.sum_sq(task.base_lin_vel[:, 2:3])
 
 
 def ang_vel_xy_l2(task) -> np.ndarray:
     """``w_x^2 + w_y^2``: roll and pitch rates of the base."""
-    w = task.base_ang_vel
-    return w[:, 0] * w[:, 0] + w[:, 1] * w[:, 1]
+    return kernels.sum_sq(task.base_ang_vel[:, :2])
 
 
 def flat_orientation_l2(task) -> np.ndarray:
     """``g_x^2 + g_y^2`` of gravity in the base frame: 0 when the base is level."""
-    z = task.world_z_in_base
-    return z[:, 0] * z[:, 0] + z[:, 1] * z[:, 1]
+    return kernels.sum_sq(task.world_z_in_base[:, :2])
 
 
 def joint_torques_l2(task) -> np.ndarray:
@@ -54,7 +51,7 @@ def action_rate_l2(task) -> np.ndarray:
 
 def undesired_contacts(task, bodies: Sequence[str]) -> np.ndarray:
     """How many of ``bodies`` touch the floor (a count per env)."""
-    return np.count_nonzero(task.floor_contact[:, task.body_columns(bodies)] > 0.0, axis=1).astype(np.float64)
+    return kernels.count_positive(task.floor_contact, task.body_columns(bodies))
 
 
 def is_terminated(task) -> np.ndarray:

@@ -363,12 +363,11 @@ class WheelLegTask:
         flags, values = self.term_flags, self.values
         for j, term in enumerate(self._terminations):
             flags[:, j] = term(self)
-        np.any(flags, axis=1, out=self.terminated)
+        kernels.any_row(flags, self.terminated)
         for k, term in self._rewards:
             values[:, k] = term(self)
-        kernels.weigh_and_sum(values, self.reward_coef, self.reward)
-        kernels.tracking_metrics(self.commands, self.base_lin_vel, self.base_ang_vel, values[:, self._metrics])
-        values[:, self._metrics.stop :] = flags
+        kernels.finish_step(values, self.reward_coef, self.reward, self.commands, self.base_lin_vel, self.base_ang_vel,
+                            flags)  # fmt: skip
 
     def step_info(self) -> dict[str, np.ndarray]:
         """The last step's ``info`` as fresh ``(N,)`` arrays: :attr:`info_keys` (the termination causes as

@@ -10,10 +10,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dexwheel.tasks.velocity import kernels
+
 
 def illegal_contact(task, bodies: Sequence[str]) -> np.ndarray:
     """A listed body touches the floor: the robot fell onto its base or arms (wheels are meant to touch)."""
-    return (task.floor_contact[:, task.body_columns(bodies)] > 0.0).any(axis=1)
+    return kernels.any_positive(task.floor_contact, task.body_columns(bodies))
 
 
 def bad_orientation(task, limit_angle: float) -> np.ndarray:
