@@ -8,7 +8,7 @@ marking episodes cut by the time limit, which PPO bootstraps. Actions are clippe
 
 Observation groups: ``policy``, the columns a deployed policy reads (an env's ``policy_obs_dim`` leading
 columns; all of them when it has none), and, when the env appends privileged columns (wheel-leg
-``observations.privileged``), ``critic``: every column, for an asymmetric actor-critic.
+``privileged_obs``), ``critic``: every column, for an asymmetric actor-critic.
 """
 
 from __future__ import annotations

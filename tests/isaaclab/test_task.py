@@ -5,9 +5,9 @@ import pytest
 import torch
 
 import dexwheel.isaaclab.tasks as tasks
-from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, WHEEL_JOINTS
+from dexwheel.tasks.velocity.config import REWARD_TERMS, WheelLegEnvCfg
 
 TASK = "Dexwheel-Velocity-Flat-Solenopsis-v0"
 NUM_ENVS = 4
@@ -42,7 +42,13 @@ def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
     u, task = env.unwrapped, WheelLegEnvCfg(robot="solenopsis")
     assert tuple(u.reward_manager.active_terms) == REWARD_TERMS
     for name in REWARD_TERMS:
-        assert u.reward_manager.get_term_cfg(name).weight == getattr(task.rewards, name), name
+        assert u.reward_manager.get_term_cfg(name).weight == task.rewards[name].weight, name
+    # the tracking widths come from the terms' parameters, the observation scales from their entries
+    assert (
+        u.reward_manager.get_term_cfg("track_lin_vel_x_exp").params["std"]
+        == task.rewards["track_lin_vel_x_exp"].params["std"]
+    )
+    assert u.observation_manager.cfg.policy.base_ang_vel.scale == task.observations["base_ang_vel"].scale
     assert u.cfg.decimation == task.decimation and u.cfg.episode_length_s == task.episode_length_s
     assert u.physics_dt == pytest.approx(get_robot("solenopsis").timestep)
     # the MuJoCo task's policy observation: ang vel, gravity, (vx, wz), knee pos, joint vel, last action
@@ -102,3 +108,16 @@ def test_mid_episode_resamples_reverse_as_commands_rel_reversal_says(env):
     finally:
         term.cfg.rel_reversal, term.cfg.ranges.lin_vel_x = saved[0], saved[1]
         term.vel_command_b[:], term.command_counter[:] = saved[2], saved[3]
+
+
+def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
+    from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+
+    overrides = {"rewards": {"lateral_vel_l2": {"func": "mypkg.terms:lateral_vel_l2", "weight": -0.5}}}
+    with pytest.raises(
+        ValueError, match=r"no counterpart of \{'rewards\.lateral_vel_l2': 'mypkg\.terms:lateral_vel_l2'\}"
+    ):
+        WheelLegFlatEnvCfg(task_overrides=overrides)
+    # reweighting a built-in term reaches Isaac Lab's term
+    cfg = WheelLegFlatEnvCfg(task_overrides={"rewards": {"action_rate_l2": -0.05}})
+    assert cfg.rewards.action_rate_l2.weight == -0.05
