@@ -105,17 +105,6 @@ def count_positive(x: Array, cols: Array) -> Array:
 
 
 @kernel
-def any_positive(x: Array, cols: Array) -> Array:
-    """Whether any of the columns ``cols`` of each row is > 0."""
-    out = np.zeros(x.shape[0], dtype=np.bool_)
-    for i in range(x.shape[0]):
-        for c in cols:
-            if x[i, c] > 0.0:
-                out[i] = True
-    return out
-
-
-@kernel
 def any_row(flags: Array, out: Array) -> None:
     """``out[i]``: whether any flag of row ``i`` is set."""
     for i in range(flags.shape[0]):

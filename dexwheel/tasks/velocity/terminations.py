@@ -15,7 +15,7 @@ from dexwheel.tasks.velocity import kernels
 
 def illegal_contact(task, bodies: Sequence[str]) -> np.ndarray:
     """A listed body touches the floor: the robot fell onto its base or arms (wheels are meant to touch)."""
-    return kernels.any_positive(task.floor_contact, task.body_columns(bodies))
+    return kernels.count_positive(task.floor_contact, task.body_columns(bodies)) > 0.0
 
 
 def bad_orientation(task, limit_angle: float) -> np.ndarray:
