@@ -1,4 +1,4 @@
-"""Reproduce a README results table: train seeds 0, 1, 2 of a robot's default run, evaluate each on two
+"""Reproduce a results table (docs/results.md): train seeds 0, 1, 2 of a robot's default run, evaluate each on two
 disjoint evaluation sets, print one row per run and the spread.
 
 python scripts/results.py robot=solenopsis                 # outputs/results/solenopsis/seed<s>/, ~5-10 min a seed

@@ -1,6 +1,6 @@
 """``backend=isaaclab`` from the core venv: the Isaac Lab venv is built when missing, then does the work.
 
-Isaac Lab 3 and the MuJoCo envs cannot share a venv (README: Isaac Lab backend). ``scripts/train.py`` and
+Isaac Lab 3 and the MuJoCo envs cannot share a venv (docs/isaaclab.md). ``scripts/train.py`` and
 ``scripts/evaluate.py`` check everything in the core venv first (the config, the env's fields, a resumed
 run), then start ``.venv-isaaclab/bin/python -m dexwheel.isaaclab.<job>`` on the run folder and relay its
 output: its progress lines (``PROGRESS`` prefix) go to this process's log (``train.log``), the rest to the

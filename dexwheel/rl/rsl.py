@@ -71,7 +71,7 @@ def _quiet(log: Callable[..., None], on_iteration: Callable[[], None]) -> Callab
 
 
 def _with_threads(update: Callable[..., Any], threads: int, rest: int) -> Callable[..., Any]:
-    """``update`` on ``threads`` torch threads, ``rest`` again afterwards (README: Learners)."""
+    """``update`` on ``threads`` torch threads, ``rest`` again afterwards (docs/training.md)."""
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         torch.set_num_threads(threads)

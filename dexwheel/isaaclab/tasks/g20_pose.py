@@ -26,7 +26,7 @@ Where the two differ (and why):
 * the reset noise is not checked for collisions (MuJoCo keeps the open hand when the noisy pose penetrates
   deeper than ``penetration_tol``);
 * ``penetration`` is the deepest of MuJoCo-Warp's contacts; Newton zeroes the geom margins (the MuJoCo
-  model's are 0.5 mm), which changes the forces between nearly touching fingers (README, cross-backend
+  model's are 0.5 mm), which changes the forces between nearly touching fingers (docs/isaaclab.md, cross-backend
   dynamics) but not the depth (a contact within the margin has none in MuJoCo either);
 * actions are clipped to [-1, 1] (the ``out_of_range="clip"`` arithmetic; a NaN is not held at the
   previous action) and never raised on; the observed last action is the one rsl_rl sends, which its runner

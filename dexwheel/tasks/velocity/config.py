@@ -59,7 +59,7 @@ class CommandCfg:
     # Probability that a mid-episode resample drives the other way: the new forward command keeps its drawn
     # magnitude and takes the sign opposite the current one (0 draws nothing extra). Uniform draws alone left
     # full-speed reversals rare in training, and braking from backward to forward at 0.8-1.0 m/s is what pitched
-    # policies past the tilt limit; 0.5 made some seeds too timid to track (README: Results). With lin_vel_x
+    # policies past the tilt limit; 0.5 made some seeds too timid to track (docs/results.md). With lin_vel_x
     # (0.8, 1.0) and 1.0 every resample is a hard reversal: the stress test.
     rel_reversal: float = 0.25
 
