@@ -201,14 +201,3 @@ def bind(
                                           f"{value.dtype}; a term returns {want} numbers, one row per env")  # fmt: skip
         bound.append((term, value))
     return bound
-
-
-def plain(table: Mapping[str, TermCfg]) -> dict[str, dict[str, Any]]:
-    """A table as the plain dicts a Hydra node or a saved config holds (functions as import paths)."""
-    out = {}
-    for name, term in table.items():
-        entry = {f.name: getattr(term, f.name) for f in dataclasses.fields(term)}
-        entry["func"] = func_path(term.func)
-        entry["params"] = dict(term.params)
-        out[name] = entry
-    return out

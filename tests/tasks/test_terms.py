@@ -3,7 +3,8 @@
 import pytest
 
 from dexwheel.fields import ConfigFieldError
-from dexwheel.tasks.terms import ObservationTermCfg, RewardTermCfg, func_path, merge_terms, plain, resolve
+from dexwheel.rl.config_defaults import defaults
+from dexwheel.tasks.terms import ObservationTermCfg, RewardTermCfg, func_path, merge_terms, resolve
 from dexwheel.tasks.velocity import rewards
 
 TABLE = {"a": RewardTermCfg("user_terms:lateral_vel_l2", 1.0, {"scale": 1.0, "k": 2}), "b": RewardTermCfg("x:y", -1.0)}
@@ -34,6 +35,9 @@ def test_functions_become_paths_when_they_import_back():
     assert resolve(func_path(rewards.lin_vel_z_l2), "r") is rewards.lin_vel_z_l2
     inline = lambda task: task  # noqa: E731
     assert func_path(inline) is inline  # a lambda cannot be saved as a path: it stays a callable
-    assert plain({"t": RewardTermCfg(rewards.lin_vel_z_l2, -2.0)}) == {
-        "t": {"func": "dexwheel.tasks.velocity.rewards:lin_vel_z_l2", "weight": -2.0, "params": {}}
+    # a Hydra node (and so a saved config) holds each term as a plain dict, its function as the path
+    assert defaults("wheel_leg")["task"]["rewards"]["lin_vel_z_l2"] == {
+        "func": "dexwheel.tasks.velocity.rewards:lin_vel_z_l2",
+        "weight": -2.0,
+        "params": {},
     }

@@ -40,6 +40,7 @@ from dexwheel.tasks.terms import (
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
+    func_path,
     merge_terms,
     validate_terms,
 )
@@ -363,14 +364,14 @@ def validate(cfg: WheelLegEnvCfg) -> None:
 
 def _check_params(where: str, term: Any) -> None:
     """The built-in terms' parameters, named with their allowed values (a user's own terms check theirs)."""
-    p = term.params
-    if "std" in p and term.func in (_R + "track_lin_vel_x_exp", _R + "track_ang_vel_z_exp") and not p["std"] > 0:
+    p, func = term.params, func_path(term.func)  # a built-in given as a callable is checked too
+    if "std" in p and func in (_R + "track_lin_vel_x_exp", _R + "track_ang_vel_z_exp") and not p["std"] > 0:
         raise _bad(f"{where}.params.std", f"must be > 0, got {p['std']!r}")
-    if "bodies" in p and term.func in (_R + "undesired_contacts", _T + "illegal_contact"):
+    if "bodies" in p and func in (_R + "undesired_contacts", _T + "illegal_contact"):
         bad = [b for b in p["bodies"] if b not in NON_WHEEL_BODIES]
         if bad:
             raise _bad(f"{where}.params.bodies", f"unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
-    if "limit_angle" in p and term.func == _T + "bad_orientation" and not 0 < p["limit_angle"] <= math.pi:
+    if "limit_angle" in p and func == _T + "bad_orientation" and not 0 < p["limit_angle"] <= math.pi:
         raise _bad(f"{where}.params.limit_angle", f"must be in (0, pi], got {p['limit_angle']}")
 
 

@@ -294,13 +294,11 @@ class WheelLegTask:
         self.term_flags = np.zeros((n, len(self._terminations)), dtype=bool)
         dt = self.dt if cfg.scale_rewards_by_dt else 1.0
         rewards = {k: t for k, t in cfg.rewards.items() if t.weight != 0.0}  # weight 0: never computed, 0 in info
-        bound = dict((t.name, t.call) for t, _ in terms.bind(rewards, "rewards", self, n, "scalar"))
+        bound = {t.name: t.call for t, _ in terms.bind(rewards, "rewards", self, n, "scalar")}
         self.reward_coef = np.array([float(t.weight) * dt for t in cfg.rewards.values()])
         self._rewards = [(k, bound[name]) for k, name in enumerate(cfg.rewards) if name in bound]
-        nr, nm = len(cfg.rewards), len(kernels.METRIC_COLUMNS)
-        self._metrics = slice(nr, nr + nm)
-        self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS,
-                          *(f"terminated_{name}" for name in cfg.terminations))  # fmt: skip
+        self._flag_keys = tuple(f"terminated_{name}" for name in cfg.terminations)  # booleans in info
+        self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS, *self._flag_keys)
 
     # -- per step -------------------------------------------------------------------------------
     def apply_action(self, actions: np.ndarray) -> None:
@@ -374,7 +372,7 @@ class WheelLegTask:
         booleans) and ``diverged``."""
         columns = self.values.T.copy()  # one row per info key
         info: dict[str, np.ndarray] = dict(zip(self.info_keys, columns, strict=True))
-        for key in self.info_keys[self._metrics.stop :]:
+        for key in self._flag_keys:
             info[key] = info[key] > 0.0
         info["diverged"] = self.diverged.copy()
         return info
@@ -383,7 +381,7 @@ class WheelLegTask:
         """Env ``i``'s last step ``info`` as plain numbers (the single env's): :meth:`step_info`'s keys."""
         row = self.values[i].tolist()
         info: dict[str, Any] = dict(zip(self.info_keys, row, strict=True))
-        for key in self.info_keys[self._metrics.stop :]:
+        for key in self._flag_keys:
             info[key] = info[key] > 0.0
         info["diverged"] = bool(self.diverged[i])
         return info
@@ -393,7 +391,7 @@ class WheelLegTask:
         k = len(idx)
         info: dict[str, np.ndarray] = {key: np.zeros(k) for key in self.info_keys}
         info["command_lin_vel_x"], info["command_ang_vel_z"] = self.commands[idx].T.copy()
-        for key in (*self.info_keys[self._metrics.stop :], "diverged"):
+        for key in (*self._flag_keys, "diverged"):
             info[key] = np.zeros(k, dtype=bool)
         return info
 
