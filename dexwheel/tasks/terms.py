@@ -1,4 +1,4 @@
-"""Named terms: a reward, observation or termination is one function plus one config entry.
+"""Named terms: a reward, observation, termination or event is one function plus one config entry.
 
 As in mjlab's ``RewardTermCfg`` and Isaac Lab's managers, a term is a function of the batched task state,
 ``func(task, **params)``, returning one value per env (``(N,)``; an observation term ``(N,)`` or
@@ -66,8 +66,25 @@ class TerminationTermCfg:
     params: Mapping[str, Any] = field(default_factory=dict)
 
 
-TermCfg = RewardTermCfg | ObservationTermCfg | TerminationTermCfg
+@dataclass(frozen=True)
+class EventTermCfg:
+    """An event term: ``func(task, env, rng, **params)`` changes env ``env`` with its generator ``rng``.
+
+    ``mode`` "reset" runs at each reset of the env, in table order (domain randomisation before the start
+    pose); "interval" runs every ``interval_range_s`` seconds of an episode (a fresh draw from the env's
+    generator each time, as Isaac Lab's interval events; pushes). Events run per env because each env draws
+    from its own generator: the draws, not their arithmetic, are what must match between single and vector envs.
+    """
+
+    func: str | TermFunc
+    mode: str = "reset"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    interval_range_s: tuple[float, float] | None = None
+
+
+TermCfg = RewardTermCfg | ObservationTermCfg | TerminationTermCfg | EventTermCfg
 OBSERVATION_GROUPS = ("policy", "critic")
+EVENT_MODES = ("reset", "interval")
 
 
 def func_path(func: str | TermFunc) -> str | TermFunc:
@@ -162,6 +179,18 @@ def validate_terms(table: Mapping[str, TermCfg], section: str) -> None:
                 raise ConfigFieldError(where, f"{where}.group: {term.group!r}; use one of {list(OBSERVATION_GROUPS)}")
             if term.scale is not None and not (isinstance(term.scale, numbers.Real) and np.isfinite(term.scale)):
                 raise ConfigFieldError(where, f"{where}.scale: expected a finite number or None, got {term.scale!r}")
+        if isinstance(term, EventTermCfg):
+            if term.mode not in EVENT_MODES:
+                raise ConfigFieldError(where, f"{where}.mode: {term.mode!r}; use one of {list(EVENT_MODES)}")
+            r = term.interval_range_s
+            if term.mode == "interval" and not (
+                isinstance(r, (tuple, list))
+                and len(r) == 2
+                and all(isinstance(x, numbers.Real) for x in r)
+                and 0 < r[0] <= r[1] < np.inf
+            ):
+                raise ConfigFieldError(where, f"{where}.interval_range_s: an interval event needs (low, high) seconds "
+                                              f"with 0 < low <= high, got {r!r}")  # fmt: skip
 
 
 @dataclass(frozen=True)
