@@ -134,8 +134,15 @@ def test_a_bad_training_value_fails_naming_the_field(override, match):
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [
-        (["robot=g20_left", "task.hand.tracking_std=-1"], "tracking_std"),
-        (["robot=g20_left", "task.hand.tracking_fine_std=0"], "tracking_fine_std must be finite and > 0"),
+        (
+            ["robot=g20_left", "task.hand.rewards.joint_pos_tracking.params.std=-1"],
+            "rewards.joint_pos_tracking.params.std",
+        ),
+        # an earlier flat key (now with +) reaches the entry that holds it
+        (
+            ["robot=g20_left", "+task.hand.tracking_fine_std=0"],
+            "joint_pos_tracking_fine.params.std must be finite and > 0",
+        ),
         (["robot=g20_left", "drive.hand.drive=teleport"], "drive"),
         (["robot=solenopsis", "task.wheel_leg.decimation=0"], "decimation"),
         (["robot=solenopsis", "task.wheel_leg.commands.lin_vel_x=[1.0,-1.0]"], "commands.lin_vel_x"),

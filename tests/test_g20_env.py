@@ -151,21 +151,22 @@ def test_reward_is_the_sum_of_its_named_terms(drive):
 def test_reward_terms_and_errors_match_an_independent_computation():
     """Hard-write in contact (sdk255 actions): every info value recomputed with numpy from MjData."""
     env = make(action="sdk255")
-    c = env.config
+    w = {name: term.weight for name, term in env.config.rewards.items()}  # the default table's
+    std = {name: env.config.rewards[name].params["std"] for name in ("joint_pos_tracking", "joint_pos_tracking_fine")}
+    assert (w["joint_pos_tracking"], std["joint_pos_tracking"], std["joint_pos_tracking_fine"]) == (1.0, 0.3, 0.1)
     env.reset(seed=1, options={"goal": "half_fist"})
     rng = np.random.default_rng(5)
     deepest = 0.0
     for _ in range(12):
-        previous = env.task.last_norm[0].copy()
+        previous = env.task.last_action[0].copy()
         action = rng.integers(0, 256, 20).astype(np.float32)
         _, reward, _, _, info = env.step(action)
         q, goal, command = active(env), env.goal, env.command
         expected = {
-            "joint_pos_tracking": c.tracking_weight * np.exp(-np.mean((q - goal) ** 2) / c.tracking_std**2),
-            "joint_pos_tracking_fine": c.tracking_fine_weight
-            * np.exp(-np.mean((q - goal) ** 2) / c.tracking_fine_std**2),
-            "penetration": -c.penetration_weight * deepest_contact(env),
-            "action_rate_l2": -c.action_rate_weight * np.sum((action.astype(np.float64) / 127.5 - 1.0 - previous) ** 2),
+            "joint_pos_tracking": w["joint_pos_tracking"] * np.exp(-np.mean((q - goal) ** 2) / 0.3**2),
+            "joint_pos_tracking_fine": w["joint_pos_tracking_fine"] * np.exp(-np.mean((q - goal) ** 2) / 0.1**2),
+            "penetration": w["penetration"] * deepest_contact(env),
+            "action_rate_l2": w["action_rate_l2"] * np.sum((action.astype(np.float64) / 127.5 - 1.0 - previous) ** 2),
         }
         for name, value in expected.items():
             assert info[f"reward_{name}"] == pytest.approx(value, rel=1e-9, abs=1e-12), name

@@ -23,14 +23,13 @@ import mujoco
 import numpy as np
 
 from dexwheel.control import ActionError
-from dexwheel.envs.g20_hand import RESET_OPTIONS, G20HandConfig, G20HandTask, camera_config
+from dexwheel.envs.g20_hand import RESET_OPTIONS, G20HandConfig, G20HandTask, camera_config, make_cfg
 from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.sim.rendering import render_each
-from dexwheel.sim.snapshot import config_kwargs
 
 
 class G20HandVectorEnv(NativeVectorEnv):
-    """``num_envs`` G20 hands in one process; keyword arguments: the fields of :class:`G20HandConfig`.
+    """``num_envs`` G20 hands in one process; keyword arguments: ``cfg`` and the changes ``make_cfg`` takes (fields, term tables).
 
     ``copy.deepcopy`` and pickling give an independent vector env that continues the same trajectories.
     """
@@ -39,10 +38,10 @@ class G20HandVectorEnv(NativeVectorEnv):
     reset_option_names = RESET_OPTIONS
     name = "G20HandVectorEnv"
 
-    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+    def __init__(self, num_envs: int = 1, cfg: G20HandConfig | None = None, **kwargs: Any) -> None:
         if int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"G20HandVectorEnv: num_envs must be an integer >= 1, got {num_envs!r}")
-        self.config = cfg = G20HandConfig(**kwargs)
+        self.config = cfg = make_cfg(cfg, **kwargs)
         if cfg.render_mode == "human":
             raise ValueError("G20HandVectorEnv: render_mode='human' is not supported; use 'rgb_array'")
         self.task = task = G20HandTask(cfg, num_envs=int(num_envs))
@@ -56,7 +55,7 @@ class G20HandVectorEnv(NativeVectorEnv):
         self._camera: mujoco.MjvCamera | None = None
 
     def _init_kwargs(self) -> dict[str, Any]:
-        return {"num_envs": self.num_envs, **config_kwargs(self.config)}
+        return {"num_envs": self.num_envs, "cfg": self.config}
 
     # -- the task's part of NativeVectorEnv ------------------------------------------------------------
     def _checked_options(self, options: dict[str, Any]) -> dict[str, Any]:

@@ -14,19 +14,18 @@ import pytest
 import torch
 
 import dexwheel.isaaclab.tasks as tasks
-from dexwheel.envs.g20_cfg import REWARD_TERMS, G20HandConfig
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
 from dexwheel.isaaclab.tasks import agents
 from dexwheel.isaaclab.tasks.g20_pose import (
     ACTION,
     COMMAND,
     MUJOCO_ENV_ID,
-    REWARD_WEIGHTS,
     G20LeftPoseEnvCfg,
     preset_poses,
 )
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, MIMIC_RATIOS
+from dexwheel.tasks.hand_pose.config import REWARD_TERMS, G20HandConfig
 
 HANDS = {"left": "Dexwheel-Pose-G20Left-v0", "right": "Dexwheel-Pose-G20Right-v0"}
 NUM_ENVS = 4
@@ -94,14 +93,21 @@ def test_unsupported_fields_are_refused_by_name():
         assert repr(field) in str(exc.value)
 
 
+def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
+    user = {"func": "mypkg.terms:finger_spread", "weight": -0.5}
+    with pytest.raises(ValueError, match=r"no counterpart of \{'rewards\.user_term': 'mypkg\.terms:finger_spread'\}"):
+        G20LeftPoseEnvCfg(task_overrides={"rewards": {"user_term": user}})
+
+
 def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
     u, task = env.unwrapped, G20HandConfig()  # the MuJoCo task's defaults
     desc = get_robot(f"g20_{u.cfg.hand}")
     assert tuple(u.reward_manager.active_terms) == REWARD_TERMS
-    for name, (field, sign) in REWARD_WEIGHTS.items():
-        assert u.reward_manager.get_term_cfg(name).weight == sign * getattr(task, field), name
-    assert u.reward_manager.get_term_cfg("joint_pos_tracking").params["std"] == task.tracking_std
-    assert u.reward_manager.get_term_cfg("joint_pos_tracking_fine").params["std"] == task.tracking_fine_std
+    for name, term in task.rewards.items():
+        assert u.reward_manager.get_term_cfg(name).weight == term.weight, name
+    for name in ("joint_pos_tracking", "joint_pos_tracking_fine"):
+        assert u.reward_manager.get_term_cfg(name).params["std"] == task.rewards[name].params["std"], name
+    assert u.cfg.events.reset_joints.params["noise"] == task.events["reset_joints"].params["scale"] == 0.05
     assert u.cfg.decimation == task.substeps(desc.timestep) and u.physics_dt == pytest.approx(desc.timestep)
     assert u.max_episode_length == gym.spec(MUJOCO_ENV_ID).max_episode_steps
     assert tuple(u.observation_manager.active_terms["policy"]) == OBS_TERMS
@@ -150,7 +156,7 @@ def test_a_reset_starts_at_the_noisy_open_hand_holding_it(env):
     obs = obs["policy"].cpu()
     qpos, qvel, goal, last = torch.split(obs, [len(ALL_JOINTS), len(ALL_JOINTS), len(ACTIVE_JOINTS), len(ACTIVE_JOINTS)], 1)  # fmt: skip
     q = qpos[:, [ALL_JOINTS.index(j) for j in ACTIVE_JOINTS]]
-    noise = u.cfg.events.reset_hand.params["noise"]
+    noise = u.cfg.events.reset_joints.params["noise"]
     open_pose = torch.tensor(preset_poses(u.cfg.hand)["open"], dtype=torch.float32)
     assert torch.all((q - open_pose).abs() <= noise + 1e-6) and not torch.allclose(q, open_pose.expand_as(q))
     for mimic, (source, ratio) in MIMIC_RATIOS.items():

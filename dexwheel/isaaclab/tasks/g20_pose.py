@@ -1,16 +1,17 @@
 """G20 pose tracking with the PD drive on Isaac Lab, built from the MuJoCo task's config.
 
-Every number comes from :class:`dexwheel.envs.g20_cfg.G20HandConfig` (the dataclass ``G20Hand-v0`` runs on,
+Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (the dataclass ``G20Hand-v0`` runs on,
 with ``drive="pd"``), the robot description and the action path of :mod:`dexwheel.control` (its numpy parts:
 no numba kernel runs here): the goal presets
 (their SDK commands through the hand's SDK table), the normalized action mapping (-1 -> lower limit, +1 ->
 upper), the mimic completion (``dip = 0.89 pip``, ``thumb_ip = 1.02 thumb_mcp``, each clipped to its
 limits), the slew (``slew_rad_s`` per physics step, a source slowed by its fastest mimic), the control rate
 (``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s registered ``max_episode_steps``, which
-``gymnasium.make`` and the Hydra task use), the reset noise, the observation ``[qpos (21), qvel (21), goal
-(16), last_action (16)]`` and the reward terms under the same names with the same weights and width
-(``joint_pos_tracking`` +``tracking_weight``, ``joint_pos_tracking_fine`` +``tracking_fine_weight``,
-``penetration`` -``penetration_weight``, ``action_rate_l2`` -``action_rate_weight``). The PD gains, effort limits and armature are the description's
+``gymnasium.make`` and the Hydra task use), and the term tables: each observation, reward and reset event
+of the config becomes the Isaac Lab term its function maps to (:data:`REWARD_MAP`, :data:`OBSERVATION_MAP`,
+:data:`EVENT_MAP`) under the same name, in the same order, with the same weight, scale and parameters (the
+default observation ``[qpos (21), qvel (21), goal (16), last_action (16)]``); a term without a counterpart
+is refused by name. The PD gains, effort limits and armature are the description's
 (:func:`~dexwheel.isaaclab.robots.articulation_cfg`: one force-clamped motor per hinge, as in MuJoCo); the
 USD has no mimic constraints, so each mimic joint has its own actuator driven to its completed target, as
 in the MuJoCo PD model. The reward is the per-step sum of the terms, as in MuJoCo: Isaac Lab multiplies
@@ -57,13 +58,14 @@ from isaaclab.scene import InteractiveSceneCfg
 from isaaclab.utils import configclass
 
 from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping, g20_normalized_mapping
-from dexwheel.envs.g20_cfg import REWARD_TERMS, G20HandConfig
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
+from dexwheel.isaaclab.tasks.term_map import mapped
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS
+from dexwheel.tasks.hand_pose.config import G20HandConfig, make_cfg
 
 #: The MuJoCo env this task is (its registered episode length is the default here).
 MUJOCO_ENV_ID = "G20Hand-v0"
@@ -71,23 +73,35 @@ COMMAND = "goal"
 ACTION = "joint_targets"
 #: What this task sets on top of G20HandConfig's defaults: the PD drive and the presets as goals.
 TASK_DEFAULTS = {"drive": "pd", "goal_mode": "presets"}
-#: Each reward term's weight: the MuJoCo config field and its sign (g20_hand: the tracking term adds, the
-#: penetration and action-rate terms subtract; their config fields are magnitudes).
-REWARD_WEIGHTS: dict[str, tuple[str, float]] = {
-    "joint_pos_tracking": ("tracking_weight", 1.0),
-    "joint_pos_tracking_fine": ("tracking_fine_weight", 1.0),
-    "penetration": ("penetration_weight", -1.0),
-    "action_rate_l2": ("action_rate_weight", -1.0),
+_R = "dexwheel.tasks.hand_pose.rewards:"
+_O = "dexwheel.tasks.hand_pose.observations:"
+_E = "dexwheel.tasks.hand_pose.events:"
+_GOAL = {"command_name": COMMAND, "asset_cfg": dw.robot_joints(ACTIVE_JOINTS)}
+#: The MuJoCo task's term functions and their Isaac Lab counterparts (:func:`~.term_map.mapped`).
+REWARD_MAP = {
+    _R + "joint_pos_tracking_exp": (dw.joint_pos_tracking, lambda p: {**_GOAL, "std": p["std"]}),
+    _R + "max_penetration": (dw.penetration, lambda p: {"action_name": ACTION}),
+    _R + "action_rate_l2": (dw.action_rate_l2, dict),
+}
+OBSERVATION_MAP = {
+    _O + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": dw.robot_joints(ALL_JOINTS)}),
+    _O + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": dw.robot_joints(ALL_JOINTS)}),
+    _O + "goal_pose": (mdp.generated_commands, lambda p: {"command_name": COMMAND}),
+    _O + "last_action": (mdp.last_action, dict),
+}
+#: Reset events; the open-hand pose is the task's (filled in by :func:`apply_task_cfg`).
+EVENT_MAP = {
+    _E + "reset_joints_by_offset": (dw.reset_hand_pose, lambda p: {"noise": float(p["scale"]), "action_name": ACTION}),
 }
 
 
 def task_cfg(hand: str = "left", **overrides) -> G20HandConfig:
     """The MuJoCo task's config this task runs: :data:`TASK_DEFAULTS`, ``G20Hand-v0``'s registered
-    ``max_episode_steps``, then ``overrides`` (``G20HandConfig`` fields)."""
+    ``max_episode_steps``, then ``overrides`` (what ``gymnasium.make("G20Hand-v0", ...)`` takes)."""
     import dexwheel  # noqa: F401  (registers G20Hand-v0)
 
     base = {**TASK_DEFAULTS, "max_episode_steps": gym.spec(MUJOCO_ENV_ID).max_episode_steps}
-    return G20HandConfig(**{**base, "hand": hand, **overrides})
+    return make_cfg(**{**base, "hand": hand, **overrides})
 
 
 def preset_poses(hand: str) -> dict[str, np.ndarray]:
@@ -129,10 +143,7 @@ class ActionsCfg:
 
 @configclass
 class PolicyCfg(dw.ExactObsGroup):
-    qpos: ObsTerm = ObsTerm(func=mdp.joint_pos, params={"asset_cfg": dw.robot_joints(ALL_JOINTS)})
-    qvel: ObsTerm = ObsTerm(func=mdp.joint_vel, params={"asset_cfg": dw.robot_joints(ALL_JOINTS)})
-    goal: ObsTerm = ObsTerm(func=mdp.generated_commands, params={"command_name": COMMAND})
-    last_action: ObsTerm = ObsTerm(func=mdp.last_action)
+    """Filled from the observation table (:func:`apply_task_cfg`)."""
 
 
 @configclass
@@ -142,10 +153,7 @@ class ObservationsCfg:
 
 @configclass
 class RewardsCfg:
-    joint_pos_tracking: RewTerm = MISSING
-    joint_pos_tracking_fine: RewTerm = MISSING
-    penetration: RewTerm = MISSING
-    action_rate_l2: RewTerm = MISSING
+    """Filled from the reward table (:func:`apply_task_cfg`)."""
 
 
 @configclass
@@ -155,7 +163,7 @@ class TerminationsCfg:
 
 @configclass
 class EventsCfg:
-    reset_hand: EventTerm = MISSING
+    """Filled from the event table (:func:`apply_task_cfg`)."""
 
 
 def _refuse_unsupported(task: G20HandConfig) -> None:
@@ -173,17 +181,19 @@ def _refuse_unsupported(task: G20HandConfig) -> None:
         raise ValueError(f"the Isaac Lab G20 pose task does not support {bad} as set; use the MuJoCo env for them")
 
 
-def _rewards(task: G20HandConfig) -> RewardsCfg:
-    goal = {"command_name": COMMAND, "asset_cfg": dw.robot_joints(ACTIVE_JOINTS)}
-    terms = {
-        "joint_pos_tracking": (dw.joint_pos_tracking, {**goal, "std": task.tracking_std}),
-        "joint_pos_tracking_fine": (dw.joint_pos_tracking, {**goal, "std": task.tracking_fine_std}),
-        "penetration": (dw.penetration, {"action_name": ACTION}),
-        "action_rate_l2": (dw.action_rate_l2, {}),
-    }
-    assert tuple(terms) == REWARD_TERMS == tuple(REWARD_WEIGHTS), "the MuJoCo task's reward terms changed"
-    weights = {name: sign * float(getattr(task, field)) for name, (field, sign) in REWARD_WEIGHTS.items()}
-    return RewardsCfg(**{name: RewTerm(func=f, weight=weights[name], params=p) for name, (f, p) in terms.items()})
+def _terms(task: G20HandConfig, open_pose: list[float]) -> tuple[PolicyCfg, RewardsCfg, EventsCfg]:
+    """The observation, reward and event tables as Isaac Lab terms (unmapped terms refused by name)."""
+    policy, rewards, events = PolicyCfg(), RewardsCfg(), EventsCfg()
+    if task.terminations:
+        raise ValueError(f"the Isaac Lab G20 pose task has no counterpart of terminations {list(task.terminations)}; "
+                         "run that config on the MuJoCo env")  # fmt: skip
+    for name, (func, params, t) in mapped(task.observations, OBSERVATION_MAP, "observations", "G20 pose").items():
+        setattr(policy, name, ObsTerm(func=func, params=params, **({} if t.scale is None else {"scale": t.scale})))
+    for name, (func, params, t) in mapped(task.rewards, REWARD_MAP, "rewards", "G20 pose").items():
+        setattr(rewards, name, RewTerm(func=func, weight=float(t.weight), params=params))
+    for name, (func, params, _) in mapped(task.events, EVENT_MAP, "events", "G20 pose").items():
+        setattr(events, name, EventTerm(func=func, mode="reset", params={"pose": open_pose, **params}))
+    return policy, rewards, events
 
 
 def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
@@ -214,11 +224,9 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
         action_lower=mapping.lower.tolist(), action_half_span=mapping.half_span.tolist(),
         max_step=G20_MIMIC.slew_steps(task.slew, desc.timestep).tolist(),
     ))  # fmt: skip
-    env.observations = ObservationsCfg()
-    env.rewards = _rewards(task)
+    policy, env.rewards, env.events = _terms(task, presets["open"].tolist())
+    env.observations = ObservationsCfg(policy=policy)
     env.terminations = TerminationsCfg()
-    env.events = EventsCfg(reset_hand=EventTerm(func=dw.reset_hand_pose, mode="reset", params={
-        "pose": presets["open"].tolist(), "noise": float(task.reset_noise_scale), "action_name": ACTION}))  # fmt: skip
 
 
 @configclass

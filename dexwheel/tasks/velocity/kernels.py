@@ -1,4 +1,5 @@
-"""The velocity task's compiled arithmetic (numba): the action mapping and the loops its terms share.
+"""The velocity task's compiled arithmetic (numba): the action mapping and the step's weighing and metrics
+(the loops its terms share live in :mod:`dexwheel.tasks.kernels`).
 
 The single env (N = 1) and the native vector env run these same kernels over the env axis, so they agree
 bit for bit by construction. Sums run left to right and ``exp`` is libm's (``math.exp``), which gives
@@ -16,6 +17,7 @@ import math
 import numpy as np
 
 from dexwheel.jit import kernel
+from dexwheel.tasks.kernels import any_row  # noqa: F401  (the task reads it here with the rest)
 
 #: ``info`` columns between the reward terms and the termination flags (:func:`finish_step`).
 METRIC_COLUMNS = (
@@ -56,62 +58,6 @@ def map_actions(actions: Array, clip: bool, scale: Array, offset: Array, action:
             else:
                 block[3, i, j] = y
     return -1
-
-
-@kernel
-def exp_sq_error(target: Array, value: Array, neg_inv_var: float) -> Array:
-    """``exp((target - value)^2 * neg_inv_var)`` per env: the tracking kernels' shape (libm ``exp``)."""
-    out = np.empty(target.shape[0])
-    for i in range(target.shape[0]):
-        e = target[i] - value[i]
-        out[i] = math.exp(e * e * neg_inv_var)
-    return out
-
-
-@kernel
-def sum_sq(x: Array) -> Array:
-    """``sum_k x[:, k]^2`` per row, summed left to right (numpy's pairwise sums would change the bits)."""
-    out = np.empty(x.shape[0])
-    for i in range(x.shape[0]):
-        acc = 0.0
-        for k in range(x.shape[1]):
-            acc += x[i, k] * x[i, k]
-        out[i] = acc
-    return out
-
-
-@kernel
-def sum_sq_diff(a: Array, b: Array) -> Array:
-    """``sum_k (a[:, k] - b[:, k])^2`` per row in float64, left to right (float32 inputs widened first)."""
-    out = np.empty(a.shape[0])
-    for i in range(a.shape[0]):
-        acc = 0.0
-        for k in range(a.shape[1]):
-            d = np.float64(a[i, k]) - np.float64(b[i, k])
-            acc += d * d
-        out[i] = acc
-    return out
-
-
-@kernel
-def count_positive(x: Array, cols: Array) -> Array:
-    """How many of the columns ``cols`` of each row are > 0 (as float64)."""
-    out = np.zeros(x.shape[0])
-    for i in range(x.shape[0]):
-        for c in cols:
-            if x[i, c] > 0.0:
-                out[i] += 1.0
-    return out
-
-
-@kernel
-def any_row(flags: Array, out: Array) -> None:
-    """``out[i]``: whether any flag of row ``i`` is set."""
-    for i in range(flags.shape[0]):
-        out[i] = False
-        for k in range(flags.shape[1]):
-            if flags[i, k]:
-                out[i] = True
 
 
 @kernel

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dexwheel.tasks.velocity import kernels
+from dexwheel.tasks import kernels
 
 
 def track_lin_vel_x_exp(task, std: float) -> np.ndarray:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dexwheel.tasks.velocity import kernels
+from dexwheel.tasks import kernels
 
 
 def illegal_contact(task, bodies: Sequence[str]) -> np.ndarray:

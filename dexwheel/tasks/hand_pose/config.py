@@ -1,0 +1,321 @@
+"""G20Hand-v0's configuration (:class:`G20HandConfig`), its term tables and its choices, without MuJoCo.
+
+The term tables (:data:`REWARDS`, :data:`OBSERVATIONS`, :data:`TERMINATIONS`, :data:`EVENTS`; entries of
+:mod:`dexwheel.tasks.terms`) name each term's function, weight or scale and parameters. :func:`make_cfg`
+builds a config from plain keyword arguments (what ``gymnasium.make`` and Hydra pass): a table by its name
+with changes by term (``rewards={"action_rate_l2": -0.02}``), any other field by its name, and the earlier
+flat reward fields (``tracking_std=0.2``) through :data:`LEGACY_KEYS`. This module imports no MuJoCo (its
+checks need only the robot description, the composer's layer check and numba's thread count), so a
+backend without mujoco 4 (the Isaac Lab venv: :mod:`dexwheel.isaaclab.tasks.g20_pose`) builds from the
+same config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+
+from dexwheel.fields import ConfigFieldError, check_types
+from dexwheel.robots.g20 import GOAL_PRESETS
+from dexwheel.tasks.hand_pose.command import HandCommandPath
+from dexwheel.tasks.terms import (
+    EventTermCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+    func_path,
+    merge_terms,
+    validate_terms,
+)
+
+DRIVES = ("hard_write", "pd")
+ACTIONS = ("normalized", "sdk255", "nominal", "delta")
+GOAL_MODES = ("mixed", "presets", "random")
+HANDS = ("left", "right")
+OUT_OF_RANGE = ("raise", "clip")
+RENDER_MODES = ("human", "rgb_array")
+_R = "dexwheel.tasks.hand_pose.rewards:"
+_O = "dexwheel.tasks.hand_pose.observations:"
+_E = "dexwheel.tasks.hand_pose.events:"
+
+#: The reward terms, in the order they are summed (mjlab names): a wide and a narrow tracking term (see
+#: :func:`~dexwheel.tasks.hand_pose.rewards.joint_pos_tracking_exp`), the deepest contact (m) at -100 per
+#: metre, and the action rate.
+REWARDS: dict[str, RewardTermCfg] = {
+    "joint_pos_tracking": RewardTermCfg(_R + "joint_pos_tracking_exp", 1.0, {"std": 0.3}),
+    "joint_pos_tracking_fine": RewardTermCfg(_R + "joint_pos_tracking_exp", 1.0, {"std": 0.1}),
+    "penetration": RewardTermCfg(_R + "max_penetration", -100.0),
+    "action_rate_l2": RewardTermCfg(_R + "action_rate_l2", -0.01),
+}
+REWARD_TERMS = tuple(REWARDS)  # the default table's names (the Isaac Lab task maps each)
+
+#: The observation terms, in column order; each term's name is its ``obs_slices`` key.
+OBSERVATIONS: dict[str, ObservationTermCfg] = {
+    "qpos": ObservationTermCfg(_O + "joint_pos"),
+    "qvel": ObservationTermCfg(_O + "joint_vel"),
+    "goal": ObservationTermCfg(_O + "goal_pose"),
+    "last_action": ObservationTermCfg(_O + "last_action"),
+}
+
+#: No termination by default: pose tracking ends by time (``max_episode_steps``) only.
+TERMINATIONS: dict[str, TerminationTermCfg] = {}
+
+#: Reset events, in the order they run: noise on the open-hand start pose.
+EVENTS: dict[str, EventTermCfg] = {
+    "reset_joints": EventTermCfg(_E + "reset_joints_by_offset", params={"scale": 0.05}),
+}
+
+#: The earlier flat fields and the table entries that hold them now: (table, term, field, parameter, sign).
+LEGACY_KEYS: dict[str, tuple[str, str, str, str | None, float]] = {
+    "tracking_weight": ("rewards", "joint_pos_tracking", "weight", None, 1.0),
+    "tracking_std": ("rewards", "joint_pos_tracking", "params", "std", 1.0),
+    "tracking_fine_weight": ("rewards", "joint_pos_tracking_fine", "weight", None, 1.0),
+    "tracking_fine_std": ("rewards", "joint_pos_tracking_fine", "params", "std", 1.0),
+    "penetration_weight": ("rewards", "penetration", "weight", None, -1.0),
+    "action_rate_weight": ("rewards", "action_rate_l2", "weight", None, -1.0),
+    "reset_noise_scale": ("events", "reset_joints", "params", "scale", 1.0),
+}
+_TERM_KINDS = {"rewards": RewardTermCfg, "observations": ObservationTermCfg, "terminations": TerminationTermCfg,
+               "events": EventTermCfg}  # fmt: skip
+
+
+def _bad(field: str, detail: str) -> ConfigFieldError:
+    """The error of a bad config field; ``detail`` starts with the field's name."""
+    return ConfigFieldError(field, detail, "G20Hand")
+
+
+def _choice(name: str, value: Any, allowed: Sequence[Any], field: str | None = None) -> None:
+    if value not in allowed:
+        raise _bad(field or name, f"{name}={value!r} is not allowed; choose one of {list(allowed)}")
+
+
+@dataclass(frozen=True)
+class G20HandConfig:
+    """Every tunable of G20Hand-v0; the env's keyword arguments are exactly these fields.
+
+    Plain Python types only, so a config layer (Hydra) can pass each one through.
+    """
+
+    hand: str = "left"
+    drive: str = "hard_write"
+    action: str = "normalized"
+    #: ``"raise"``: out-of-range/NaN/inf actions raise ActionError; ``"clip"``: clipped (NaN holds).
+    out_of_range: str = "raise"
+    #: ``action="delta"``: radians per step at action 1.
+    delta_scale: float = 0.05
+    slew_rad_s: float = 5.0
+    #: Hard-write only (PD has real contacts); ignored with ``drive="pd"``.
+    collision_projection: bool = True
+    penetration_tol: float = 5e-4
+    projection_iters: int = 12
+    #: Try the joints that move no body of a too-deep contact together first (one check); False: strictly per joint.
+    projection_group_free: bool = True
+    #: Body pairs whose contacts are excluded (None: the spec's pairs, ``robots.g20``); e.g. add
+    #: ``("thumb_distal", "hand_base")`` to let the thumb pass through the palm.
+    contact_excludes: tuple[tuple[str, str], ...] | None = None
+    #: The vendor bridge's ``--track-test``: projection off and slew 0 (overrides both).
+    track_test: bool = False
+    control_hz: float = 50.0
+    #: Truncate after this many steps (None: never). ``gymnasium.make(..., max_episode_steps=k)``
+    #: applies a TimeLimit wrapper instead; ``make_vec`` passes it here.
+    max_episode_steps: int | None = None
+    #: Where goals come from: ``"mixed"`` (presets with ``preset_goal_prob``, else random), ``"presets"``, ``"random"``.
+    goal_mode: str = "mixed"
+    goal_presets: tuple[str, ...] = ("open", "half_fist", "full_fist")
+    preset_goal_prob: float = 0.25
+    #: Draw a new goal every this many steps within an episode (0: one goal per episode).
+    goal_switch_steps: int = 0
+    #: Random goals: tries to find a collision-free pose before falling back to the open hand.
+    random_goal_tries: int = 64
+    #: The term tables (:mod:`dexwheel.tasks.terms`); :func:`make_cfg` applies changes by term name.
+    rewards: dict[str, RewardTermCfg] = field(default_factory=lambda: dict(REWARDS))
+    observations: dict[str, ObservationTermCfg] = field(default_factory=lambda: dict(OBSERVATIONS))
+    terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
+    events: dict[str, EventTermCfg] = field(default_factory=lambda: dict(EVENTS))
+    render_mode: str | None = None
+    width: int = 480
+    height: int = 480
+    #: Free-camera settings (lookat, distance, azimuth, elevation); default: the vendor bridge's compare view.
+    default_camera_config: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    #: Worker threads of the vector env (None: one per core); single envs always use one.
+    num_threads: int | None = None
+    #: Composer layers (:mod:`dexwheel.envs.g20_command`): ``policy`` and optionally ``hold``, an override
+    #: layer holding ``hold_joints`` (a group: thumb, index, middle, ring, pinky, fingers; or joint names)
+    #: at the goal preset ``hold_pose``.
+    composer_layers: tuple[str, ...] = ("policy",)
+    hold_joints: str | tuple[str, ...] = "thumb"
+    hold_pose: str = "open"
+
+    def __post_init__(self) -> None:
+        check_types(self, env="G20Hand")
+        _choice("hand", self.hand, HANDS)
+        _choice("drive", self.drive, DRIVES)
+        _choice("action", self.action, ACTIONS)
+        _choice("out_of_range", self.out_of_range, OUT_OF_RANGE)
+        _choice("goal_mode", self.goal_mode, GOAL_MODES)
+        if self.render_mode is not None:
+            _choice("render_mode", self.render_mode, RENDER_MODES)
+        object.__setattr__(self, "goal_presets", tuple(self.goal_presets))
+        object.__setattr__(self, "composer_layers", tuple(self.composer_layers))
+        if not isinstance(self.hold_joints, str):
+            object.__setattr__(self, "hold_joints", tuple(self.hold_joints))
+        _choice("hold_pose", self.hold_pose, tuple(GOAL_PRESETS))
+        HandCommandPath.check(self.composer_layers, self.hold_joints)
+        if self.contact_excludes is not None:
+            pairs = tuple(tuple(p) for p in self.contact_excludes)
+            bad = [p for p in pairs if len(p) != 2]
+            if bad:
+                raise _bad("contact_excludes", f"contact_excludes entries must be (body, body) pairs, got {bad}")
+            object.__setattr__(self, "contact_excludes", pairs)
+        if not self.goal_presets and self.goal_mode != "random":
+            raise _bad("goal_presets", f"goal_presets is empty; goal_mode={self.goal_mode!r} needs at least one")
+        for name in self.goal_presets:
+            _choice("goal_presets entry", name, tuple(GOAL_PRESETS), "goal_presets")
+        positive = {
+            "control_hz": self.control_hz,
+            "delta_scale": self.delta_scale,
+        }
+        for name, value in positive.items():
+            if not (math.isfinite(value) and value > 0):
+                raise _bad(name, f"{name} must be finite and > 0, got {value!r}")
+        non_negative = {
+            "slew_rad_s": self.slew_rad_s,
+            "penetration_tol": self.penetration_tol,
+        }
+        for name, value in non_negative.items():
+            if not (math.isfinite(value) and value >= 0):
+                raise _bad(name, f"{name} must be finite and >= 0, got {value!r}")
+        for section in _TERM_KINDS:
+            table = getattr(self, section)
+            if not isinstance(table, Mapping):
+                raise _bad(section, f"{section}: expected a dict of terms by name, got {table!r}")
+            validate_terms(table, section)
+            for name, term in table.items():
+                _check_term(f"{section}.{name}", term)
+        if not 0.0 <= self.preset_goal_prob <= 1.0:
+            raise _bad("preset_goal_prob", f"preset_goal_prob must be in [0, 1], got {self.preset_goal_prob!r}")
+        for name in ("projection_iters", "random_goal_tries"):
+            if int(getattr(self, name)) != getattr(self, name) or getattr(self, name) < 1:
+                raise _bad(name, f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+        if int(self.goal_switch_steps) != self.goal_switch_steps or self.goal_switch_steps < 0:
+            raise _bad(
+                "goal_switch_steps", f"goal_switch_steps must be an integer >= 0, got {self.goal_switch_steps!r}"
+            )
+        if self.max_episode_steps is not None and (
+            int(self.max_episode_steps) != self.max_episode_steps or self.max_episode_steps < 1
+        ):
+            raise _bad(
+                "max_episode_steps",
+                f"max_episode_steps must be None or an integer >= 1, got {self.max_episode_steps!r}",
+            )
+        if self.num_threads is not None and (int(self.num_threads) != self.num_threads or self.num_threads < 1):
+            raise _bad("num_threads", f"num_threads must be None or an integer >= 1, got {self.num_threads!r}")
+        most = numba.config.NUMBA_NUM_THREADS  # numba's pool, which runs the hard-write vector step
+        if self.drive == "hard_write" and self.num_threads is not None and self.num_threads > most:
+            raise _bad(
+                "num_threads",
+                f"num_threads must be between 1 and {most} (numba's thread pool, NUMBA_NUM_THREADS) "
+                f"for the hard_write drive, got {self.num_threads!r}",
+            )
+        if int(self.width) < 1 or int(self.height) < 1:
+            raise _bad("width" if int(self.width) < 1 else "height",
+                       f"width and height must be >= 1, got {self.width}x{self.height}")  # fmt: skip
+
+    @property
+    def slew(self) -> float:
+        """The slew actually used (0 under ``track_test``)."""
+        return 0.0 if self.track_test else float(self.slew_rad_s)
+
+    @property
+    def projection(self) -> bool:
+        """Whether collision projection runs: hard-write only, never under ``track_test``."""
+        return bool(self.collision_projection) and self.drive == "hard_write" and not self.track_test
+
+    def substeps(self, timestep: float) -> int:
+        """Physics steps per control step; ``control_hz`` must divide ``1 / timestep``."""
+        n = round(1.0 / (self.control_hz * timestep))
+        if n < 1 or abs(n * timestep * self.control_hz - 1.0) > 1e-6:
+            raise _bad(
+                "control_hz",
+                f"control_hz={self.control_hz!r} must be (1 / timestep) / k for an integer k >= 1; "
+                f"the timestep is {timestep} s, so e.g. {1 / timestep:g}, {1 / (2 * timestep):g}, {1 / (10 * timestep):g}",
+            )
+        return n
+
+
+def _check_term(where: str, term: Any) -> None:
+    """What the hand task needs of an entry, and the built-in terms' parameters (a user's own terms check theirs)."""
+    if isinstance(term, ObservationTermCfg) and term.group != "policy":
+        raise _bad(f"{where}.group", f"{where}.group: {term.group!r}; G20Hand has one observation group, 'policy'")
+    if isinstance(term, EventTermCfg) and term.mode != "reset":
+        raise _bad(f"{where}.mode", f"{where}.mode: {term.mode!r}; G20Hand runs 'reset' events only")
+    p, func = term.params, func_path(term.func)
+    if func == _R + "joint_pos_tracking_exp" and "std" in p and not (_finite(p["std"]) and p["std"] > 0):
+        raise _bad(f"{where}.params.std", f"{where}.params.std must be finite and > 0, got {p['std']!r}")
+    if func == _E + "reset_joints_by_offset" and "scale" in p and not (_finite(p["scale"]) and p["scale"] >= 0):
+        raise _bad(f"{where}.params.scale", f"{where}.params.scale must be finite and >= 0, got {p['scale']!r}")
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _plain(value: Any) -> Any:
+    """Lists (and Hydra ListConfigs) -> tuples, mappings -> dicts, recursively."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
+    """``cfg`` (default: the defaults) with keyword changes applied and checked.
+
+    A term table takes changes by term name (:func:`~dexwheel.tasks.terms.merge_terms`: a dict of fields, a
+    number for a reward's weight, None to remove); a flat field of :data:`LEGACY_KEYS` changes the entry
+    that holds it now (``penetration_weight=100`` is the ``penetration`` term's weight -100); any other
+    keyword is a field. An unknown keyword fails, naming it and the valid ones.
+    """
+    cfg = cfg if cfg is not None else G20HandConfig()
+    tables: dict[str, dict[str, Any]] = {s: {} for s in _TERM_KINDS}
+    top: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if key in _TERM_KINDS:
+            value = _plain(value)
+            if not isinstance(value, dict):
+                raise _bad(key, f"{key}: expected a dict of terms by name, got {value!r}")
+            tables[key].update(value)
+        elif key in LEGACY_KEYS:
+            section, term, fld, param, sign = LEGACY_KEYS[key]
+            if not _finite(value):
+                raise _bad(key, f"{key} must be a finite number, got {value!r}")
+            entry = tables[section].setdefault(term, {})
+            if not isinstance(entry, dict):
+                entry = tables[section][term] = _as_change(entry)
+            if param is None:
+                entry[fld] = sign * value
+            else:
+                entry[fld] = {**entry.get(fld, {}), param: sign * value}
+        else:
+            top[key] = value
+    for name, changes in tables.items():
+        if changes:
+            top[name] = merge_terms(getattr(cfg, name), changes, _TERM_KINDS[name], name)
+    valid = [f.name for f in dataclasses.fields(cfg)]
+    unknown = [k for k in top if k not in valid]
+    if unknown:
+        raise TypeError(f"G20Hand: unknown keyword argument(s) {unknown}; valid: {valid} and {sorted(LEGACY_KEYS)}")
+    return dataclasses.replace(cfg, **top)
+
+
+def _as_change(value: Any) -> dict[str, Any]:
+    """A term change as a dict of fields (a bare number is a reward weight)."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return {"weight": value}

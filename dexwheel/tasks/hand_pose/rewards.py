@@ -1,0 +1,32 @@
+"""The hand-pose task's reward terms (mjlab names), each ``func(task, **params) -> (N,)``.
+
+``task`` is the batched :class:`~dexwheel.tasks.hand_pose.task.G20HandTask`; the terms read its named
+state (``qpos``, ``goal``, ``depth``, ``action``, ``last_action``, ...). The task multiplies each by its
+weight and sums them in the table's order (:data:`~dexwheel.tasks.hand_pose.config.REWARDS`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dexwheel.tasks import kernels
+from dexwheel.tasks.hand_pose.kernels import joint_pos_tracking_exp as _tracking
+
+
+def joint_pos_tracking_exp(task, std: float) -> np.ndarray:
+    """``exp(-mean((q - goal)^2) / std^2)`` over the active joints: 1 at the goal. A wide ``std`` pulls
+    from afar and is flat near the goal (0.97 at 0.05 rad for 0.3); a narrow one still pulls there (0.78 for
+    0.1), so the default table pairs them, as mjlab's and Isaac Lab's coarse + fine tracking terms do."""
+    return _tracking(task.qpos, task.active_idx, task.goal, -1.0 / (len(task.active_idx) * std**2))
+
+
+def max_penetration(task) -> np.ndarray:
+    """The deepest contact (m) between the hand's bodies (PD: over the control step's physics steps);
+    hard-write projection keeps it below its tolerance, PD contacts are real."""
+    return task.depth
+
+
+def action_rate_l2(task) -> np.ndarray:
+    """``sum (a - a_prev)^2`` of the actions scaled to [-1, 1]: smoothness (a fresh episode's previous
+    action is the one that holds its start pose)."""
+    return kernels.sum_sq_diff(task.action, task.last_action)

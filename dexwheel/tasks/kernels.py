@@ -1,0 +1,73 @@
+"""The compiled loops (numba) that the tasks' terms share, one row per env.
+
+Sums run left to right and ``exp`` is libm's (``math.exp``), which gives the same bits on every x86-64
+CPU; numpy's pairwise sums and SIMD ``exp`` would change the last bit (between array sizes, and between
+CPUs with and without AVX-512). The single env (N = 1) and the native vector envs run the same loops, so
+they agree bit for bit by construction.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dexwheel.jit import kernel
+
+Array = np.ndarray
+
+
+@kernel
+def exp_sq_error(target: Array, value: Array, neg_inv_var: float) -> Array:
+    """``exp((target - value)^2 * neg_inv_var)`` per env: the tracking kernels' shape (libm ``exp``)."""
+    out = np.empty(target.shape[0])
+    for i in range(target.shape[0]):
+        e = target[i] - value[i]
+        out[i] = math.exp(e * e * neg_inv_var)
+    return out
+
+
+@kernel
+def sum_sq(x: Array) -> Array:
+    """``sum_k x[:, k]^2`` per row, summed left to right (numpy's pairwise sums would change the bits)."""
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        acc = 0.0
+        for k in range(x.shape[1]):
+            acc += x[i, k] * x[i, k]
+        out[i] = acc
+    return out
+
+
+@kernel
+def sum_sq_diff(a: Array, b: Array) -> Array:
+    """``sum_k (a[:, k] - b[:, k])^2`` per row in float64, left to right (float32 inputs widened first)."""
+    out = np.empty(a.shape[0])
+    for i in range(a.shape[0]):
+        acc = 0.0
+        for k in range(a.shape[1]):
+            d = np.float64(a[i, k]) - np.float64(b[i, k])
+            acc += d * d
+        out[i] = acc
+    return out
+
+
+@kernel
+def count_positive(x: Array, cols: Array) -> Array:
+    """How many of the columns ``cols`` of each row are > 0 (as float64)."""
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        for c in cols:
+            if x[i, c] > 0.0:
+                out[i] += 1.0
+    return out
+
+
+@kernel
+def any_row(flags: Array, out: Array) -> None:
+    """``out[i]``: whether any flag of row ``i`` is set."""
+    for i in range(flags.shape[0]):
+        out[i] = False
+        for k in range(flags.shape[1]):
+            if flags[i, k]:
+                out[i] = True
