@@ -84,3 +84,22 @@ def test_hydra_composer_option_for_the_hand_and_refused_for_the_wheel_leg_robots
         assert env.unwrapped.task.command_path.describe()["hold"] == tuple(THUMB)
         with pytest.raises(ConfigError, match="composer=hold_thumb is not available for robot solenopsis"):
             make_env(compose("train", overrides=["robot=solenopsis", "composer=hold_thumb"]))
+
+
+@pytest.mark.parametrize("goal_mode", ["presets", "random"])
+def test_held_joints_are_no_goal_so_perfect_finger_tracking_succeeds(goal_mode: str) -> None:
+    """composer=hold_thumb: the thumb's goal is its held pose, so a policy that puts every free joint on its
+    goal meets the success threshold (mean joint error <= 0.05 rad), which it could not if the thumb were scored
+    against goals it is not allowed to reach."""
+    env = gym.make("G20Hand-v0", action="nominal", track_test=True, composer_layers=["policy", "hold"],
+                   hold_joints="thumb", hold_pose="open", goal_mode=goal_mode).unwrapped  # fmt: skip
+    open_thumb = env.task.presets["open"][_idx(THUMB)]
+    for seed in range(5):
+        env.reset(seed=seed)
+        np.testing.assert_array_equal(env.goal[_idx(THUMB)], open_thumb)  # sampled goals hold the thumb
+        for _ in range(3):
+            *_, info = env.step(env.goal)  # every free joint straight onto its goal
+        assert info["mean_joint_error"] <= 1e-6 and info["reward_joint_pos_tracking_fine"] == pytest.approx(1.0)
+    env.set_goal("full_fist")  # a given goal too: the thumb's part is its held pose
+    np.testing.assert_array_equal(env.goal[_idx(THUMB)], open_thumb)
+    np.testing.assert_array_equal(env.goal[_idx(FINGERS)], env.task.presets["full_fist"][_idx(FINGERS)])

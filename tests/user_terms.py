@@ -27,3 +27,23 @@ def raises(task) -> np.ndarray:
 
 
 NOT_CALLABLE = 3
+
+
+def thumb_spread(task, joint: int = 0) -> np.ndarray:
+    """A hand reward: how far one active joint (the thumb's first) is from its lower limit (rad)."""
+    return task.qpos[:, task.active_idx[joint]] - task.coupling.active_lower[joint]
+
+
+def fingertip_speed(task) -> np.ndarray:
+    """A hand observation of one column per env: the largest joint speed (rad/s)."""
+    return np.abs(task.qvel).max(axis=1)
+
+
+def goal_reached(task, tol: float) -> np.ndarray:
+    """A hand termination: every active joint within ``tol`` of its goal."""
+    return np.abs(task.qpos[:, task.active_idx] - task.goal).max(axis=1) <= tol
+
+
+def start_closed(task, env: int, rng: np.random.Generator, amount: float) -> None:
+    """A hand reset event: start ``amount`` of the way from the open hand to the full fist."""
+    task.start_pose[env] += amount * (task.presets["full_fist"] - task.start_pose[env])

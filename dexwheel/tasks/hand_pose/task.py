@@ -131,6 +131,8 @@ class G20HandTask:
         self.command_path = HandCommandPath(cfg.composer_layers, cfg.hold_joints, self.presets[cfg.hold_pose],
                                             (self.coupling.active_lower, self.coupling.active_upper), n)  # fmt: skip
         self.open_pose = self.presets["open"]
+        self._held_idx = [ACTIVE_JOINTS.index(j) for j in self.command_path.hold_joints]
+        self._held_pose = self.presets[cfg.hold_pose][self._held_idx]
         na = len(ACTIVE_JOINTS)
         nf = len(ALL_JOINTS)
         a = self.actions.dim
@@ -261,13 +263,20 @@ class G20HandTask:
         cfg = self.cfg
         use_preset = cfg.goal_mode == "presets" or (cfg.goal_mode == "mixed" and rng.random() < cfg.preset_goal_prob)
         if use_preset:
-            return self.presets[cfg.goal_presets[int(rng.integers(len(cfg.goal_presets)))]].copy()
+            return self.held(self.presets[cfg.goal_presets[int(rng.integers(len(cfg.goal_presets)))]])
         lo, hi = self.coupling.active_lower, self.coupling.active_upper
         for _ in range(cfg.random_goal_tries):
-            q = rng.uniform(lo, hi)
+            q = self.held(rng.uniform(lo, hi))
             if self.pose_depth(q) <= cfg.penetration_tol:
                 return q
-        return self.open_pose.copy()
+        return self.held(self.open_pose)
+
+    def held(self, goal: np.ndarray) -> np.ndarray:
+        """``goal`` (a copy) with each joint the ``hold`` layer holds at its held position: a held joint is
+        no goal of the policy's, so it is neither asked for nor scored (its error is the hold's, ~0)."""
+        goal = np.array(goal, dtype=np.float64)
+        goal[self._held_idx] = self._held_pose
+        return goal
 
     def _goal_from_option(self, goal: Any, what: str = "goal") -> np.ndarray:
         """A pose as given (a preset name, ``{joint: rad}`` with the open hand for joints not named, or 16
@@ -283,7 +292,7 @@ class G20HandTask:
 
     def set_goal(self, i: int, goal: Any) -> None:
         """Replace env ``i``'s goal (a preset name, ``{joint: rad}`` or 16 radians in ACTIVE_JOINTS order)."""
-        self.goal[i] = self._goal_from_option(goal)
+        self.goal[i] = self.held(self._goal_from_option(goal))
 
     # -- reset -------------------------------------------------------------------------------------
     def checked_options(self, options: Any) -> dict[str, np.ndarray]:
@@ -304,7 +313,7 @@ class G20HandTask:
             for event, params in zip(self._events, self._event_params, strict=True):
                 event(self, i, rng, **params)
         q0 = self.start_pose[i].copy()
-        self.goal[i] = options["goal"] if "goal" in options else self.sample_goal(rng)
+        self.goal[i] = self.held(options["goal"]) if "goal" in options else self.sample_goal(rng)
         d = self.datas[i]
         mujoco.mj_resetData(self.model, d)
         full = self.coupling.complete(q0, clip_mimic=True)
