@@ -23,13 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dexwheel.robots import WHEEL_LEG_ROBOTS, get_robot
-from dexwheel.robots.wheel_leg import KNEE_JOINTS, LEGS
+from dexwheel.robots.wheel_leg import KNEE_JOINTS, PARAMS, START_DROP_M
 
 GROUPS: dict[str, tuple[str, ...]] = {"wheel_leg": WHEEL_LEG_ROBOTS, "hand": ("g20_left", "g20_right")}
 SETTLE_S = 1.0
 RUN_S = 2.0
 DRIVE_WHEEL_VEL = -5.0  # rad/s; the wheel axis is (0, -1, 0), so negative rolls forward
-DROP_M = 0.0005
+DROP_M = START_DROP_M  # the robots module's, one number for both backends
 HAND_START, HAND_GOAL = "open", "half_fist"
 HAND_POSE_AT_S = 1.0
 SATURATION_S = 0.3  # the G20's 8 N m limit saturates in the first 0.1-0.3 s of a preset move
@@ -61,13 +61,7 @@ class Program:
 
 def start_height(robot: str, knees: np.ndarray) -> float:
     """Base-origin height that puts the lowest wheel on the ground (the arms pitch about -y)."""
-    desc = get_robot(robot)
-    heights = []
-    for leg, q in zip(LEGS, knees, strict=True):
-        hip, axle = desc.body(f"{leg}_knee").pos, desc.body(f"{leg}_wheel").pos
-        radius = desc.body(f"{leg}_wheel").collision[0].size[0]
-        heights.append(-(hip[2] + axle[0] * np.sin(q) + axle[2] * np.cos(q)) + radius)
-    return float(max(heights))
+    return float(PARAMS[robot].leg_heights(np.asarray(knees, dtype=np.float64)).max())
 
 
 def _wheel_leg_programs(robot: str) -> list[Program]:

@@ -84,6 +84,19 @@ class WheelLegParams:
     def link_length(self) -> float:
         return float(np.linalg.norm(self.knee_to_axle))
 
+    def leg_heights(self, knees: np.ndarray) -> np.ndarray:
+        """Base-origin height above flat ground that puts each leg's wheel on it, per knee angle.
+
+        The axis (0, -1, 0) turns the knee-to-axle vector (ax, ay, az) into z = ax sin q + az cos q.
+        """
+        ax, _, az = self.knee_to_axle
+        return -(self.hip_xyz[2] + ax * np.sin(knees) + az * np.cos(knees)) + self.wheel_radius
+
+
+#: Episodes start this far above the height that puts the lowest wheel on the ground: a short drop,
+#: never a penetration (both backends).
+START_DROP_M = 0.0005
+
 
 # -- Solenopsis (vendor document 001) ---------------------------------------------------------------------
 ASSUMPTION_SOLENOPSIS_BASE_BOX_CENTER = (0.0, 0.0, 0.0769)  # box centred at the body CoM height
