@@ -138,12 +138,6 @@ class ModelRandomizer:
         model.body_inertia[self.links] = self._inertia[self.links] * p.link_mass_scale[:, None]
         mujoco.mj_setConst(model, data)  # invweights etc. depend on the masses
 
-    def push_interval_steps(self, rng: np.random.Generator, step_dt: float) -> int:
-        """Steps until the next push, or -1 when pushes are off (then nothing is drawn)."""
-        r = self.cfg.push_interval_s
-        if not self.cfg.enabled or r is None:
-            return -1
-        return max(1, round((r[0] + (r[1] - r[0]) * rng.random()) / step_dt))
-
     def push(self, rng: np.random.Generator) -> np.ndarray:
+        """A push's change of the base's x and y velocity, uniform in +-``push_velocity`` m/s (two draws)."""
         return (2.0 * rng.random(2) - 1.0) * self.cfg.push_velocity
