@@ -27,3 +27,15 @@ def raises(task) -> np.ndarray:
 
 
 NOT_CALLABLE = 3
+
+
+def random_yaw(task, env_id, rng, max_yaw: float = np.pi) -> None:
+    """A reset event: start facing a heading uniform in +-``max_yaw`` rad (one draw from the env's generator)."""
+    yaw = max_yaw * (2.0 * rng.random() - 1.0)
+    task.reset_qpos[env_id, 3:7] = (np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2))
+
+
+def spin(task, env_id, rng, rate: float = 1.0) -> None:
+    """An interval event: add ``rate`` rad/s to the base's yaw rate (no draw)."""
+    task.physics.qvel[env_id, 5] += rate
+    task.physics.set_qvel(env_id)

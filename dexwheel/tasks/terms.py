@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import inspect
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -230,6 +231,23 @@ def interval_range(term: EventTermCfg, cfg: Any, where: str) -> tuple[float, flo
     if r is None:
         return None
     return float(r[0]), float(r[1])
+
+
+def bind_event(term: EventTermCfg, where: str) -> tuple[TermFunc, functools.partial]:
+    """An event's function and its call ``func(task, env_id, rng)`` with the entry's params bound.
+
+    An event changes the state, so it is not called to check it (as :func:`bind` calls the other terms);
+    its signature must take ``(task, env_id, rng, **params)``, else one error naming ``where``.
+    """
+    func = resolve(term.func, where)
+    try:
+        inspect.signature(func).bind(None, 0, None, **term.params)
+    except TypeError as e:
+        raise ConfigFieldError(where, f"{where}: {func_path(term.func)!r} cannot be called as "
+                                      f"func(task, env_id, rng, **{dict(term.params)}): {e}") from e  # fmt: skip
+    except ValueError:  # no signature to read (a builtin): its first call will tell
+        pass
+    return func, functools.partial(func, **term.params)
 
 
 @dataclass(frozen=True)

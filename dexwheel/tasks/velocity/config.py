@@ -376,7 +376,9 @@ def validate(cfg: WheelLegEnvCfg) -> None:
         for name, term in table.items():
             _check_params(f"{section}.{name}", term)
     cfg.domain_rand.validate("domain_rand")
-    active_events(cfg)  # an interval path that names no field fails here, naming the event
+    for name, term in cfg.events.items():  # an interval path that names no field fails here, naming the event
+        if term.mode == "interval":
+            interval_range(term, cfg, f"events.{name}")
 
 
 def active_events(cfg: WheelLegEnvCfg) -> dict[str, tuple[EventTermCfg, tuple[float, float] | None]]:
@@ -406,6 +408,9 @@ def _check_params(where: str, term: Any) -> None:
             raise _bad(f"{where}.params.bodies", f"unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
     if "limit_angle" in p and func == _T + "bad_orientation" and not 0 < p["limit_angle"] <= math.pi:
         raise _bad(f"{where}.params.limit_angle", f"must be in (0, pi], got {p['limit_angle']}")
+    if p and isinstance(func, str) and func.startswith(_E):
+        raise _bad(f"{where}.params", f"{func!r} takes none, got {dict(p)}; its numbers are the domain_rand.* fields "
+                                      "and reset_noise_scale (one place each)")  # fmt: skip
 
 
 # The left-right mirror of each observation term (rsl_ppo's symmetry augmentation): a sign per column, or

@@ -310,15 +310,16 @@ class WheelLegTask:
         self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS, *self._flag_keys)
 
     def _build_events(self) -> None:
-        """Resolve the config's active event terms (:func:`~dexwheel.tasks.velocity.config.active_events`): the
-        reset events' calls in table order, the interval events' calls with their intervals. An event changes
-        the state, so it is not called here; a bad path fails now, naming the event."""
+        """Resolve the config's event terms: the reset events' calls in table order, the interval events' calls
+        with their intervals, of the events that run (:func:`~dexwheel.tasks.velocity.config.active_events`).
+        An event changes the state, so it is not called here; a bad path or params fail now, naming the event
+        (also one that does not run with this config: domain randomisation off)."""
         self._reset_events: list[functools.partial] = []
         self._interval_events: list[tuple[functools.partial, float, float]] = []
         self._randomizes_models = False  # does randomize_model run (restore then rebuilds the models from its draws)
-        for name, (cfg, interval) in active_events(self.cfg).items():
-            func = terms.resolve(cfg.func, f"events.{name}")
-            call = functools.partial(func, **cfg.params)
+        bound = {name: terms.bind_event(cfg, f"events.{name}") for name, cfg in self.cfg.events.items()}
+        for name, (_, interval) in active_events(self.cfg).items():
+            func, call = bound[name]
             if interval is None:
                 self._reset_events.append(call)
                 self._randomizes_models |= func is events.randomize_model
