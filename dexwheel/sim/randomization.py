@@ -5,7 +5,8 @@ friction 0.35-1.5, base mass -1..+3 kg, link masses and inertias x0.85-1.15, bas
 x0.85-1.15, pushes of 0.5 m/s. Any range set to ``None`` leaves that property nominal. All draws come
 from the env's own generator in a fixed order and count (ranges set to ``None`` still draw), so a
 vector env's env ``i`` draws exactly what a single env with that seed draws; with randomisation off
-nothing is drawn.
+nothing is drawn. The velocity task's ``randomize_model`` and ``push`` events
+(:mod:`dexwheel.tasks.velocity.events`) draw and apply these; the ranges stay here, one place each.
 """
 
 from __future__ import annotations
