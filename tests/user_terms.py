@@ -47,3 +47,15 @@ def goal_reached(task, tol: float) -> np.ndarray:
 def start_closed(task, env: int, rng: np.random.Generator, amount: float) -> None:
     """A hand reset event: start ``amount`` of the way from the open hand to the full fist."""
     task.start_pose[env] += amount * (task.presets["full_fist"] - task.start_pose[env])
+
+
+def random_yaw(task, env_id, rng, max_yaw: float = np.pi) -> None:
+    """A reset event: start facing a heading uniform in +-``max_yaw`` rad (one draw from the env's generator)."""
+    yaw = max_yaw * (2.0 * rng.random() - 1.0)
+    task.reset_qpos[env_id, 3:7] = (np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2))
+
+
+def spin(task, env_id, rng, rate: float = 1.0) -> None:
+    """An interval event: add ``rate`` rad/s to the base's yaw rate (no draw)."""
+    task.physics.qvel[env_id, 5] += rate
+    task.physics.set_qvel(env_id)

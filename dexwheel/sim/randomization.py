@@ -5,7 +5,8 @@ friction 0.35-1.5, base mass -1..+3 kg, link masses and inertias x0.85-1.15, bas
 x0.85-1.15, pushes of 0.5 m/s. Any range set to ``None`` leaves that property nominal. All draws come
 from the env's own generator in a fixed order and count (ranges set to ``None`` still draw), so a
 vector env's env ``i`` draws exactly what a single env with that seed draws; with randomisation off
-nothing is drawn.
+nothing is drawn. The velocity task's ``randomize_model`` and ``push`` events
+(:mod:`dexwheel.tasks.velocity.events`) draw and apply these; the ranges stay here, one place each.
 """
 
 from __future__ import annotations
@@ -138,12 +139,6 @@ class ModelRandomizer:
         model.body_inertia[self.links] = self._inertia[self.links] * p.link_mass_scale[:, None]
         mujoco.mj_setConst(model, data)  # invweights etc. depend on the masses
 
-    def push_interval_steps(self, rng: np.random.Generator, step_dt: float) -> int:
-        """Steps until the next push, or -1 when pushes are off (then nothing is drawn)."""
-        r = self.cfg.push_interval_s
-        if not self.cfg.enabled or r is None:
-            return -1
-        return max(1, round((r[0] + (r[1] - r[0]) * rng.random()) / step_dt))
-
     def push(self, rng: np.random.Generator) -> np.ndarray:
+        """A push's change of the base's x and y velocity, uniform in +-``push_velocity`` m/s (two draws)."""
         return (2.0 * rng.random(2) - 1.0) * self.cfg.push_velocity

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import inspect
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -74,12 +75,18 @@ class EventTermCfg:
     pose); "interval" runs every ``interval_range_s`` seconds of an episode (a fresh draw from the env's
     generator each time, as Isaac Lab's interval events; pushes). Events run per env because each env draws
     from its own generator: the draws, not their arithmetic, are what must match between single and vector envs.
+
+    ``interval_range_s`` is ``(low, high)`` seconds, or the dotted path of the task config's field that holds
+    them (``"domain_rand.push_interval_s"``: the number stays in one place, under the key users know; a
+    None there turns the event off). ``domain_randomization`` marks an event as domain randomisation
+    (mjlab's flag of that name): it runs only while the task's ``domain_rand.enabled`` is on.
     """
 
     func: str | TermFunc
     mode: str = "reset"
     params: Mapping[str, Any] = field(default_factory=dict)
-    interval_range_s: tuple[float, float] | None = None
+    interval_range_s: tuple[float, float] | str | None = None
+    domain_randomization: bool = False
 
 
 TermCfg = RewardTermCfg | ObservationTermCfg | TerminationTermCfg | EventTermCfg
@@ -182,15 +189,65 @@ def validate_terms(table: Mapping[str, TermCfg], section: str) -> None:
         if isinstance(term, EventTermCfg):
             if term.mode not in EVENT_MODES:
                 raise ConfigFieldError(where, f"{where}.mode: {term.mode!r}; use one of {list(EVENT_MODES)}")
+            if not isinstance(term.domain_randomization, bool):
+                raise ConfigFieldError(where, f"{where}.domain_randomization: expected true or false, "
+                                              f"got {term.domain_randomization!r}")  # fmt: skip
             r = term.interval_range_s
-            if term.mode == "interval" and not (
-                isinstance(r, (tuple, list))
-                and len(r) == 2
-                and all(isinstance(x, numbers.Real) for x in r)
-                and 0 < r[0] <= r[1] < np.inf
-            ):
+            if term.mode == "reset" and r is not None:
+                raise ConfigFieldError(where, f"{where}.interval_range_s: only an interval event has one, "
+                                              f"got {r!r} on a reset event")  # fmt: skip
+            if term.mode == "interval" and not (isinstance(r, str) or _is_interval(r)):
                 raise ConfigFieldError(where, f"{where}.interval_range_s: an interval event needs (low, high) seconds "
-                                              f"with 0 < low <= high, got {r!r}")  # fmt: skip
+                                              f"with 0 < low <= high, or the path of a config field holding them "
+                                              f"('domain_rand.push_interval_s'), got {r!r}")  # fmt: skip
+
+
+def _is_interval(r: Any) -> bool:
+    return (
+        isinstance(r, (tuple, list))
+        and len(r) == 2
+        and all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in r)
+        and 0 < r[0] <= r[1] < np.inf
+    )
+
+
+def interval_range(term: EventTermCfg, cfg: Any, where: str) -> tuple[float, float] | None:
+    """An interval event's ``(low, high)`` seconds: its own, or the value of the config field its
+    ``interval_range_s`` names (None: that field turns the event off). A path naming no field, or a field
+    holding no interval, is one error naming ``where`` (``events.push``)."""
+    r = term.interval_range_s
+    if isinstance(r, str):
+        value = cfg
+        for part in r.split("."):
+            if not (dataclasses.is_dataclass(value) and part in {f.name for f in dataclasses.fields(value)}):
+                raise ConfigFieldError(where, f"{where}.interval_range_s: {r!r} names no field of the task config")
+            value = getattr(value, part)
+        if value is None:
+            return None
+        if not _is_interval(value):
+            raise ConfigFieldError(where, f"{where}.interval_range_s: {r!r} holds {value!r}, not (low, high) seconds "
+                                          "with 0 < low <= high")  # fmt: skip
+        r = value
+    if r is None:
+        return None
+    return float(r[0]), float(r[1])
+
+
+def bind_event(term: EventTermCfg, where: str) -> tuple[TermFunc, functools.partial]:
+    """An event's function and its call ``func(task, env_id, rng)`` with the entry's params bound.
+
+    An event changes the state, so it is not called to check it (as :func:`bind` calls the other terms);
+    its signature must take ``(task, env_id, rng, **params)``, else one error naming ``where``.
+    """
+    func = resolve(term.func, where)
+    try:
+        inspect.signature(func).bind(None, 0, None, **term.params)
+    except TypeError as e:
+        raise ConfigFieldError(where, f"{where}: {func_path(term.func)!r} cannot be called as "
+                                      f"func(task, env_id, rng, **{dict(term.params)}): {e}") from e  # fmt: skip
+    except ValueError:  # no signature to read (a builtin): its first call will tell
+        pass
+    return func, functools.partial(func, **term.params)
 
 
 @dataclass(frozen=True)

@@ -121,3 +121,20 @@ def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
     # reweighting a built-in term reaches Isaac Lab's term
     cfg = WheelLegFlatEnvCfg(task_overrides={"rewards": {"action_rate_l2": -0.05}})
     assert cfg.rewards.action_rate_l2.weight == -0.05
+
+
+def test_the_events_table_drives_isaac_lab_events():
+    from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+
+    events = WheelLegFlatEnvCfg().events  # the start pose with the reset_joints_and_base noise; no pushes
+    noise = WheelLegEnvCfg().reset_noise_scale
+    assert events.reset_knees.params["position_range"] == (-noise, noise)
+    assert events.reset_base.params["velocity_range"]["yaw"] == (-noise, noise) and not hasattr(events, "push")
+    quiet = WheelLegFlatEnvCfg(task_overrides={"events": {"reset_joints_and_base": None}}).events
+    assert quiet.reset_knees.params["position_range"] == (0.0, 0.0)  # still reset to the start pose
+    with pytest.raises(ValueError, match=r"no counterpart of \{'events\.randomize_model': "):
+        WheelLegFlatEnvCfg(task_overrides={"domain_randomization": True})  # the model randomisation, by name
+    pushes = WheelLegFlatEnvCfg(task_overrides={"domain_rand": {"push_interval_s": (2.0, 3.0), "push_velocity": 0.4},
+                                                "events": {"randomize_model": None}}).events  # fmt: skip
+    assert pushes.push.mode == "interval" and pushes.push.interval_range_s == (2.0, 3.0)
+    assert pushes.push.params["velocity_range"] == {"x": (-0.4, 0.4), "y": (-0.4, 0.4)}

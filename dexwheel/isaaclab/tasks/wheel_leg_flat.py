@@ -5,8 +5,9 @@ and ``M20Legacy-v0`` run on): command ranges and resampling, action scales and c
 length, knee and wheel gains, and the term tables: each observation, reward and termination term of the
 MuJoCo config becomes the Isaac Lab term its function maps to (:data:`REWARD_MAP`, :data:`OBSERVATION_MAP`,
 :data:`TERMINATION_MAP`) under the same name, in the same order, with the same weight, scale and
-parameters. Isaac Lab multiplies every reward term by the control period, as the MuJoCo task does
-(``scale_rewards_by_dt``).
+parameters; each event that runs (:func:`~dexwheel.tasks.velocity.config.active_events`) becomes its Isaac
+Lab events (:data:`EVENT_MAP`). Isaac Lab multiplies every reward term by the control period, as the MuJoCo
+task does (``scale_rewards_by_dt``).
 
 Where the two differ (and why):
 
@@ -16,8 +17,12 @@ Where the two differ (and why):
   sensors against the floor geom; the sensor also counts contacts with the robot's own parts;
 * actions are clipped after scaling (the same targets); the observed last action is the one rsl_rl sends,
   which its runner clips to [-1, 1] (``clip_actions`` in :mod:`dexwheel.isaaclab.tasks.agents`);
-* not yet here: the composer's ``stance`` and ``override`` layers, privileged observations and domain
-  randomisation (a config that asks for them is refused, naming the field).
+* the start-pose noise is two Isaac Lab events (``reset_base``: base velocity, ``reset_knees``: knee
+  offsets); without the ``reset_joints_and_base`` event they still reset to the start pose, with no noise,
+  as the MuJoCo task does;
+* not yet here: the composer's ``stance`` and ``override`` layers, privileged observations and the
+  model randomisation (``events.randomize_model``; pushes are mapped): a config that asks for them is
+  refused, naming the field or the event.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, WHEEL_JOINTS
 from dexwheel.tasks.terms import func_path
-from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, make_cfg
 
 COMMAND = "base_velocity"
 CONTACT_THRESHOLD = 0.0  # N: any contact, as MuJoCo's contact sensors count
@@ -96,6 +101,8 @@ class TerminationsCfg:
 
 @configclass
 class EventsCfg:
+    """The start pose (``reset_base``, ``reset_knees``) plus the MuJoCo task's other events (:func:`_events`)."""
+
     reset_base: EventTerm = MISSING
     reset_knees: EventTerm = MISSING
 
@@ -105,7 +112,6 @@ def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
         "composer.layers": task.composer.layers != ("policy",),
         "composer.policy_joints": task.composer.policy_joints not in (None, "all", POLICY_JOINT_ORDER),
         "privileged_obs": task.privileged_obs,
-        "domain_rand.enabled": task.domain_rand.enabled,
         "scale_rewards_by_dt": not task.scale_rewards_by_dt,  # Isaac Lab always scales
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
@@ -129,10 +135,11 @@ def _actions(task: WheelLegEnvCfg) -> ActionsCfg:
 # term's). The term tables of the MuJoCo config drive the names, order, weights, scales and parameters; a term
 # whose function has no counterpart here (a user's own) is refused by name.
 _CMD = {"command_name": COMMAND}
-_R, _O, _T = (
+_R, _O, _T, _E = (
     "dexwheel.tasks.velocity.rewards:",
     "dexwheel.tasks.velocity.observations:",
     "dexwheel.tasks.velocity.terminations:",
+    "dexwheel.tasks.velocity.events:",
 )
 REWARD_MAP = {
     _R + "track_lin_vel_x_exp": (dw.track_lin_vel_x_exp, lambda p: {**_CMD, "std": p["std"]}),
@@ -159,6 +166,32 @@ TERMINATION_MAP = {
                              lambda p: {"threshold": CONTACT_THRESHOLD, "sensor_cfg": _contacts(p["bodies"])}),
     _T + "bad_orientation": (mdp.bad_orientation, lambda p: {"limit_angle": p["limit_angle"]}),
 }  # fmt: skip
+
+
+def _start_pose(noise: float) -> dict[str, EventTerm]:
+    """The start pose at each reset (the default root state and knee angles), base velocity and knee angles
+    uniform in +-``noise``: the MuJoCo task's start pose plus its ``reset_joints_and_base`` event."""
+    return {
+        "reset_base": EventTerm(func=mdp.reset_root_state_uniform, mode="reset", params={
+            "pose_range": {}, "velocity_range": {k: (-noise, noise) for k in ("x", "y", "z", "roll", "pitch", "yaw")}}),
+        "reset_knees": EventTerm(func=mdp.reset_joints_by_offset, mode="reset", params={
+            "position_range": (-noise, noise), "velocity_range": (0.0, 0.0), "asset_cfg": dw.robot_joints(KNEE_JOINTS)}),
+    }  # fmt: skip
+
+
+def _push(name: str, interval: tuple[float, float] | None, task: WheelLegEnvCfg) -> dict[str, EventTerm]:
+    v = task.domain_rand.push_velocity
+    return {name: EventTerm(func=mdp.push_by_setting_velocity, mode="interval", interval_range_s=interval,
+                            params={"velocity_range": {"x": (-v, v), "y": (-v, v)}})}  # fmt: skip
+
+
+#: The Isaac Lab events of each MuJoCo event function: ``(name, interval, task config) -> {name: EventTerm}``
+#: (they read the same config fields as the MuJoCo events). The model randomisation has none yet: a config
+#: that runs it is refused, naming ``events.randomize_model``.
+EVENT_MAP = {
+    _E + "reset_joints_and_base": lambda name, interval, task: _start_pose(task.reset_noise_scale),
+    _E + "push_by_setting_velocity": _push,
+}
 
 
 def _mapped(table, mapping, section: str) -> dict:
@@ -196,6 +229,21 @@ def _terminations(task: WheelLegEnvCfg) -> TerminationsCfg:
     return cfg
 
 
+def _events(task: WheelLegEnvCfg) -> EventsCfg:
+    active = active_events(task)
+    unknown = {f"events.{k}": func_path(t.func) for k, (t, _) in active.items() if func_path(t.func) not in EVENT_MAP}
+    if unknown:
+        raise ValueError(f"the Isaac Lab wheel-leg task has no counterpart of {unknown}; "
+                         "run that config on the MuJoCo env, or add the event to dexwheel/isaaclab/tasks")  # fmt: skip
+    terms = _start_pose(0.0)  # every reset starts from the start pose, noise or not
+    for name, (t, interval) in active.items():
+        terms.update(EVENT_MAP[func_path(t.func)](name, interval, task))
+    cfg = EventsCfg(reset_base=terms.pop("reset_base"), reset_knees=terms.pop("reset_knees"))
+    for name, term in terms.items():
+        setattr(cfg, name, term)
+    return cfg
+
+
 def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
     """Fill an Isaac Lab env config from the MuJoCo task's config (see the module docstring)."""
     _refuse_unsupported(task)
@@ -223,13 +271,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
     env.observations = ObservationsCfg(policy=_observations(task))
     env.rewards = _rewards(task)
     env.terminations = _terminations(task)
-    noise = task.reset_noise_scale
-    env.events = EventsCfg(
-        reset_base=EventTerm(func=mdp.reset_root_state_uniform, mode="reset", params={
-            "pose_range": {}, "velocity_range": {k: (-noise, noise) for k in ("x", "y", "z", "roll", "pitch", "yaw")}}),
-        reset_knees=EventTerm(func=mdp.reset_joints_by_offset, mode="reset", params={
-            "position_range": (-noise, noise), "velocity_range": (0.0, 0.0), "asset_cfg": dw.robot_joints(KNEE_JOINTS)}),
-    )  # fmt: skip
+    env.events = _events(task)
 
 
 @configclass

@@ -254,6 +254,9 @@ def _check_term(where: str, term: Any) -> None:
         raise _bad(f"{where}.group", f"{where}.group: {term.group!r}; G20Hand has one observation group, 'policy'")
     if isinstance(term, EventTermCfg) and term.mode != "reset":
         raise _bad(f"{where}.mode", f"{where}.mode: {term.mode!r}; G20Hand runs 'reset' events only")
+    if isinstance(term, EventTermCfg) and term.domain_randomization:
+        raise _bad(f"{where}.domain_randomization", f"{where}.domain_randomization: G20Hand has no domain "
+                                                    "randomisation switch; leave it False")  # fmt: skip
     p, func = term.params, func_path(term.func)
     if func == _R + "joint_pos_tracking_exp" and "std" in p and not (_finite(p["std"]) and p["std"] > 0):
         raise _bad(f"{where}.params.std", f"{where}.params.std must be finite and > 0, got {p['std']!r}")

@@ -221,8 +221,7 @@ class G20HandTask:
         bound = {t.name: t.call for t, _ in terms.bind(rewards, "rewards", self, n, "scalar")}
         self.reward_coef = np.array([float(t.weight) for t in cfg.rewards.values()])
         self._rewards = [(k, bound[name]) for k, name in enumerate(cfg.rewards) if name in bound]
-        self._events = [terms.resolve(e.func, f"events.{k}") for k, e in cfg.events.items()]
-        self._event_params = [dict(e.params) for e in cfg.events.values()]
+        self._events = [terms.bind_event(e, f"events.{k}")[1] for k, e in cfg.events.items()]
         fields = [*((f"reward_{k}", float) for k in cfg.rewards), *METRIC_FIELDS,
                   *((f"terminated_{k}", bool) for k in cfg.terminations)]  # fmt: skip
         self.info_keys = tuple(k for k, _ in fields)
@@ -310,8 +309,8 @@ class G20HandTask:
             self.start_pose[i] = options["init_qpos"]
         else:
             self.start_pose[i] = self.open_pose
-            for event, params in zip(self._events, self._event_params, strict=True):
-                event(self, i, rng, **params)
+            for event in self._events:
+                event(self, i, rng)
         q0 = self.start_pose[i].copy()
         self.goal[i] = self.held(options["goal"]) if "goal" in options else self.sample_goal(rng)
         d = self.datas[i]

@@ -1,9 +1,9 @@
 """Typed configuration of the wheel-leg velocity-tracking task (``Solenopsis-v0``, ``M20Legacy-v0``).
 
 Sections follow Isaac Lab / mjlab managers: commands, actions, the term tables (``observations``,
-``rewards``, ``terminations``: :data:`OBSERVATIONS`, :data:`REWARDS`, :data:`TERMINATIONS`, each entry a
-function, its weight or scale and parameters; :mod:`dexwheel.tasks.terms`), domain randomisation, plus the
-composer's layer choice. :func:`make_cfg` builds a config from plain keyword arguments, so
+``rewards``, ``terminations``, ``events``: :data:`OBSERVATIONS`, :data:`REWARDS`, :data:`TERMINATIONS`,
+:data:`EVENTS`, each entry a function, its weight, scale or mode and parameters; :mod:`dexwheel.tasks.terms`),
+domain randomisation, plus the composer's layer choice. :func:`make_cfg` builds a config from plain keyword arguments, so
 ``gymnasium.make`` and a Hydra layer reach every field: a section by its name with a dict
 (``rewards={"action_rate_l2": -0.02}``), a top-level field by its name, or one of the flat aliases in
 :data:`KWARG_ALIASES` (``action_scale_knee=0.25``, ``layers=("policy", "stance")``). Unknown names fail
@@ -37,10 +37,12 @@ from dexwheel.robots.wheel_leg import (
 )
 from dexwheel.sim.randomization import DomainRandCfg
 from dexwheel.tasks.terms import (
+    EventTermCfg,
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
     func_path,
+    interval_range,
     merge_terms,
     validate_terms,
 )
@@ -104,6 +106,7 @@ class ComposerCfg:
 _R = "dexwheel.tasks.velocity.rewards:"
 _O = "dexwheel.tasks.velocity.observations:"
 _T = "dexwheel.tasks.velocity.terminations:"
+_E = "dexwheel.tasks.velocity.events:"
 
 #: The reward terms, in the order they are summed. Weights follow the reference (Isaac Lab's velocity tasks)
 #: but for the tracking widths (sharper: with sqrt(0.5) the policy stops improving near 0.13 m/s; 0.5 rad/s is
@@ -146,6 +149,17 @@ TERMINATIONS: dict[str, TerminationTermCfg] = {
     "tilt": TerminationTermCfg(_T + "bad_orientation", {"limit_angle": 1.0}),
 }
 
+#: The event terms (:mod:`~dexwheel.tasks.velocity.events`): at each reset, in this order, the domain-randomisation
+#: draw (its ranges: ``domain_rand``) and the start-pose noise (``reset_noise_scale``); pushes every
+#: ``domain_rand.push_interval_s`` (a path: the number stays there). The ``domain_randomization`` ones run only
+#: with ``domain_rand.enabled``, as before.
+EVENTS: dict[str, EventTermCfg] = {
+    "randomize_model": EventTermCfg(_E + "randomize_model", "reset", domain_randomization=True),
+    "reset_joints_and_base": EventTermCfg(_E + "reset_joints_and_base", "reset"),
+    "push": EventTermCfg(_E + "push_by_setting_velocity", "interval", interval_range_s="domain_rand.push_interval_s",
+                         domain_randomization=True),
+}  # fmt: skip
+
 #: Keys of the earlier sections (``rewards={"lin_vel_std": 0.3}``, ``observations.privileged``) and where
 #: they live now: (section or None for a top-level field, term, field, parameter).
 LEGACY_KEYS: dict[tuple[str, str], tuple[str | None, str, str, str | None]] = {
@@ -159,7 +173,8 @@ LEGACY_KEYS: dict[tuple[str, str], tuple[str | None, str, str, str | None]] = {
     ("terminations", "max_tilt_rad"): ("terminations", "tilt", "params", "limit_angle"),
     ("terminations", "contact_bodies"): ("terminations", "contact", "params", "bodies"),
 }
-_TERM_KINDS = {"rewards": RewardTermCfg, "observations": ObservationTermCfg, "terminations": TerminationTermCfg}
+_TERM_KINDS = {"rewards": RewardTermCfg, "observations": ObservationTermCfg, "terminations": TerminationTermCfg,
+               "events": EventTermCfg}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -171,13 +186,14 @@ class WheelLegEnvCfg:
     knee_kp: float = KNEE_KP
     knee_kd: float = KNEE_KD
     wheel_kd: float = WHEEL_KD
-    reset_noise_scale: float = 0.05  # +- rad on the knees, +- m/s and rad/s on the base velocity
+    reset_noise_scale: float = 0.05  # +- rad on the knees, +- m/s and rad/s on the base (reset_joints_and_base)
     commands: CommandCfg = field(default_factory=CommandCfg)
     actions: ActionCfg = field(default_factory=ActionCfg)
     composer: ComposerCfg = field(default_factory=ComposerCfg)
     observations: dict[str, ObservationTermCfg] = field(default_factory=lambda: dict(OBSERVATIONS))
     rewards: dict[str, RewardTermCfg] = field(default_factory=lambda: dict(REWARDS))
     terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
+    events: dict[str, EventTermCfg] = field(default_factory=lambda: dict(EVENTS))
     privileged_obs: bool = False  # append the "critic" observation group (an asymmetric actor-critic)
     # Each weighted reward term times the control period, as Isaac Lab does, so weights do not depend on the rate.
     scale_rewards_by_dt: bool = True
@@ -360,6 +376,25 @@ def validate(cfg: WheelLegEnvCfg) -> None:
         for name, term in table.items():
             _check_params(f"{section}.{name}", term)
     cfg.domain_rand.validate("domain_rand")
+    for name, term in cfg.events.items():  # an interval path that names no field fails here, naming the event
+        if term.mode == "interval":
+            interval_range(term, cfg, f"events.{name}")
+
+
+def active_events(cfg: WheelLegEnvCfg) -> dict[str, tuple[EventTermCfg, tuple[float, float] | None]]:
+    """The events that run, in table order, each with its interval (``(low, high)`` s; None for a reset
+    event): a ``domain_randomization`` event only with ``domain_rand.enabled``, an interval event only
+    while its interval is set (``domain_rand.push_interval_s=None`` turns pushes off). What runs, and so
+    what is drawn, is fixed when the task is built."""
+    out = {}
+    for name, term in cfg.events.items():
+        if term.domain_randomization and not cfg.domain_rand.enabled:
+            continue
+        interval = interval_range(term, cfg, f"events.{name}") if term.mode == "interval" else None
+        if term.mode == "interval" and interval is None:
+            continue
+        out[name] = (term, interval)
+    return out
 
 
 def _check_params(where: str, term: Any) -> None:
@@ -373,6 +408,9 @@ def _check_params(where: str, term: Any) -> None:
             raise _bad(f"{where}.params.bodies", f"unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
     if "limit_angle" in p and func == _T + "bad_orientation" and not 0 < p["limit_angle"] <= math.pi:
         raise _bad(f"{where}.params.limit_angle", f"must be in (0, pi], got {p['limit_angle']}")
+    if p and isinstance(func, str) and func.startswith(_E):
+        raise _bad(f"{where}.params", f"{func!r} takes none, got {dict(p)}; its numbers are the domain_rand.* fields "
+                                      "and reset_noise_scale (one place each)")  # fmt: skip
 
 
 # The left-right mirror of each observation term (rsl_ppo's symmetry augmentation): a sign per column, or

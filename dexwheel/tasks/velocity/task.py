@@ -10,7 +10,7 @@ One control step::
     action [-1, 1] -> policy JointTargetBuffer (knees: stance + knee_scale a; wheels: vel = wheel_scale a)
       -> JointCommandComposer (layers: policy, stance, override) -> task-order MotorFrame
       -> JointCommandResolver -> robot-order MotorFrame -> MotorFrameDrive (actuator gains, ctrl)
-      -> physics x decimation -> sensors -> reward terms, terminations -> commands, pushes -> observation
+      -> physics x decimation -> sensors -> reward terms, terminations -> commands, interval events -> observation
 
 For N > 1 the composer and the resolver run on layouts whose joint names carry an env prefix
 (``env3/fl_knee_joint``), so one ``compose()`` merges every env's layers with precompiled copies. The
@@ -22,11 +22,16 @@ After the physics, the config's term tables run in their fixed order: terminatio
 Each term is one function over the env axis, and the action mapping and the loops the terms share are
 compiled kernels (:mod:`dexwheel.tasks.velocity.kernels`), so N = 1 and N > 1 run the same code and give
 the same bits.
+
+The ``events`` table (:mod:`~dexwheel.tasks.velocity.events`) says what happens at a reset (domain
+randomisation, the start-pose noise: reset events, in table order) and at intervals (pushes), each per env
+with the env's own generator; a step where no event is due costs one integer compare.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import warnings
 from collections.abc import Sequence
@@ -63,8 +68,8 @@ from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
 from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
 from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics, write_initial_state
 from dexwheel.tasks import terms
-from dexwheel.tasks.velocity import kernels
-from dexwheel.tasks.velocity.config import WheelLegEnvCfg, joint_group, mirror_maps
+from dexwheel.tasks.velocity import events, kernels
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, joint_group, mirror_maps
 
 _LINKS = LINKS
 _SETTLE_S = 1.5
@@ -109,7 +114,8 @@ class WheelLegTask:
         self.max_episode_steps = max(1, round(cfg.episode_length_s / self.dt))
         self.stance = np.asarray(cfg.stance_pose, dtype=np.float64)
 
-        self._knee_qadr = np.array([model.jnt_qposadr[model.joint(j).id] for j in KNEE_JOINTS])
+        #: qpos addresses of the knees (KNEE_JOINTS order)
+        self.knee_qadr = np.array([model.jnt_qposadr[model.joint(j).id] for j in KNEE_JOINTS])
         self._home = np.zeros(model.nq)
         self._home[3] = 1.0
         self.settled_knees, self.settled_height = self._settle(model)
@@ -133,14 +139,17 @@ class WheelLegTask:
         self.commands = np.zeros((n, 2))
         self._bind_state()
         self._build_terms()
+        self._build_events()
 
-        # Events as absolute control-step numbers: one integer compare per step until one is due.
+        # Resamples and interval events as absolute control-step numbers: one integer compare per step until
+        # one is due.
         self.t = 0
         self.episode_start = np.zeros(n, dtype=np.int64)
         self.truncate_at = np.full(n, _NEVER, dtype=np.int64)
         self.resample_at = np.full(n, _NEVER, dtype=np.int64)
-        self.push_at = np.full(n, _NEVER, dtype=np.int64)
-        self._next_resample = self._next_push = _NEVER
+        #: When each env's interval events next run (control steps; a column per interval event, table order).
+        self.event_at = np.full((n, len(self._interval_events)), _NEVER, dtype=np.int64)
+        self._next_resample = self._next_event = _NEVER
         self.obs = np.zeros((n, self.obs_layout.dim), dtype=np.float32)
         #: The last step's results (the task's own buffers; :meth:`step` returns them).
         self.reward = np.zeros(n)
@@ -164,7 +173,7 @@ class WheelLegTask:
             model.actuator_biasprm[j, 2] = -(cfg.knee_kd if knee else cfg.wheel_kd)
         d = mujoco.MjData(model)
         qpos = self._home.copy()
-        qpos[self._knee_qadr] = self.stance
+        qpos[self.knee_qadr] = self.stance
         qpos[2] = float(leg_heights(self.params, self.stance).max()) + _DROP_M
         write_initial_state(model, d, qpos, np.zeros(model.nv))
         for j, name in enumerate(ROBOT_JOINT_ORDER):
@@ -172,7 +181,7 @@ class WheelLegTask:
         for _ in range(round(_SETTLE_S / model.opt.timestep)):
             mujoco.mj_step(model, d)
         model.actuator_biasprm[:] = bias
-        return d.qpos[self._knee_qadr].copy(), float(d.qpos[2])
+        return d.qpos[self.knee_qadr].copy(), float(d.qpos[2])
 
     def _layer_buffer(self, kind: str, joints: Sequence[str], n: int) -> JointTargetBuffer:
         """A layer's buffer with its fixed values (knee position/gains, wheel damping) for every env."""
@@ -300,6 +309,36 @@ class WheelLegTask:
         self._flag_keys = tuple(f"terminated_{name}" for name in cfg.terminations)  # booleans in info
         self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS, *self._flag_keys)
 
+    def _build_events(self) -> None:
+        """Resolve the config's event terms: the reset events' calls in table order, the interval events' calls
+        with their intervals, of the events that run (:func:`~dexwheel.tasks.velocity.config.active_events`).
+        An event changes the state, so it is not called here; a bad path or params fail now, naming the event
+        (also one that does not run with this config: domain randomisation off)."""
+        self._reset_events: list[functools.partial] = []
+        self._interval_events: list[tuple[functools.partial, float, float]] = []
+        self._randomizes_models = False  # does randomize_model run (restore then rebuilds the models from its draws)
+        bound = {name: terms.bind_event(cfg, f"events.{name}") for name, cfg in self.cfg.events.items()}
+        for name, (_, interval) in active_events(self.cfg).items():
+            func, call = bound[name]
+            if interval is None:
+                self._reset_events.append(call)
+                self._randomizes_models |= func is events.randomize_model
+            else:
+                self._interval_events.append((call, *interval))
+        m = self.models[0]
+        #: Each env's start state, filled by the reset events at a reset (:mod:`~dexwheel.tasks.velocity.events`).
+        self._start = self.start_qpos(self.settled_knees)
+        self.reset_qpos = np.tile(self._start, (self.num_envs, 1))
+        self.reset_qvel = np.zeros((self.num_envs, m.nv))
+
+    def start_qpos(self, knees: np.ndarray) -> np.ndarray:
+        """The start pose for knee angles ``knees``: level base at the origin, the wheels just above the ground
+        (the settled stance's height for those knees, plus a 0.5 mm drop)."""
+        qpos = self._home.copy()
+        qpos[self.knee_qadr] = knees
+        qpos[2] = float(leg_heights(self.params, knees).max()) + self._height_offset + _DROP_M
+        return qpos
+
     # -- per step -------------------------------------------------------------------------------
     def apply_action(self, actions: np.ndarray) -> None:
         """Map ``(N, action_dim)`` actions into the policy layer (clipped to [-1, 1] unless disabled).
@@ -347,7 +386,7 @@ class WheelLegTask:
         self.t += 1
         t = self.t
         truncated = self.truncate_at <= t
-        if t >= self._next_resample or t >= self._next_push:
+        if t >= self._next_resample or t >= self._next_event:
             self._events(t)
         diverged = self.physics.monitor.check(self.obs, self.reward)
         if diverged is not None or self._any_diverged:
@@ -405,12 +444,23 @@ class WheelLegTask:
         contain(diverged, self.reward, self.values[:, : len(self.cfg.rewards)], self.values, self.obs)
 
     def _events(self, t: int) -> None:
-        """Due command resamples and pushes; the observation then shows the new commands."""
+        """Due command resamples, then due interval events (per env, in table order; each then draws its
+        next interval); the observation then shows the new commands."""
         for i in np.flatnonzero(self.resample_at <= t).tolist():
             self._resample_command(i, reverse=True)
-        for i in np.flatnonzero(self.push_at <= t).tolist():
-            self._push(i)
+        if t >= self._next_event:
+            envs, columns = np.nonzero(self.event_at <= t)  # env-major: each env's events in table order
+            for i, k in zip(envs.tolist(), columns.tolist(), strict=True):
+                call, lo, hi = self._interval_events[k]
+                rng = self.rngs[i]
+                call(self, i, rng)
+                self.event_at[i, k] = t + self._interval_steps(rng, lo, hi)
+            self._next_event = int(self.event_at.min())
         self.compute_obs()
+
+    def _interval_steps(self, rng: np.random.Generator, lo: float, hi: float) -> int:
+        """Control steps until an interval event runs again: one uniform draw in [lo, hi) seconds, at least 1."""
+        return max(1, round((lo + (hi - lo) * rng.random()) / self.dt))
 
     def compute_obs(self) -> np.ndarray:
         """Fill ``self.obs`` from the observation terms, each times its scale, in column order (all envs)."""
@@ -421,32 +471,24 @@ class WheelLegTask:
 
     # -- resets and events ----------------------------------------------------------------------
     def reset_env(self, i: int) -> None:
-        """Start a new episode in env ``i`` with its generator ``self.rngs[i]`` (fixed draw order)."""
+        """Start a new episode in env ``i`` with its generator ``self.rngs[i]``, in a fixed draw order: the reset
+        events in table order (domain randomisation, the start-pose noise), the start state they chose written
+        into the physics, the command, then one interval draw per interval event."""
         rng = self.rngs[i]
         if rng is None:
             raise RuntimeError(f"env {i}: no random generator; seed it before resetting")
-        rz = self.randomizer
-        if rz.active:
-            p = rz.draw(rng)
-            rz.apply(self.models[i], self._scratch, p)
-            self.drive.set_gain_scales(i, p.kp_scale, p.kd_scale)
-            self.episode_params[i] = p
-            self.model_params[i] = [p.friction - rz.nominal_friction, p.base_mass_add, *p.base_com_offset,
-                                    *(p.link_mass_scale - 1.0)]  # fmt: skip
-        noise = self.cfg.reset_noise_scale * (2.0 * rng.random(len(KNEE_JOINTS) + 6) - 1.0)
-        knees = self.settled_knees + noise[: len(KNEE_JOINTS)]
-        qpos = self._home.copy()
-        qpos[self._knee_qadr] = knees
-        qpos[2] = float(leg_heights(self.params, knees).max()) + self._height_offset + _DROP_M
-        qvel = np.zeros(self.models[i].nv)
-        qvel[:6] = noise[len(KNEE_JOINTS) :]
-        self.physics.reset_env(i, qpos, qvel)
+        self.reset_qpos[i] = self._start
+        self.reset_qvel[i] = 0.0
+        for event in self._reset_events:
+            event(self, i, rng)
+        self.physics.reset_env(i, self.reset_qpos[i], self.reset_qvel[i])
         self.episode_start[i] = self.t
         self.truncate_at[i] = self.t + self.max_episode_steps
         self._resample_command(i)
-        push = rz.push_interval_steps(rng, self.dt)
-        self.push_at[i] = _NEVER if push < 0 else self.t + push
-        self._next_push = int(self.push_at.min())
+        if self._interval_events:
+            for k, (_, lo, hi) in enumerate(self._interval_events):
+                self.event_at[i, k] = self.t + self._interval_steps(rng, lo, hi)
+            self._next_event = int(self.event_at.min())
         self.action[i] = 0.0
         self.last_action[i] = 0.0
 
@@ -468,14 +510,6 @@ class WheelLegTask:
         self.resample_at[i] = self.t + max(1, round((lo + (hi - lo) * u[3]) / self.dt))
         self._next_resample = int(self.resample_at.min())
 
-    def _push(self, i: int) -> None:
-        rng = self.rngs[i]
-        assert rng is not None
-        self.physics.qvel[i, :2] += self.randomizer.push(rng)
-        self.physics.set_qvel(i)
-        self.push_at[i] = self.t + self.randomizer.push_interval_steps(rng, self.dt)
-        self._next_push = int(self.push_at.min())
-
     def set_command(self, lin_vel_x: float, ang_vel_z: float, env: int | None = None, hold: bool = True) -> None:
         """Set a command by hand (evaluation, tests); ``hold`` stops resampling for this episode."""
         envs = range(self.num_envs) if env is None else [env]
@@ -496,8 +530,8 @@ class WheelLegTask:
         """What a copy of this task continues from, by reference (the env deep-copies it): every MjData or
         batch row, the task's and the drive's arrays, the events, the generators, the layer buffers, the
         actuator gains and each env's randomisation draw (its model is rebuilt from it)."""
-        names = ["_scratch", "rngs", "commands", "t", "episode_start", "truncate_at", "resample_at", "push_at",
-                 "_next_resample", "_next_push", "action", "last_action", "obs", "reward", "terminated", "values",
+        names = ["_scratch", "rngs", "commands", "t", "episode_start", "truncate_at", "resample_at", "event_at",
+                 "_next_resample", "_next_event", "action", "last_action", "obs", "reward", "terminated", "values",
                  "model_params", "episode_params", "diverged", "_any_diverged", "drive.kp_scale", "drive.kd_scale",
                  "drive.kp", "drive.kd", "drive._dirty", "drive._last_bytes", "physics.qpos", "physics.qvel",
                  "physics.sensordata", "physics.ctrl", "physics.monitor._last"]  # fmt: skip
@@ -513,7 +547,7 @@ class WheelLegTask:
         """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
         if state["override_active"] != self.override_active:
             self.set_override(state["override_active"])
-        if self.randomizer.active:  # the models as the draws made them (the same writes, from the nominal model)
+        if self._randomizes_models:  # the models as the draws made them (the same writes, from the nominal model)
             for model, p in zip(self.models, state["attrs"]["episode_params"], strict=True):
                 self.randomizer.apply(model, self._scratch, p)
         for model, bias in zip(self.models, state["biasprm"], strict=True):

@@ -93,3 +93,8 @@ def test_hydra_adds_a_hand_term():
 def test_bad_user_terms_are_one_error_naming_the_term(rewards, match):
     with pytest.raises(ConfigFieldError, match=match):
         gym.make("G20Hand-v0", rewards=rewards)
+
+
+def test_an_event_that_cannot_take_its_params_is_refused_naming_it():
+    with pytest.raises(ConfigFieldError, match=r"events\.reset_joints: .* cannot be called as func\(task, env_id, rng"):
+        gym.make("G20Hand-v0", events={"reset_joints": {"params": {"noise": 0.1}}})
