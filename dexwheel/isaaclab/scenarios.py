@@ -29,7 +29,6 @@ GROUPS: dict[str, tuple[str, ...]] = {"wheel_leg": WHEEL_LEG_ROBOTS, "hand": ("g
 SETTLE_S = 1.0
 RUN_S = 2.0
 DRIVE_WHEEL_VEL = -5.0  # rad/s; the wheel axis is (0, -1, 0), so negative rolls forward
-DROP_M = START_DROP_M  # the robots module's, one number for both backends
 HAND_START, HAND_GOAL = "open", "half_fist"
 HAND_POSE_AT_S = 1.0
 SATURATION_S = 0.3  # the G20's 8 N m limit saturates in the first 0.1-0.3 s of a preset move
@@ -72,7 +71,7 @@ def _wheel_leg_programs(robot: str) -> list[Program]:
     knees = np.array(WheelLegEnvCfg(robot=robot).stance_pose)  # the task's default stance
     stance = dict(zip(KNEE_JOINTS, knees, strict=True))
     q0 = np.array([stance.get(j, 0.0) for j in names])
-    height = start_height(robot, knees) + DROP_M
+    height = start_height(robot, knees) + START_DROP_M
     settle, run = round(SETTLE_S / desc.timestep), round(RUN_S / desc.timestep)
     wheel_vel = {
         "stand": {},

@@ -43,11 +43,12 @@ from isaaclab.sensors import ContactSensorCfg
 from isaaclab.utils import configclass
 
 from dexwheel.isaaclab.robots import articulation_cfg
-from dexwheel.isaaclab.scenarios import DROP_M, start_height
+from dexwheel.isaaclab.scenarios import start_height
 from dexwheel.isaaclab.sim import ground_cfg, simulation_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
+from dexwheel.isaaclab.tasks.term_map import mapped
 from dexwheel.robots import get_robot
-from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, WHEEL_JOINTS
+from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, make_cfg
 
@@ -195,16 +196,7 @@ EVENT_MAP = {
 
 
 def _mapped(table, mapping, section: str) -> dict:
-    """``{name: (Isaac Lab function, params, MuJoCo entry)}`` for a MuJoCo term table, or refuse the unmapped terms."""
-    unknown = {f"{section}.{k}": func_path(t.func) for k, t in table.items() if func_path(t.func) not in mapping}
-    if unknown:
-        raise ValueError(f"the Isaac Lab wheel-leg task has no counterpart of {unknown}; "
-                         "run that config on the MuJoCo env, or add the term to dexwheel/isaaclab/tasks")  # fmt: skip
-    out = {}
-    for name, t in table.items():
-        func, make_params = mapping[func_path(t.func)]
-        out[name] = (func, make_params(dict(t.params)), t)
-    return out
+    return mapped(table, mapping, section, "wheel-leg")
 
 
 def _rewards(task: WheelLegEnvCfg) -> RewardsCfg:
@@ -253,7 +245,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
         **{j: (task.knee_kp, task.knee_kd) for j in KNEE_JOINTS},
         **{j: (0.0, task.wheel_kd) for j in WHEEL_JOINTS},
     }
-    height = start_height(task.robot, np.array(task.stance_pose)) + DROP_M
+    height = start_height(task.robot, np.array(task.stance_pose)) + START_DROP_M
     env.decimation = task.decimation
     env.episode_length_s = task.episode_length_s
     # device "cuda:0" as Isaac Lab's default (parse_env_cfg sets the real one); CUDA graphs only act on a GPU

@@ -58,6 +58,7 @@ from dexwheel.robots.wheel_leg import (
     PARAMS,
     POLICY_JOINT_ORDER,
     ROBOT_JOINT_ORDER,
+    START_DROP_M,
     WheelLegParams,
 )
 from dexwheel.sim import snapshot
@@ -73,18 +74,8 @@ from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, joint_
 
 _LINKS = LINKS
 _SETTLE_S = 1.5
-_DROP_M = 0.0005  # start this far above the settled height: a short drop, never a penetration
 _NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # the action dtypes map_actions compiles for
-
-
-def leg_heights(p: WheelLegParams, knees: np.ndarray) -> np.ndarray:
-    """Base-origin height above flat ground that puts each leg's wheel on it, per knee angle.
-
-    The axis (0, -1, 0) turns the knee-to-axle vector (ax, ay, az) into z = ax sin q + az cos q.
-    """
-    ax, _, az = p.knee_to_axle
-    return -(p.hip_xyz[2] + ax * np.sin(knees) + az * np.cos(knees)) + p.wheel_radius
 
 
 @dataclass(frozen=True)
@@ -119,7 +110,7 @@ class WheelLegTask:
         self._home = np.zeros(model.nq)
         self._home[3] = 1.0
         self.settled_knees, self.settled_height = self._settle(model)
-        self._height_offset = self.settled_height - float(leg_heights(self.params, self.settled_knees).max())
+        self._height_offset = self.settled_height - float(self.params.leg_heights(self.settled_knees).max())
 
         self.models = [model] if n == 1 else [copy.copy(model) for _ in range(n)]
         self._scratch = mujoco.MjData(model)
@@ -174,7 +165,7 @@ class WheelLegTask:
         d = mujoco.MjData(model)
         qpos = self._home.copy()
         qpos[self.knee_qadr] = self.stance
-        qpos[2] = float(leg_heights(self.params, self.stance).max()) + _DROP_M
+        qpos[2] = float(self.params.leg_heights(self.stance).max()) + START_DROP_M
         write_initial_state(model, d, qpos, np.zeros(model.nv))
         for j, name in enumerate(ROBOT_JOINT_ORDER):
             d.ctrl[j] = cfg.knee_kp * self.stance[KNEE_JOINTS.index(name)] if name in KNEE_JOINTS else 0.0
@@ -336,7 +327,7 @@ class WheelLegTask:
         (the settled stance's height for those knees, plus a 0.5 mm drop)."""
         qpos = self._home.copy()
         qpos[self.knee_qadr] = knees
-        qpos[2] = float(leg_heights(self.params, knees).max()) + self._height_offset + _DROP_M
+        qpos[2] = float(self.params.leg_heights(knees).max()) + self._height_offset + START_DROP_M
         return qpos
 
     # -- per step -------------------------------------------------------------------------------
