@@ -325,7 +325,10 @@ def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):
     ("overrides", "message"),
     [
         (["headless=true", "hand=middle"], "hand='middle' is not allowed"),
-        (["headless=false"], "the viewer needs a display (DISPLAY is not set); run with headless=true"),
+        (
+            ["headless=false"],
+            "the bridge's viewer opens a window, and there is no display (DISPLAY is not set): run it under a virtual screen (xvfb-run -a python ...), or run with headless=true",
+        ),
     ],
     ids=["bad-setting", "no-display"],
 )
