@@ -19,6 +19,7 @@ from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.isaaclab_launch import IsaacLabError
 from dexwheel.rl.schema import ConfigError
+from dexwheel.sim.rendering import RenderingError
 
 CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 
@@ -27,7 +28,7 @@ CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 def main(cfg: DictConfig) -> None:
     try:
         evaluate(cfg)
-    except (ConfigError, CheckpointError) as e:
+    except (ConfigError, CheckpointError, RenderingError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     except IsaacLabError as e:

@@ -22,9 +22,12 @@ from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.policies import baseline_policy, load_policy, run_config
 from dexwheel.rl.presets import g20_sdk_sequence, wheel_leg_sequence
 from dexwheel.rl.schema import ConfigError
+from dexwheel.sim.rendering import RenderingError, check_window
 
 CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 SOURCES = ("policy", "presets", "random", "zero")
+#: without a display: a video instead of the window
+VIDEO_INSTEAD = "record a video offscreen instead (MUJOCO_GL=egl python scripts/evaluate.py ... video=true)"
 
 
 def action_source(cfg: DictConfig):
@@ -48,9 +51,10 @@ def action_source(cfg: DictConfig):
 @hydra.main(config_path=CONFIG_DIR, config_name="view", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     try:
+        check_window("scripts/view.py (MuJoCo's viewer)", instead=VIDEO_INSTEAD)
         env_cfg, overrides, policy = action_source(cfg)
         env = make_env(env_cfg, **overrides)
-    except (ConfigError, CheckpointError) as e:
+    except (ConfigError, CheckpointError, RenderingError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     policy = policy or baseline_policy(cfg.source, env.action_space, cfg.seed)

@@ -55,11 +55,13 @@ class WireJointState(IdlStruct, typename="sensor_msgs::msg::dds_::JointState_"):
         return Wire(data)
 
 
-def encode_joint_state(name=(), position=(), velocity=(), effort=(), sec: int = 0, nanosec: int = 0) -> bytes:
+def encode_joint_state(name=(), position=(), velocity=(), effort=(), sec: int = 0, nanosec: int = 0,
+                       frame_id: str = "") -> bytes:  # fmt: skip
     """A sensor_msgs/JointState as ROS 2 CDR bytes, by rosbags."""
     t = TYPESTORE.types
+    stamp = t["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec)
     msg = t[JOINT_STATE](
-        header=t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec), frame_id=""),
+        header=t["std_msgs/msg/Header"](stamp=stamp, frame_id=frame_id),
         name=list(name),
         position=np.asarray(position, dtype=np.float64),
         velocity=np.asarray(velocity, dtype=np.float64),

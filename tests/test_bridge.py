@@ -34,6 +34,7 @@ pytest.importorskip("cyclonedds")
 pytest.importorskip("rosbags")
 
 from cyclonedds.core import Policy  # noqa: E402
+from cyclonedds.util import duration  # noqa: E402
 from ros2_client import TYPESTORE, Ros2Client, domain_for_tests, encode_joint_state  # noqa: E402
 
 from dexwheel.bridge.config import BridgeConfig, Topics, ros_domain_id  # noqa: E402
@@ -46,6 +47,7 @@ from dexwheel.bridge.ros2_types import (  # noqa: E402
     dds_topic_name,
     type_hash_user_data,
 )
+from dexwheel.bridge.transport import CycloneTransport  # noqa: E402
 from dexwheel.control import G20SdkMapping  # noqa: E402
 from dexwheel.fields import ConfigFieldError  # noqa: E402
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, G20_HALF_FIST_CMD, G20_OPEN_CMD  # noqa: E402
@@ -323,7 +325,10 @@ def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):
     ("overrides", "message"),
     [
         (["headless=true", "hand=middle"], "hand='middle' is not allowed"),
-        (["headless=false"], "the viewer needs a display (DISPLAY is not set); run with headless=true"),
+        (
+            ["headless=false"],
+            "the bridge's viewer opens a window, and there is no display (DISPLAY is not set): run it under a virtual screen (xvfb-run -a python ...), or run with headless=true",
+        ),
     ],
     ids=["bad-setting", "no-display"],
 )
@@ -362,6 +367,61 @@ def test_run_bridge_in_process_leaves_no_thread(dds):
         time.sleep(0.05)
     assert tasks() <= before_tasks
     watcher.close()
+
+
+def not_utf8(position: list[float]) -> bytes:
+    """A well-formed JointState whose header.frame_id is 4 bytes that are not UTF-8 (ROS 2 strings must be)."""
+    wire = encode_joint_state(position=position, frame_id="@@@@")
+    assert wire.count(b"@@@@") == 1
+    return wire.replace(b"@@@@", b"\xff\xfe\xc3\x28")
+
+
+def wait_until(predicate, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not done after {timeout} s")
+        time.sleep(0.01)
+
+
+def test_an_undecodable_sample_is_dropped_alone_and_the_commands_around_it_arrive_in_order(dds, caplog):
+    """The transport takes several samples per read: one that cannot be decoded (here a frame_id that is not
+    UTF-8) is counted and dropped; the valid commands of the same read, and of every later one, all reach
+    the handler, in the order sent."""
+    topic = "/dexwheel_test/transport_decode"
+    domain = domain_for_tests(1)
+    transport = CycloneTransport(domain, warn_interval_s=0, name="test-transport")
+    received: list[float] = []
+    transport.subscribe(topic, lambda msg: received.append(msg.position[0]))
+    sender = Ros2Client(domain)
+    try:
+        writer = sender.writer(topic)
+        sender.wait_matched(writer, 30)
+        sender.wait_matched(transport._readers[0][1], 30)  # both sides of the discovery: nothing sent is lost
+        # a burst that fills the reader's history (keep-last 10) before the receive thread runs: one read
+        burst = [1, None, 2, 3, None, 4, None, 5, 6, 7]  # None: a malformed sample
+        for value in burst:
+            sender.send(writer, not_utf8([0.0]) if value is None else encode_joint_state(position=[float(value)]))
+        writer.wait_for_acks(duration(seconds=10))  # all 10 are in the transport's reader now
+        with caplog.at_level(logging.WARNING, logger="dexwheel.bridge.transport"):
+            transport.start()
+            wait_until(lambda: len(received) >= 7 and transport.errors.total >= 3, 10)
+            assert received == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+            assert transport.errors.counts == {topic: 3}
+            assert "UnicodeDecodeError" in caplog.text and f"on {topic}" in caplog.text
+            # a stream over many reads: 60 samples, every third one malformed, in bursts of 10
+            expected = [float(v) for v in range(100, 160) if v % 3]
+            for start in range(100, 160, 10):
+                for v in range(start, start + 10):
+                    sender.send(writer, not_utf8([float(v)]) if v % 3 == 0 else encode_joint_state(position=[float(v)]))
+                writer.wait_for_acks(duration(seconds=10))
+                wait_until(lambda s=start: len(received) >= 7 + sum(1 for v in range(100, s + 10) if v % 3), 10)
+        time.sleep(0.2)  # nothing more arrives
+        assert received[7:] == expected
+        assert transport.errors.counts == {topic: 3 + 20}
+    finally:
+        transport.close()
+        sender.close()
 
 
 # -- in process: handlers, timeouts, drives, pacing -------------------------------------------------------------

@@ -1,10 +1,11 @@
-"""Checkpoints: atomic, pruned, and a corrupted or missing one gives a clear error."""
+"""Checkpoints: atomic, pruned, and a corrupted or missing one gives a clear error; an rsl_rl one carries its SHA-256."""
 
 import zipfile
 
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
@@ -12,9 +13,11 @@ from dexwheel.rl.checkpoints import (
     CheckpointError,
     check_checkpoint,
     latest_checkpoint,
+    load_rsl,
     load_vecnormalize,
     prune,
     save_checkpoint,
+    save_rsl,
     stats_path,
     step_checkpoints,
 )
@@ -75,3 +78,31 @@ def test_a_missing_checkpoint_or_run_is_named(tmp_path):
     (tmp_path / "empty_run").mkdir()
     with pytest.raises(CheckpointError, match="no checkpoint"):
         latest_checkpoint(tmp_path / "empty_run")
+
+
+def rsl_state() -> dict:
+    gen = torch.Generator().manual_seed(0)
+    return {"actor_state_dict": {"mlp.0.weight": torch.randn(16, 8, generator=gen)}, "critic_state_dict": {},
+            "optimizer_state_dict": {"state": {}, "param_groups": []}, "iter": 3,
+            "infos": {"num_timesteps": 768}}  # fmt: skip
+
+
+def test_an_rsl_checkpoint_refuses_any_changed_byte_naming_the_file(tmp_path):
+    path = save_rsl(rsl_state(), tmp_path / "checkpoints" / "step_768")
+    assert [p.name for p in path.parent.iterdir()] == ["step_768.pt"]  # one file: the SHA-256 is inside
+    data = path.read_bytes()
+    assert zipfile.ZipFile(path).comment.startswith(b"dexwheel-sha256:")  # any zip reader skips it
+    torch.testing.assert_close(
+        load_rsl(path)["actor_state_dict"]["mlp.0.weight"], rsl_state()["actor_state_dict"]["mlp.0.weight"]
+    )
+    changed = tmp_path / "changed.pt"
+    for at in range(len(data)):  # every byte: the archive, its end record, the comment and the digest
+        flipped = bytearray(data)
+        flipped[at] ^= 0x01
+        changed.write_bytes(bytes(flipped))
+        with pytest.raises(CheckpointError, match=f"checkpoint {changed} ") as e:
+            load_rsl(changed)
+        assert "\n" not in str(e.value)
+    changed.write_bytes(data[:-40])  # truncated
+    with pytest.raises(CheckpointError, match="changed.pt is corrupted or not an rsl_rl checkpoint"):
+        check_checkpoint(changed)

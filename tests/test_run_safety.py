@@ -1,16 +1,21 @@
-"""What a user saved stays intact: refused resumes, streamed evaluation videos, evaluations kept side by side."""
+"""What a user saved stays intact: refused resumes, streamed evaluation videos, evaluations kept side by side,
+rsl_rl checkpoints checked against their SHA-256."""
 
 import hashlib
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import imageio.v2 as imageio
 import pytest
 from test_training import ROOT, compose_cfg, short
 
+from dexwheel.rl.checkpoints import CheckpointError, latest_checkpoint
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.evaluation import run_episodes
@@ -153,3 +158,66 @@ def test_out_refuses_an_existing_file_unless_overwrite(run, tmp_path):
 def test_bad_evaluation_settings_are_named(bad, message):
     with pytest.raises(ConfigError, match=message):
         evaluate(compose_cfg("evaluate", "robot=g20_left", "policy=random", bad))
+
+
+# -- rsl_rl checkpoints carry their SHA-256 ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def rsl_trained(tmp_path_factory) -> Path:
+    run = tmp_path_factory.mktemp("solenopsis_rsl_run")
+    train(compose_cfg("train", *short("solenopsis", *TINY, algo="rsl_ppo")), run)
+    return run
+
+
+@pytest.fixture
+def rsl_run(rsl_trained, tmp_path) -> Path:
+    return Path(shutil.copytree(rsl_trained, tmp_path / "rsl_run"))
+
+
+def script(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, str(ROOT / "scripts" / name), *args]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_pt_checkpoint_whose_bytes_changed_is_refused_by_evaluate_export_and_resume(rsl_run, tmp_path):
+    final = rsl_run / "checkpoints" / "final.pt"
+    data = bytearray(final.read_bytes())
+    data[len(data) // 2] ^= 0x04  # one bit in the middle of the file (tensor data)
+    final.write_bytes(bytes(data))
+    assert latest_checkpoint(rsl_run) == final  # the checkpoint a resume takes
+    before = digest(rsl_run)
+    error = (f"error: checkpoint {final} does not match the SHA-256 it was saved with: its bytes changed after it "
+             f"was written; restore it from a copy or use another checkpoint")  # fmt: skip
+    resume = short("solenopsis", *TINY, "train.total_timesteps=1024", f"train.resume={rsl_run}", algo="rsl_ppo")
+    commands = {
+        "evaluate": script("evaluate.py", f"run={rsl_run}", "checkpoint=final", "episodes=1", cwd=tmp_path),
+        "export": script("export.py", f"run={rsl_run}", cwd=tmp_path),
+        "resume": script("train.py", f"hydra.run.dir={tmp_path / 'hydra'}", *resume, cwd=tmp_path),
+    }
+    for name, proc in commands.items():
+        assert proc.returncode == 2, f"{name}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+        assert proc.stderr.strip().splitlines()[-1] == error, f"{name}: {proc.stderr[-2000:]}"
+        assert "Traceback" not in proc.stderr, name
+    assert digest(rsl_run) == before  # nothing in the run folder changed: no eval/, export/ or checkpoint
+
+
+def test_a_pt_checkpoint_saved_without_a_sha256_is_used_with_a_warning(rsl_run, capsys):
+    """Checkpoints saved before dexwheel wrote a SHA-256 (plain torch.save archives) still evaluate: their
+    zip CRC32s are checked, and one warning says the file has no SHA-256; a changed one is refused."""
+    final = rsl_run / "checkpoints" / "final.pt"
+    sealed = final.read_bytes()
+    legacy = sealed[: sealed.rindex(b"dexwheel-sha256:") - 2] + b"\0\0"  # the archive torch.save wrote
+    assert zipfile.ZipFile(io.BytesIO(legacy)).comment == b""
+    final.write_bytes(legacy)
+    capsys.readouterr()
+    evaluate(compose_cfg("evaluate", f"run={rsl_run}", "checkpoint=final", "episodes=1"))
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: checkpoint {final} has no SHA-256 (saved before dexwheel wrote them, or by another program); "
+        f"its zip CRC32s match, so it is used"
+    ]
+    changed = bytearray(legacy)
+    changed[len(changed) // 2] ^= 0x04
+    final.write_bytes(bytes(changed))
+    with pytest.raises(CheckpointError, match=r"final.pt is corrupted: its entry archive/data/\d+ does not match"):
+        evaluate(compose_cfg("evaluate", f"run={rsl_run}", "checkpoint=final", "episodes=1"))

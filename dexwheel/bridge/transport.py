@@ -7,7 +7,8 @@ hash in every endpoint's USER_DATA (ROS 2 Iron+ warns about endpoints without it
 
 Incoming samples are taken on one receive thread owned by the transport (a DDS wait set, woken by a guard
 condition on :meth:`CycloneTransport.close`), so handlers never run on Cyclone's internal threads and
-closing joins every thread the transport started.
+closing joins every thread the transport started. Samples are taken and decoded one at a time: one that
+cannot be decoded is counted (``CycloneTransport.errors``) and dropped alone.
 """
 
 from __future__ import annotations
@@ -17,7 +18,17 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from cyclonedds.core import GuardCondition, InstanceState, Policy, Qos, ReadCondition, SampleState, ViewState, WaitSet
+from cyclonedds.core import (
+    DDSException,
+    GuardCondition,
+    InstanceState,
+    Policy,
+    Qos,
+    ReadCondition,
+    SampleState,
+    ViewState,
+    WaitSet,
+)
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.internal import InvalidSample
 from cyclonedds.pub import DataWriter
@@ -140,21 +151,28 @@ class CycloneTransport:
                 self._drain(topic, reader, handler)
 
     def _drain(self, topic: str, reader: DataReader, handler: Handler) -> None:
-        while True:
+        """Deliver every sample waiting in ``reader``, in arrival order, taken and decoded one at a time: a
+        sample that cannot be decoded (a string that is not UTF-8, a truncated sequence) is counted and
+        dropped alone, never the valid ones around it (cyclonedds decodes a whole ``take(N)`` at once, and
+        one bad sample would lose the batch)."""
+        while not self._closing.is_set():
             try:
-                samples = reader.take(N=HISTORY_DEPTH)
-            except Exception as exc:  # an undecodable sample: count it, keep the thread alive
-                self.errors.count(topic, f"could not take/decode a sample: {exc!r}")
+                samples = reader.take(N=1)
+            except DDSException as exc:  # the take itself failed: nothing was taken, try at the next wake-up
+                self.errors.count(topic, f"could not take a sample: {exc!r}")
                 return
+            except Exception as exc:  # taken but undecodable: this sample only is lost
+                self.errors.count(topic, f"dropped a sample that could not be decoded: {exc!r}")
+                continue
             if not samples:
                 return
-            for sample in samples:
-                if isinstance(sample, InvalidSample):  # a dispose/unregister notification, not data
-                    continue
-                try:
-                    handler(sample)
-                except Exception as exc:  # a handler bug must not kill the receive thread
-                    self.errors.count(topic, f"handler {getattr(handler, '__name__', handler)} failed: {exc!r}")
+            sample = samples[0]
+            if isinstance(sample, InvalidSample):  # a dispose/unregister notification, not data
+                continue
+            try:
+                handler(sample)
+            except Exception as exc:  # a handler bug must not kill the receive thread
+                self.errors.count(topic, f"handler {getattr(handler, '__name__', handler)} failed: {exc!r}")
 
     def close(self) -> None:
         """Stop and join the receive thread, then delete every DDS entity (children before the participant)."""

@@ -8,8 +8,6 @@ window down crashes or hangs in GLFW (google-deepmind/mujoco#790), so :meth:`clo
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -18,16 +16,15 @@ import mujoco
 import mujoco.viewer
 import numpy as np
 
+from dexwheel.sim.rendering import RenderingError, check_window
 
-class ViewerError(RuntimeError):
-    """The viewer cannot open (no display)."""
+#: The viewer cannot open (no display): :func:`dexwheel.sim.rendering.check_window`'s error.
+ViewerError = RenderingError
 
 
 class PassiveViewer:
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, camera: Mapping[str, Any] | None = None) -> None:
-        if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            # GLFW would print an error and end the process from C; say what to do instead
-            raise ViewerError("the viewer needs a display (DISPLAY is not set); run with headless=true")
+        check_window("the bridge's viewer", instead="run with headless=true")  # GLFW would end the process from C
         before = set(threading.enumerate())
         self._handle = mujoco.viewer.launch_passive(model, data)
         self._threads = set(threading.enumerate()) - before

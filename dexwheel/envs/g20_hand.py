@@ -143,6 +143,9 @@ class G20HandEnv(Reconstructible, gym.Env):
             gym.logger.warn("G20Hand: render() without render_mode; pass render_mode='rgb_array' or 'human'")
             return None
         if self._renderer is None:
+            from dexwheel.sim.rendering import check_render_mode  # no display, no OpenGL: say what to set
+
+            check_render_mode(self.render_mode, "G20Hand-v0")
             from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
 
             self._renderer = MujocoRenderer(

@@ -25,7 +25,7 @@ import numpy as np
 from dexwheel.control import ActionError
 from dexwheel.envs.g20_hand import RESET_OPTIONS, G20HandConfig, G20HandTask, camera_config, make_cfg
 from dexwheel.envs.vector_env import NativeVectorEnv
-from dexwheel.sim.rendering import render_each
+from dexwheel.sim.rendering import check_render_mode, render_each
 
 
 class G20HandVectorEnv(NativeVectorEnv):
@@ -86,6 +86,7 @@ class G20HandVectorEnv(NativeVectorEnv):
         if self.render_mode is None:
             return None
         if self._renderer is None:
+            check_render_mode(self.render_mode, type(self).__name__)
             self._renderer = mujoco.Renderer(self.model, self.config.height, self.config.width)
             cam = mujoco.MjvCamera()
             mujoco.mjv_defaultFreeCamera(self.model, cam)

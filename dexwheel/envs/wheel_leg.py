@@ -45,6 +45,7 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
+from dexwheel.sim.rendering import check_render_mode
 from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
@@ -145,6 +146,8 @@ class WheelLegEnv(TaskViews, Reconstructible, gymnasium.Env):
             return None
         if self._renderer is None:
             from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
+
+            check_render_mode(self.render_mode, self.spec.id if self.spec is not None else type(self).__name__)
 
             self._renderer = MujocoRenderer(self.model, self.data, width=self._width, height=self._height,
                                             camera_name=self._camera_name)  # fmt: skip

@@ -19,7 +19,7 @@ import numpy as np
 
 from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
-from dexwheel.sim.rendering import render_each
+from dexwheel.sim.rendering import check_render_mode, render_each
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
@@ -79,6 +79,7 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
         if self.render_mode is None:
             return None
         if self._renderer is None:
+            check_render_mode(self.render_mode, self.name)
             self._renderer = mujoco.Renderer(self.task.models[0], self._height, self._width)
         datas = (self.task.physics.sync_data(i) for i in range(self.num_envs))
         return render_each(self._renderer, datas, self._camera_name or -1)

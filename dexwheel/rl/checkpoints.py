@@ -4,12 +4,23 @@ An SB3 checkpoint is the model zip plus, when observations are normalised, the `
 statistics next to it (``<name>.zip`` and ``<name>.vecnormalize.pkl``). An rsl_rl checkpoint is the runner's
 ``torch.save`` dict (``<name>.pt``: models with their observation normalisers, optimiser, iteration, and
 ``infos["num_timesteps"]``).
+
+Both are zip archives. An SB3 zip is checked by its entries' CRC32s. An rsl_rl ``.pt`` carries the SHA-256
+of its own bytes in the archive's comment (``dexwheel-sha256:<64 hex>``, the zip format's end-of-archive
+comment, which torch and any zip reader skip), written with the file in one atomic rename: every byte of the
+file is covered (the archive up to the comment by the digest, the comment by its fixed layout), and a
+checkpoint whose bytes changed is refused, naming the file, before anything reads it. A ``.pt`` without one
+(saved before dexwheel wrote them, or by rsl_rl itself) is checked by its entries' CRC32s, which torch
+writes but does not verify on loading, and used with one warning on stderr (docs/training.md).
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import pickle
 import re
+import sys
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,17 +126,82 @@ def load_vecnormalize(checkpoint: Path) -> VecNormalize | None:
     return stats
 
 
+# -- rsl_rl checkpoints: the SHA-256 in the zip comment ----------------------------------------------------
+_EOCD = b"PK\x05\x06"  # the zip end-of-central-directory record: 22 bytes, the last 2 the comment's length
+_EOCD_SIZE = 22
+_SHA_TAG = b"dexwheel-sha256:"
+_SHA_COMMENT = len(_SHA_TAG) + 64
+#: legacy checkpoints (no SHA-256) already warned about in this process: one warning per file
+_warned: set[Path] = set()
+
+
+def seal(archive: bytes) -> bytes:
+    """``archive`` (a zip without a comment, as ``torch.save`` writes) with its SHA-256 as the zip comment."""
+    if archive[-_EOCD_SIZE : -_EOCD_SIZE + 4] != _EOCD or archive[-2:] != b"\0\0":
+        raise ValueError("seal: not a zip archive without a comment (torch.save's format)")
+    comment = _SHA_TAG + hashlib.sha256(archive).hexdigest().encode("ascii")
+    return archive[:-2] + len(comment).to_bytes(2, "little") + comment
+
+
+def verify_rsl_bytes(path: Path, data: bytes) -> bool:
+    """Check an rsl_rl checkpoint's bytes: True when its SHA-256 matches, False for a legacy file (no SHA-256)
+    whose zip CRC32s match; :class:`CheckpointError` naming the file otherwise."""
+    end = len(data) - _SHA_COMMENT
+    sealed = (
+        end >= _EOCD_SIZE
+        and data[end - _EOCD_SIZE : end - _EOCD_SIZE + 4] == _EOCD
+        and data[end - 2 : end] == _SHA_COMMENT.to_bytes(2, "little")
+        and data[end:].startswith(_SHA_TAG)
+    )
+    if sealed:
+        recorded = data[end + len(_SHA_TAG) :]
+        actual = hashlib.sha256(data[: end - 2] + b"\0\0").hexdigest().encode("ascii")
+        if recorded != actual:
+            raise CheckpointError(
+                f"checkpoint {path} does not match the SHA-256 it was saved with: its bytes changed after it was "
+                f"written; restore it from a copy or use another checkpoint"
+            )
+        return True
+    if len(data) < _EOCD_SIZE or data[-_EOCD_SIZE : -_EOCD_SIZE + 4] != _EOCD or data[-2:] != b"\0\0":
+        raise CheckpointError(
+            f"checkpoint {path} is corrupted or not an rsl_rl checkpoint (its zip end record is missing or damaged)"
+        )
+    try:  # legacy: torch writes each entry's CRC32 but does not check them when loading
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            bad = z.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {path} is corrupted or not an rsl_rl checkpoint ({e})") from e
+    if bad is not None:
+        raise CheckpointError(f"checkpoint {path} is corrupted: its entry {bad} does not match its CRC32")
+    return False
+
+
 def save_rsl(saved: dict[str, Any], path: Path) -> Path:
-    """Write an rsl_rl runner's state dict (``OnPolicyRunner.save``'s content) atomically."""
-    with atomic_open(Path(path).with_suffix(".pt")) as f:
-        torch.save(saved, f)
-    return Path(path).with_suffix(".pt")
+    """Write an rsl_rl runner's state dict (``OnPolicyRunner.save``'s content) atomically, its SHA-256 inside."""
+    buffer = io.BytesIO()
+    torch.save(saved, buffer)
+    path = Path(path).with_suffix(".pt")
+    with atomic_open(path) as f:
+        f.write(seal(buffer.getvalue()))
+    return path
 
 
 def load_rsl(path: Path) -> dict[str, Any]:
-    """An rsl_rl checkpoint's dict (tensors and plain values only), or :class:`CheckpointError` naming the file."""
+    """An rsl_rl checkpoint's dict (tensors and plain values only), its bytes checked first (:func:`verify_rsl_bytes`),
+    or :class:`CheckpointError` naming the file."""
     try:
-        saved = torch.load(path, map_location="cpu", weights_only=True)
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise CheckpointError(f"checkpoint {path} cannot be read ({e.strerror or e})") from e
+    if not verify_rsl_bytes(path, data) and Path(path).resolve() not in _warned:
+        _warned.add(Path(path).resolve())
+        print(
+            f"warning: checkpoint {path} has no SHA-256 (saved before dexwheel wrote them, or by another program); "
+            f"its zip CRC32s match, so it is used",
+            file=sys.stderr,
+        )
+    try:
+        saved = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - a truncated file and a foreign one mean the same to a user
         raise CheckpointError(f"checkpoint {path} is corrupted or not an rsl_rl checkpoint ({e})") from e
     missing = [k for k in RSL_KEYS if not isinstance(saved, dict) or k not in saved]

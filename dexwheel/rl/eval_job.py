@@ -21,6 +21,7 @@ from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
 from dexwheel.rl.policies import POLICIES, baseline_policy, load_policy, resolve_checkpoint, run_config
 from dexwheel.rl.schema import ConfigError
+from dexwheel.sim.rendering import check_offscreen
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
@@ -116,6 +117,8 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
     backend = cfg.backend.name
     if backend == "isaaclab" and cfg.video:
         raise ConfigError("video: videos are rendered on the MuJoCo backend; drop video=true or backend=isaaclab")
+    if cfg.video:
+        check_offscreen("video=true")  # before any episode runs: RenderingError saying what to set
     name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, cfg.episodes, backend)
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, robots)
     overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}

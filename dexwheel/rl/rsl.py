@@ -2,7 +2,8 @@
 
 rsl_rl's ``OnPolicyRunner`` trains over the native vector env (:class:`RslVecEnv`); dexwheel keeps its own
 run layout around it, as for SB3 runs: the runner's iterations run in chunks up to the next evaluation or
-checkpoint, checkpoints (``checkpoints/step_<n>.pt``, ``best.pt``, ``final.pt``) are written atomically,
+checkpoint, checkpoints (``checkpoints/step_<n>.pt``, ``best.pt``, ``final.pt``) are written atomically with the
+SHA-256 of their bytes inside (:mod:`dexwheel.rl.checkpoints`),
 TensorBoard gets rsl_rl's own scalars in ``tb/rsl_ppo``. Observation normalisation lives in the actor and
 critic models (rsl_rl's ``obs_normalization``), so a checkpoint and an exported policy carry it along.
 """

@@ -1,12 +1,117 @@
-"""Rendering: a lit scene a person can read, and offscreen frames of several simulations of one model
-(the native vector envs' ``rgb_array``)."""
+"""Rendering: a lit scene a person can read, offscreen frames of several simulations of one model (the native
+vector envs' ``rgb_array``), and the one check every renderer runs before it starts.
+
+Without a display, GLFW (MuJoCo's window, and its default OpenGL backend on Linux) ends the process from C
+(an assertion, exit status 134) or fails deep in a traceback. :func:`check_render_mode` (a window:
+:func:`check_window`; offscreen frames: :func:`check_offscreen`) raises :class:`RenderingError` first,
+saying what to set: ``MUJOCO_GL=egl`` for offscreen frames, ``xvfb-run`` for a window without a screen.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from collections.abc import Iterable
 
 import mujoco
 import numpy as np
+
+#: how to get a virtual screen for a window (Debian's xvfb package)
+XVFB = "run it under a virtual screen (xvfb-run -a python ...)"
+#: the offscreen alternative to a window
+OFFSCREEN = "render offscreen instead (render_mode='rgb_array' with MUJOCO_GL=egl)"
+#: MUJOCO_GL values MuJoCo and gymnasium render offscreen with on Linux ('' and glfw: a hidden GLFW window)
+GL_BACKENDS = ("glfw", "egl", "osmesa")
+#: checks passed in this process: (kind, MUJOCO_GL, display)
+_passed: set[tuple[str, str, str]] = set()
+
+
+class RenderingError(RuntimeError):
+    """Rendering cannot start here (no display for a window, no working OpenGL backend offscreen); the message
+    says what to set instead."""
+
+
+def _display() -> str:
+    return os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or ""
+
+
+def _glfw_starts() -> bool:
+    """Whether GLFW initialises (connects to the display); GLFW's own complaints are not printed."""
+    import glfw
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bool(glfw.init())
+
+
+def check_window(what: str, instead: str = OFFSCREEN) -> None:
+    """Raise :class:`RenderingError` when ``what`` (a window: ``render_mode="human"``, MuJoCo's viewer) cannot
+    open: on Linux, no ``DISPLAY`` / ``WAYLAND_DISPLAY``, or one GLFW cannot connect to. ``instead``: the
+    alternative the message offers besides a virtual screen."""
+    if not sys.platform.startswith("linux"):
+        return
+    display = _display()
+    key = ("window", "", display)
+    if key in _passed:
+        return
+    if not display:
+        raise RenderingError(
+            f"{what} opens a window, and there is no display (DISPLAY is not set): {XVFB}, or {instead}"
+        )
+    if not _glfw_starts():
+        raise RenderingError(
+            f"{what} opens a window, and the display {display!r} cannot be opened: {XVFB}, or {instead}"
+        )
+    _passed.add(key)
+
+
+def check_offscreen(what: str) -> None:
+    """Raise :class:`RenderingError` when ``what`` cannot render offscreen frames with the OpenGL backend
+    ``MUJOCO_GL`` selects (unset: GLFW, which needs a display on Linux); EGL and OSMesa are tried once."""
+    backend = os.environ.get("MUJOCO_GL", "").strip().lower()
+    display = _display() if backend in ("", "glfw") else ""
+    key = ("offscreen", backend, display)
+    if key in _passed:
+        return
+    fix = "set MUJOCO_GL=egl (GPU or Mesa; MUJOCO_GL=osmesa renders in software)"
+    if backend not in ("", *GL_BACKENDS):
+        raise RenderingError(f"{what}: MUJOCO_GL={backend!r} is not one of {list(GL_BACKENDS)}; {fix}")
+    if backend in ("", "glfw") and sys.platform.startswith("linux"):
+        name = "MUJOCO_GL=glfw" if backend else "MUJOCO_GL is not set (GLFW)"
+        if not display:
+            raise RenderingError(
+                f"{what} renders with OpenGL, {name} and there is no display (DISPLAY is not set): {fix}, "
+                f"or run under a virtual screen (xvfb-run -a python ...)"
+            )
+        if not _glfw_starts():
+            raise RenderingError(
+                f"{what} renders with OpenGL, {name} and the display {display!r} cannot be opened: {fix}"
+            )
+    elif backend in ("egl", "osmesa"):
+        try:
+            if backend == "egl":
+                from mujoco.egl import GLContext
+            else:
+                from mujoco.osmesa import GLContext
+            context = GLContext(16, 16)
+            context.make_current()
+            context.free()
+        except Exception as e:  # noqa: BLE001 - a missing library and a failing driver mean the same to a user
+            raise RenderingError(
+                f"{what}: the OpenGL backend MUJOCO_GL={backend} does not work here ({type(e).__name__}: {e}); "
+                f"set MUJOCO_GL to one whose library is installed (egl: libegl1, osmesa: libosmesa6), or run under "
+                f"a virtual screen with MUJOCO_GL=glfw (xvfb-run -a python ...)"
+            ) from None
+    _passed.add(key)
+
+
+def check_render_mode(render_mode: str | None, env: str) -> None:
+    """The check for an env's ``render_mode``: ``"human"`` a window, any other mode offscreen frames."""
+    if render_mode == "human":
+        check_window(f"{env} render_mode='human'")
+    elif render_mode is not None:
+        check_offscreen(f"{env} render_mode={render_mode!r}")
 
 
 def render_each(
