@@ -51,9 +51,9 @@ def action_source(cfg: DictConfig):
 @hydra.main(config_path=CONFIG_DIR, config_name="view", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     try:
-        check_window("scripts/view.py (MuJoCo's viewer)", instead=VIDEO_INSTEAD)
         env_cfg, overrides, policy = action_source(cfg)
-        env = make_env(env_cfg, **overrides)
+        env = make_env(env_cfg, **overrides)  # a config error first: it is what the user must fix either way
+        check_window("scripts/view.py (MuJoCo's viewer)", instead=VIDEO_INSTEAD)
     except (ConfigError, CheckpointError, RenderingError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
