@@ -75,8 +75,9 @@ class HandCommandPath:
         if unknown or "policy" not in layers or len(set(layers)) != len(layers):
             raise ConfigFieldError("composer_layers", f"composer_layers: {list(layers)}; the G20 takes 'policy' "
                                    f"and optionally {list(LAYERS[1:])}, each once")  # fmt: skip
-        if "hold" in layers:
-            joint_group(hold_joints, "hold_joints")
+        if "hold" in layers and set(joint_group(hold_joints, "hold_joints")) == set(ACTIVE_JOINTS):
+            raise ConfigFieldError("hold_joints", f"hold_joints: {hold_joints!r} holds every active joint, so the "
+                                   "policy would control nothing; hold a group (thumb, index, ..., fingers) instead")  # fmt: skip
         return layers
 
     @staticmethod

@@ -220,6 +220,16 @@ class WheelLegTask:
         self._bind_frames()
         if self.override_active and not cc.override_active:
             self.set_override(False)
+        controlled = [j for j in self.policy_joints if not (self.override_active and j in self._override_joints)]
+        if not controlled:
+            warnings.warn(
+                f"composer: the active override layer holds every joint of the policy ({', '.join(self.policy_joints)}),"
+                " so the policy controls nothing until set_override(False); to train a policy, use "
+                "composer.override_active=false (the stop then engages when switched on) or composer.override_joints "
+                "without some of them",
+                UserWarning,
+                stacklevel=4,
+            )
         self._policy_block = self.buffers["policy"].block.reshape(5, n, self.action_dim)
         a = self.cfg.actions
         nw = self.action_dim - self._nk
