@@ -30,15 +30,19 @@ CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 
 
 def remove_if_empty(folder: Path) -> None:
-    """The folder Hydra made for this launch, and its parent, when nothing was written there (a failed or a
-    resumed launch: the resumed run writes into its own folder)."""
-    for path in (folder, folder.parent):
-        if path.resolve() == Path.cwd().resolve() or path.name == "outputs":
-            return
+    """The folder Hydra made for this launch when nothing was written there (a failed launch, or a resumed
+    one: the run writes into its own folder), and the folders above it up to the working directory that are
+    left empty (``outputs/<run_name>/``, ``outputs/``)."""
+    cwd = Path.cwd().resolve()
+    path = folder.resolve()
+    while path != cwd:
         try:
             path.rmdir()  # only an empty folder
         except OSError:
             return
+        if cwd not in path.parents:  # outside the working directory: the launch's own folder only
+            return
+        path = path.parent
 
 
 @hydra.main(config_path=CONFIG_DIR, config_name="train", version_base="1.3")
