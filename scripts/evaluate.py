@@ -39,8 +39,21 @@ def main(cfg: DictConfig) -> None:
         raise SystemExit(1) from None
 
 
+def run_of(args: list[str]) -> list[str]:
+    """``run=<run>`` as typed, else the run an ``onnx=`` export's metadata names (when it can be read)."""
+    if any(a.startswith("run=") for a in args):
+        return args
+    onnx = [a.split("=", 1)[1] for a in args if a.startswith("onnx=")]
+    try:
+        from dexwheel.rl.export import ExportedPolicy
+
+        return [*args, f"run={ExportedPolicy.load(onnx[-1]).run}"] if onnx else args
+    except ConfigError:
+        return args  # evaluate() reports it
+
+
 if __name__ == "__main__":
-    # run=<run>: Hydra composes the run's own robot, task, drive, ... (its config.yaml), so that its env
-    # settings can be overridden by their paths; the backend stays an evaluation setting
-    sys.argv += selection_overrides(sys.argv[1:], "run", tuple(g for g in GROUPS if g != "backend"))
+    # run=<run> (or an export's run): Hydra composes the run's own robot, task, drive, ... (its config.yaml),
+    # so that its env settings can be overridden by their paths; the backend stays an evaluation setting
+    sys.argv += selection_overrides(run_of(sys.argv[1:]), "run", tuple(g for g in GROUPS if g != "backend"))
     main()
