@@ -61,3 +61,29 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         raise TypeError(f"write_atomic: data must be str or bytes, got {type(data).__name__}")
     with atomic_open(path) as f:
         f.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def write_new(path: str | os.PathLike, data: str | bytes) -> None:
+    """Create ``path`` holding ``data``, complete, only if no file of that name exists: FileExistsError
+    otherwise, also when another process creates it at the same moment (the content is written to a
+    temporary file first, then hard-linked to ``path``, which never replaces a file)."""
+    if not isinstance(data, (str, bytes)):
+        raise TypeError(f"write_new: data must be str or bytes, got {type(data).__name__}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, _umask_mode())
+        os.link(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def move_new(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    """Rename ``src`` to ``dst`` only if ``dst`` does not exist (FileExistsError otherwise, ``src`` kept)."""
+    os.link(src, dst)
+    os.unlink(src)

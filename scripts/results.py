@@ -10,8 +10,9 @@ A wheel-leg run is also evaluated on the hard-reversal stress test (:data:`STRES
 drive at 0.8-1.0 m/s and reverse the direction at every resample (every 5 s), the manoeuvre that tips a policy
 over; its row counts falls, and its errors stay out of the spread (they are a harder task's).
 
-Any other override goes to train.py. A seed whose run folder already holds ``checkpoints/final`` is not trained
-again (delete the folder to retrain); evaluations are rewritten (``overwrite=true``).
+Any other override goes to train.py; every argument is checked (train.py's by composing its config) before
+anything starts, and ``-h``/``--help`` prints this. A seed whose run folder already holds ``checkpoints/final``
+is not trained again (delete the folder to retrain); evaluations are rewritten (``overwrite=true``).
 """
 
 from __future__ import annotations
@@ -46,12 +47,51 @@ def run(cmd: list[str]) -> str:
     return done.stdout
 
 
+OWN = ("seeds", "sets", "out", "stress")
+
+
+def refuse(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def check(args: list[str]) -> list[str]:
+    """The arguments for train.py, once all of them have been checked: nothing starts on a typo."""
+    if any(a in ("-h", "--help") for a in args):
+        print(__doc__)
+        raise SystemExit(0)
+    for a in args:
+        if a.startswith("-") or "=" not in a:
+            refuse(f"{a}: not an argument of results.py (key=value overrides; --help shows them)")
+    for key in ("seeds", "sets"):
+        try:
+            if not _list(_arg(args, key, "[0]")):
+                refuse(f"{key}: an empty list")
+        except ValueError:
+            refuse(f"{key}={_arg(args, key, '')}: expected a list of integers such as [0,1,2]")
+    if _arg(args, "stress", "true").lower() not in ("true", "false"):
+        refuse(f"stress={_arg(args, 'stress', '')}: expected true or false")
+    train_args = [a for a in args if a.split("=", 1)[0] not in OWN]
+    for a in train_args:
+        if a.split("=", 1)[0].lstrip("+~") in ("seed", "hydra.run.dir"):
+            refuse(f"{a}: results.py sets it for each run (seeds=[...], out=...)")
+    sys.path.insert(0, str(ROOT))
+    from dexwheel.rl.run_config import compose
+    from dexwheel.rl.schema import ConfigError
+
+    try:
+        compose("train", train_args)
+    except ConfigError as e:
+        refuse(f"train.py would refuse {' '.join(train_args)}: {e}")
+    return train_args
+
+
 def main() -> None:
     args = sys.argv[1:]
+    train_args = check(args)
     robot = _arg(args, "robot", "solenopsis")
     seeds, sets = _list(_arg(args, "seeds", "[0,1,2]")), _list(_arg(args, "sets", "[20000,30000]"))
     out = Path(_arg(args, "out", f"outputs/results/{robot}"))
-    train_args = [a for a in args if a.split("=", 1)[0] not in ("seeds", "sets", "out", "stress")]
     hand = robot.startswith("g20")
     task = "hand_pose_tracking" if hand else "velocity_tracking"
     goals = ["env_overrides={goal_mode: random}"] if hand else []  # unseen goals only

@@ -1,9 +1,13 @@
 """Train a policy: ``python scripts/train.py robot=solenopsis`` (Hydra overrides for everything else).
 
 python scripts/train.py robot=g20_left drive=pd
-python scripts/train.py train.resume=outputs/<run> train.total_timesteps=N   # continue a run (same settings)
+python scripts/train.py train.resume=outputs/<run>                  # continue a run, as it was configured
+python scripts/train.py train.resume=outputs/<run> train.total_timesteps=N   # ... to a larger budget
 python scripts/train.py -m seed=0,1,2                       # local multirun
 python scripts/train.py -m hydra/launcher=submitit_slurm_dexwheel seed=0,1,2   # SLURM
+
+A run's folder holds everything it writes, its log lines in ``train.log`` (a resumed run's too); a launch
+that fails leaves no folder behind.
 """
 
 from __future__ import annotations
@@ -18,27 +22,49 @@ from omegaconf import DictConfig
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.evaluation import format_table
 from dexwheel.rl.isaaclab_launch import IsaacLabError
+from dexwheel.rl.run_config import selection_overrides
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
 
 CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 
 
+def remove_if_empty(folder: Path) -> None:
+    """The folder Hydra made for this launch when nothing was written there (a failed launch, or a resumed
+    one: the run writes into its own folder), and the folders above it up to the working directory that are
+    left empty (``outputs/<run_name>/``, ``outputs/``)."""
+    cwd = Path.cwd().resolve()
+    path = folder.resolve()
+    while path != cwd:
+        try:
+            path.rmdir()  # only an empty folder
+        except OSError:
+            return
+        if cwd not in path.parents:  # outside the working directory: the launch's own folder only
+            return
+        path = path.parent
+
+
 @hydra.main(config_path=CONFIG_DIR, config_name="train", version_base="1.3")
 def main(cfg: DictConfig) -> float:
-    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    hydra_cfg = HydraConfig.get()
+    run_dir = Path(hydra_cfg.runtime.output_dir)
     try:
-        summary = train(cfg, run_dir)
+        summary = train(cfg, run_dir, overrides=list(hydra_cfg.overrides.task))
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     except IsaacLabError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(1) from None
+    finally:
+        remove_if_empty(run_dir)
     if summary:  # empty on a distributed run's other processes
         print(format_table({cfg.robot.name: summary}))
     return summary.get("return", 0.0)
 
 
 if __name__ == "__main__":
+    # train.resume=<run> alone: Hydra composes the run's own robot, task, drive, ... (its config.yaml)
+    sys.argv += selection_overrides(sys.argv[1:], "train.resume")
     main()

@@ -464,6 +464,17 @@ def joints(bridge) -> np.ndarray:
     return np.array(bridge.joint_state().position)
 
 
+def test_an_out_of_range_command_is_rejected_naming_what_the_bridge_does(caplog):
+    bridge, send, _ = make_bridge(FakeClock(), track_test=True)
+    caplog.set_level(logging.WARNING, logger="dexwheel.bridge")
+    send(JointState(position=[256.0]))
+    bridge.step()
+    warned = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
+    assert len(warned) == 1 and "= 256" in warned[0], warned
+    assert "out_of_range" not in warned[0]  # no bridge setting has that name
+    assert "the bridge rejects such a command (it never clips one): send values in range" in warned[0]
+
+
 def test_malformed_commands_are_rejected_counted_and_rate_limited(caplog):
     clock = FakeClock()
     bridge, send, _ = make_bridge(clock, track_test=True)

@@ -130,9 +130,8 @@ def test_metadata_describes_the_env(runs, robot, algo):
     slices = dict(env.unwrapped.obs_slices)
     env.close()
     assert (meta["robot"], meta["env_id"], meta["algo"]) == (robot, cfg.robot.env_id, algo)
-    assert Path(meta["run"]) == run.resolve() and Path(meta["checkpoint"]).name == (
-        "final.pt" if algo == "rsl_ppo" else "final.zip"
-    )
+    assert meta["run"] == ".." and meta["run_absolute"] == str(run.resolve())  # relative to policy.json's folder
+    assert meta["checkpoint"] == ("checkpoints/final.pt" if algo == "rsl_ppo" else "checkpoints/final.zip")
     assert meta["num_timesteps"] >= 1024
     assert meta["control_hz"] == 50.0  # wheel-leg: 4 x 5 ms physics steps; G20: control_hz 50
     obs = meta["observation"]
@@ -171,6 +170,23 @@ def test_evaluate_plays_the_exported_policy_as_the_trained_one(runs, robot, algo
         assert exported[robot][key] == pytest.approx(value, rel=0, abs=1e-6), key
     saved = json.loads((run / "eval" / f"onnx_final_{robot}_seed20000_ep2.json").read_text())
     assert saved["policy"] == "onnx" and saved["onnx"] == str(onnx_path) and saved["results"] == exported
+
+
+def test_an_export_moved_with_its_run_or_alone_still_finds_the_run(runs, tmp_path):
+    import shutil
+
+    run, onnx_path, _ = runs("solenopsis", "ppo")
+    moved = Path(shutil.copytree(run, tmp_path / "archive" / "run"))  # the run, its export inside, moved
+    copied = tmp_path / "deploy" / "policy.onnx"  # the export alone, elsewhere: the absolute path finds the run
+    copied.parent.mkdir()
+    shutil.copy(onnx_path, copied)
+    shutil.copy(onnx_path.with_suffix(".json"), copied.with_suffix(".json"))
+    assert ExportedPolicy.load(moved / "export" / "policy.onnx").run == moved / "export" / ".."
+    assert ExportedPolicy.load(copied).run == run.resolve()
+    cfg = compose_cfg("evaluate", "policy=onnx", f"onnx={moved / 'export' / 'policy.onnx'}", "episodes=1")
+    evaluate(cfg)
+    name = "onnx_final_solenopsis_seed20000_ep1.json"  # next to the moved run, its config used
+    assert (moved / "eval" / name).exists() and not (run / "eval" / name).exists()
 
 
 def test_an_env_of_another_observation_size_is_refused(runs):

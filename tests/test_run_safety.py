@@ -127,11 +127,11 @@ def test_evaluate_video_episodes_records_the_first_episode(tmp_path, monkeypatch
 
 def test_each_evaluation_is_kept_under_its_own_name(run, capsys):
     evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1"))
-    first = run / "eval" / "trained_best_solenopsis_seed20000_ep1.json"
+    first = run / "eval" / "trained_final_solenopsis_seed20000_ep1.json"
     kept = first.read_bytes()
     assert f"metrics: {first}" in capsys.readouterr().out
     evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1"))  # the same evaluation again: a second file
-    again = run / "eval" / "trained_best_solenopsis_seed20000_ep1_2.json"
+    again = run / "eval" / "trained_final_solenopsis_seed20000_ep1_2.json"
     assert f"metrics: {again}" in capsys.readouterr().out
     evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1", "checkpoint=final", "eval_seed=7",
                          "robots=[solenopsis,m20_legacy]"))  # fmt: skip

@@ -74,7 +74,7 @@ def test_a_short_run_trains_checkpoints_and_evaluates(robot, algo, tmp_path):
     assert set(results) == {robot}
     metric = "mean_joint_error" if robot.startswith("g20") else "lin_vel_x_error"
     assert results[robot][metric] >= 0.0 and results[robot]["episodes"] == 2
-    saved = json.loads((tmp_path / "eval" / f"trained_best_{robot}_seed20000_ep2.json").read_text())
+    saved = json.loads((tmp_path / "eval" / f"trained_final_{robot}_seed20000_ep2.json").read_text())
     assert saved["results"][robot][metric] == pytest.approx(results[robot][metric])
 
 
@@ -156,7 +156,7 @@ def test_ctrl_c_saves_a_checkpoint_before_exiting(algo, tmp_path):
     assert proc.returncode == 130, out
     saved = [p for p in (run / "checkpoints").glob("step_*") if p.suffix in (".pt", ".zip")]
     assert len(saved) == 1 and saved[0].suffix == (".pt" if algo == "rsl_ppo" else ".zip")
-    assert "resume with train.resume=" in out
+    assert f"resume with: python scripts/train.py train.resume={run}" in out
     assert int(saved[0].stem.split("_")[1]) > 0
 
 

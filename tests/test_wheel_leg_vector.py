@@ -125,3 +125,24 @@ def test_bad_actions_name_the_env_and_the_joint():
     with pytest.raises(ActionError, match=r"shape \(3, 8\).*got \(8,\)"):
         venv.step(np.zeros(8, np.float32))
     venv.close()
+
+
+def test_max_episode_steps_truncates_as_the_g20_vector_env_does():
+    """``make_vec(..., max_episode_steps=k)``, as for G20Hand-v0: each env truncates after k steps (then resets)."""
+    import copy
+
+    venv = gymnasium.make_vec("Solenopsis-v0", num_envs=4, max_episode_steps=5)
+    assert isinstance(venv, WheelLegVectorEnv) and venv.max_episode_steps == 5
+    venv.reset(seed=0)
+    zero = np.zeros((4, 8), np.float32)
+    for _ in range(4):
+        assert not venv.step(zero)[3].any()
+    twin = copy.deepcopy(venv)  # continues the same episodes
+    _, _, terminated, truncated, infos = venv.step(zero)
+    assert truncated.all() and not terminated.any() and infos["_final_obs"].all()
+    assert twin.step(zero)[3].all()
+    assert not venv.step(zero)[3].any()  # a new episode
+    venv.close()
+    twin.close()
+    with pytest.raises(ValueError, match="max_episode_steps must be None or an integer >= 1, got 0"):
+        gymnasium.make_vec("Solenopsis-v0", num_envs=2, max_episode_steps=0)

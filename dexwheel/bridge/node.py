@@ -96,6 +96,8 @@ class G20Bridge:
         self._qpos_adr = check_model(self.model, f"g20_{cfg.hand} model")
         self.dt = float(self.env.dt)
         sdk = G20SdkMapping(cfg.hand)
+        # the bridge has no clipping setting (out_of_range is the envs' and the mappings'): it rejects the message
+        sdk.raise_hint = "the bridge rejects such a command (it never clips one): send values in range"
         fixed = sdk(GOAL_PRESETS[cfg.timeout.fixed_target])[_ACTIVE_IDX]
         start = sdk(GOAL_PRESETS["open"])[_ACTIVE_IDX]
         # -- the action path: mapping (in the handler) -> latest-value slot -> command layer -> composer --------
@@ -114,6 +116,7 @@ class G20Bridge:
         self.composer = JointCommandComposer(layout, [JointCommandLayer("command", self._command.view)])
         self._sdk = sdk
         self._nominal = g20_nominal_mapping(initial=dict(zip(ACTIVE_JOINTS, start.tolist(), strict=True)))
+        self._nominal.raise_hint = sdk.raise_hint
         self._lower, self._upper = G20_MIMIC.active_lower, G20_MIMIC.active_upper
         self._target = np.empty(len(ACTIVE_JOINTS))
         self._hold: np.ndarray | None = None  # policy raise: the pose held while the source is stale

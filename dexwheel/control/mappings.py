@@ -107,6 +107,9 @@ class BoundedMapping:
 
     #: Inputs must be whole numbers (the G20 SDK protocol): a fraction is invalid, and ``"clip"`` rounds it.
     integer = False
+    #: What the refusal of an invalid input suggests (``{how}``: clip, or clip and round); a user of the
+    #: mapping with its own settings (the bridge) names those instead.
+    raise_hint = "set out_of_range='clip' to {how} instead"
 
     def __init__(self, out_of_range: OutOfRange = "raise") -> None:
         if out_of_range not in ("raise", "clip"):
@@ -141,7 +144,7 @@ class BoundedMapping:
         first = describe_invalid(values, lo, hi, bad, label)
         if self.out_of_range == "raise":
             how = "clip and round" if self.integer else "clip"
-            raise ActionError(f"{type(self).__name__}: {first}; set out_of_range='clip' to {how} instead")
+            raise ActionError(f"{type(self).__name__}: {first}; {self.raise_hint.format(how=how)}")
         values = values.copy()  # never modify the caller's array
         nan = np.isnan(values)
         values[nan] = hold[nan]

@@ -26,17 +26,27 @@ from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 
 
 class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
-    """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads``.
+    _copied_attrs = (*NativeVectorEnv._copied_attrs, "_elapsed")
+    """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads`` and
+    ``max_episode_steps`` (as ``gymnasium.make_vec(..., max_episode_steps=k)`` passes it, and as the G20 vector
+    env takes it: an env is truncated after that many steps, or earlier at its own ``episode_length_s``).
 
     ``copy.deepcopy`` and pickling give an independent vector env that continues the same trajectories.
     """
 
     def __init__(self, num_envs: int = 1, cfg: WheelLegEnvCfg | None = None, *, num_threads: int | None = None,
                  render_mode: str | None = None, width: int = 640, height: int = 480,
-                 camera_name: str | None = TRACK_CAMERA, **kwargs: Any) -> None:  # fmt: skip
+                 camera_name: str | None = TRACK_CAMERA, max_episode_steps: int | None = None,
+                 **kwargs: Any) -> None:  # fmt: skip
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode: {render_mode!r}; the vector env renders 'rgb_array' (one frame per env) "
                              "or None; use the single env for 'human'")  # fmt: skip
+        if max_episode_steps is not None and (
+            isinstance(max_episode_steps, bool) or int(max_episode_steps) != max_episode_steps or max_episode_steps < 1
+        ):
+            raise ValueError(f"max_episode_steps must be None or an integer >= 1, got {max_episode_steps!r}")
+        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
+        self._elapsed = np.zeros(num_envs, dtype=np.int64)  # steps since each env's reset
         self.cfg = make_cfg(cfg, **kwargs)
         # one env: plain mj_step (the backends agree bit for bit; the pool only pays off with several envs)
         backend = "serial" if num_envs == 1 else "batch"
@@ -51,12 +61,13 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
     def _init_kwargs(self) -> dict[str, Any]:
         return {"num_envs": self.num_envs, "cfg": self.cfg, "num_threads": self.task.physics.num_threads or None,
                 "render_mode": self.render_mode, "width": self._width, "height": self._height,
-                "camera_name": self._camera_name}  # fmt: skip
+                "camera_name": self._camera_name, "max_episode_steps": self.max_episode_steps}  # fmt: skip
 
     # -- the task's part of NativeVectorEnv ------------------------------------------------------------
     def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
         self.task.rngs[i] = rng
         self.task.reset_env(i)
+        self._elapsed[i] = 0
 
     def _reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:
         return self.task.reset_info(idx)
@@ -66,6 +77,9 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
 
     def _step_envs(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         obs, reward, terminated, truncated, _ = self.task.step(np.asarray(actions))
+        self._elapsed += 1
+        if self.max_episode_steps is not None:
+            truncated = truncated | (self._elapsed >= self.max_episode_steps)
         return obs.copy(), reward.copy(), terminated.copy(), truncated, self.task.step_info()
 
     def set_command(self, lin_vel_x: float, ang_vel_z: float, env: int | None = None, hold: bool = True) -> None:

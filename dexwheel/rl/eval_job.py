@@ -1,29 +1,46 @@
 """Evaluate a run (or a baseline policy) as ``scripts/evaluate.py`` does: table, JSON, optional video.
 
+``run=<run>`` evaluates the run as trained: its own ``config.yaml`` (:func:`dexwheel.rl.run_config.load_run_config`),
+with what the command line changes applied (:func:`env_changes`): an env setting (``task.*``, ``drive=``,
+``drive.*``, ``action``, ``composer``, ``collision``, ``env_overrides``) is applied and recorded, in the JSON
+(``overrides``) and in the file name; anything that is no evaluation setting (``algo``, ``seed``,
+``train.*``, another ``robot=``) is refused naming it.
+
 Each evaluation is kept: its JSON is named by what was evaluated,
-``<policy>[_<checkpoint>]_<robot>+<robot>_seed<eval_seed>_ep<episodes>.json`` in ``<run>/eval/`` (or
-``outputs/eval/`` without a run), with ``_2``, ``_3``, ... appended when that name is taken; its videos
-are ``<same name>_<robot>.mp4`` next to it. ``out=<path>`` names the JSON instead and refuses an
-existing file; ``overwrite=true`` replaces existing files instead of keeping them.
+``<policy>[_<checkpoint>]_<robot>+<robot>_seed<eval_seed>_ep<episodes>[_<overrides>].json`` in ``<run>/eval/``
+(or ``outputs/eval/`` without a run), with ``_2``, ``_3``, ... appended when that name is taken (created
+exclusively: two evaluations finishing at once get two files); its videos are ``<same name>_<robot>.mp4``
+next to it. ``out=<path>`` names the JSON instead and refuses an existing file; ``overwrite=true`` replaces
+existing files instead of keeping them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from dexwheel.atomic import write_atomic
-from dexwheel.rl.env_factory import make_env
+from dexwheel.atomic import move_new, write_atomic, write_new
+from dexwheel.rl.env_factory import env_kwargs, make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
 from dexwheel.rl.policies import POLICIES, baseline_policy, load_policy, resolve_checkpoint, run_config
+from dexwheel.rl.run_config import ENV_GROUPS, parse_overrides, selections, set_value, value_of
 from dexwheel.rl.schema import ConfigError
 from dexwheel.sim.rendering import check_offscreen
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+#: evaluate.py's own settings
+OWN = ("run", "checkpoint", "policy", "onnx", "episodes", "eval_seed", "robots", "env_overrides", "video",
+       "video_episodes", "out", "overwrite")  # fmt: skip
+#: settings of how the evaluation runs, taken as typed
+RUNS_ON = ("backend", "train.device")
+#: an override list this long or longer is named by its start and a hash
+NAME_MAX = 60
 
 
 def with_robot(cfg: DictConfig, robot: str) -> DictConfig:
@@ -43,17 +60,75 @@ def with_robot(cfg: DictConfig, robot: str) -> DictConfig:
     return out
 
 
+def env_changes(
+    cfg: DictConfig, env_cfg: DictConfig, overrides: list[str], has_run: bool
+) -> tuple[DictConfig, list[str]]:
+    """The env config to evaluate (``env_cfg``, the run's, with the typed env settings applied; ``cfg`` is
+    Hydra's composition of them) and the overrides that changed something, as typed. One that is no
+    evaluation setting is refused (:class:`ConfigError` naming it)."""
+    env_cfg = OmegaConf.create(OmegaConf.to_container(env_cfg, resolve=True))
+    changed: list[str] = []
+    for o in parse_overrides(overrides):
+        if o.hydra or o.root in RUNS_ON or o.key in RUNS_ON or (o.root in OWN and o.root != "env_overrides"):
+            continue
+        if o.delete:
+            raise ConfigError(f"{o.line}: an evaluation cannot delete a config key")
+        if o.root == "env_overrides":
+            changed.append(o.line)
+            continue
+        new = value_of(cfg, o.key)
+        if o.group:
+            same = selections(OmegaConf.to_container(env_cfg), (o.key,)) == selections({o.key: new}, (o.key,))
+        else:
+            same = OmegaConf.select(env_cfg, o.key, default=object()) == new
+        if not has_run:  # Hydra composed the env as typed: nothing to apply
+            if o.root in ENV_GROUPS and not o.key.startswith("task.train"):
+                changed.append(o.line)
+                continue
+            if o.root == "robot":
+                continue  # the robot evaluated, named in the file name already
+        elif same:
+            continue  # the run's own value (also each group option scripts/evaluate.py selects for the run)
+        elif o.root in ENV_GROUPS and not o.key.startswith("task.train"):
+            set_value(env_cfg, o.key, new)
+            changed.append(o.line)
+            continue
+        elif o.root == "robot":
+            raise ConfigError(
+                f"{o.line}: the run was trained on {env_cfg.robot.name}; evaluate it on another robot of its "
+                f"family with robots=[{value_of(cfg, 'robot.name')}]"
+            )
+        raise ConfigError(
+            f"{o.line}: not an evaluation setting (the policy and its training are the run's); evaluate.py takes "
+            f"{', '.join(f'{k}=' for k in OWN)}, backend=, train.device= and env settings "
+            f"({', '.join(f'{g}.*' for g in ENV_GROUPS)}, a group option such as drive=pd)"
+        )
+    return env_cfg, changed
+
+
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "-", text).strip("-.") or "x"
 
 
+def overrides_tag(lines: list[str]) -> str:
+    """``drive-pd+task.hand.goal_mode-random``: the overrides, filesystem-safe; a long list as its start and
+    a hash of all of it."""
+    text = "+".join(_safe(line.lstrip("+")) for line in lines)
+    if len(text) < NAME_MAX:
+        return text
+    digest = hashlib.sha1("\n".join(lines).encode()).hexdigest()[:10]
+    return f"{text[: NAME_MAX - 20].rstrip('-.+')}-{digest}"
+
+
 def eval_name(policy: str, checkpoint: str | None, robots: list[str], seed: int, episodes: int,
-              backend: str = "mujoco") -> str:  # fmt: skip
+              backend: str = "mujoco", overrides: list[str] = ()) -> str:  # fmt: skip
     """``trained_final_solenopsis+m20_legacy_seed20000_ep10``: what was evaluated, filesystem-safe (another
-    backend than MuJoCo is named after the robots: ``..._solenopsis_isaaclab_seed...``)."""
+    backend than MuJoCo is named after the robots: ``..._solenopsis_isaaclab_seed...``; the overrides that
+    changed the env at the end: ``..._ep10_drive-pd``)."""
     parts = [policy, *([checkpoint] if checkpoint else []), "+".join(robots),
              *([backend] if backend != "mujoco" else []), f"seed{seed}", f"ep{episodes}"]  # fmt: skip
-    return "_".join(_safe(p) for p in parts)
+    name = "_".join(_safe(p) for p in parts)
+    return f"{name}_{overrides_tag(list(overrides))}" if overrides else name
 
 
 def video_path(json_path: Path, robot: str) -> Path:
@@ -64,17 +139,17 @@ def _taken(path: Path, videos: list[str]) -> bool:
     return any(p.exists() for p in [path, *(video_path(path, r) for r in videos)])
 
 
-def _free(path: Path, videos: list[str]) -> Path:
-    """``path``, else ``<stem>_2.json``, ``_3``, ...: the first whose JSON and videos do not exist yet."""
-    candidate, n = path, 1
-    while _taken(candidate, videos):
+def _candidates(path: Path):
+    """``path``, then ``<stem>_2.json``, ``_3``, ..."""
+    yield path
+    n = 2
+    while True:
+        yield path.with_name(f"{path.stem}_{n}{path.suffix}")
         n += 1
-        candidate = path.with_name(f"{path.stem}_{n}{path.suffix}")
-    return candidate
 
 
 def output_path(cfg: DictConfig, out_dir: Path, name: str, robots: list[str]) -> Path:
-    """Where this evaluation's JSON goes: never over an existing evaluation unless ``overwrite=true``."""
+    """Where this evaluation's JSON is meant to go (:func:`save` claims the name when it is written)."""
     videos = robots if cfg.video else []
     if cfg.out:
         path = Path(cfg.out)
@@ -82,8 +157,34 @@ def output_path(cfg: DictConfig, out_dir: Path, name: str, robots: list[str]) ->
             taken = next(p for p in [path, *(video_path(path, r) for r in videos)] if p.exists())
             raise ConfigError(f"out: {taken} already exists; choose another path or pass overwrite=true")
         return path
-    path = out_dir / f"{name}.json"
-    return path if cfg.overwrite else _free(path, videos)
+    return out_dir / f"{name}.json"
+
+
+def save(path: Path, text: str, videos: dict[str, Path], fixed: bool, overwrite: bool) -> Path:
+    """Write the JSON (and move its videos, recorded under temporary names, next to it) without ever
+    replacing an existing file unless ``overwrite``: the first free name from ``path`` on, created
+    exclusively, so two evaluations finishing at once keep both results. ``fixed`` (``out=``): that name
+    or an error."""
+    if overwrite:
+        for robot, tmp in videos.items():
+            os.replace(tmp, video_path(path, robot))
+        write_atomic(path, text)
+        return path
+    for candidate in [path] if fixed else _candidates(path):
+        if not fixed and _taken(candidate, list(videos)):
+            continue
+        try:
+            write_new(candidate, text)
+        except FileExistsError:
+            if fixed:
+                raise ConfigError(
+                    f"out: {candidate} already exists; choose another path or pass overwrite=true"
+                ) from None
+            continue
+        for robot, tmp in videos.items():  # this evaluation owns the name: its videos take it too
+            move_new(tmp, video_path(candidate, robot))
+        return candidate
+    raise AssertionError("unreachable")
 
 
 def _check(cfg: DictConfig) -> None:
@@ -104,13 +205,16 @@ def _exported(cfg: DictConfig):
     return ExportedPolicy.load(cfg.get("onnx"))
 
 
-def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
+def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, float]]:
+    """Evaluate as ``cfg`` says; ``overrides`` are the ones the user typed (scripts/evaluate.py passes Hydra's
+    list): with a run, its config is used with exactly those applied (:func:`env_changes`)."""
     _check(cfg)
     exported = _exported(cfg) if cfg.policy == "onnx" else None
     run = Path(cfg.run) if cfg.run else (exported.run if exported is not None else None)
     if cfg.policy == "trained" and run is None:
         raise ConfigError("run: a trained policy needs run=<training run folder> (or policy=random|zero)")
-    env_cfg = run_config(run) if run is not None else cfg
+    run_cfg = run_config(run) if run is not None else cfg
+    env_cfg, changed = env_changes(cfg, run_cfg, list(overrides), run is not None)
     robots = list(cfg.robots) or [env_cfg.robot.name]
     checkpoint = resolve_checkpoint(run, cfg.checkpoint, env_cfg.algo.name) if cfg.policy == "trained" else None
     tag = checkpoint.stem if checkpoint else (exported.name if exported is not None else None)
@@ -119,48 +223,56 @@ def evaluate(cfg: DictConfig) -> dict[str, dict[str, float]]:
         raise ConfigError("video: videos are rendered on the MuJoCo backend; drop video=true or backend=isaaclab")
     if cfg.video:
         check_offscreen("video=true")  # before any episode runs: RenderingError saying what to set
-    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, cfg.episodes, backend)
+    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, cfg.episodes, backend, changed)
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, robots)
-    overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
+    env_overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
     configs = {r: env_cfg if r == env_cfg.robot.name else with_robot(env_cfg, r) for r in robots}  # all checked first
+    for rcfg in configs.values():
+        env_kwargs(rcfg)  # a group option of the other family, named before any episode runs
     results: dict[str, dict[str, float]] = {}
-    for robot, rcfg in configs.items():
-        if backend == "isaaclab":
-            results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, overrides)
-            continue
-        render = {"render_mode": "rgb_array"} if cfg.video else {}
-        env = make_env(rcfg, **render, **overrides)
-        if checkpoint is not None:
-            policy = load_policy(run, str(checkpoint), env_cfg)
-        elif exported is not None:
-            policy = exported.policy(env, robot)  # refuses an env whose observation size differs
-        else:
-            policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
-        video = video_path(out, robot) if cfg.video else None
-        try:
-            result = run_episodes(env, policy, rcfg.task.name, cfg.episodes, cfg.eval_seed, video_path=video,
-                                  progress=True, video_episodes=cfg.video_episodes)  # fmt: skip
-        finally:
-            env.close()
-        results[robot] = result.summary()
-        if video is not None:
-            print(f"video: {video} ({min(cfg.video_episodes, cfg.episodes)} episode(s))")
-    record = {
-        "policy": cfg.policy,
-        "run": str(run) if run else None,
-        "checkpoint": str(checkpoint) if checkpoint else (exported.metadata["checkpoint"] if exported else None),
-        **({"onnx": str(exported.path)} if exported is not None else {}),
-        "robots": robots,
-        "backend": backend,
-        "eval_seed": cfg.eval_seed,
-        "episodes": cfg.episodes,
-        "env_overrides": overrides,
-        "results": results,
-    }
-    if out.exists() and not cfg.overwrite:  # another evaluation took the name meanwhile: keep both
-        out = _free(out, [])
-    write_atomic(out, json.dumps(record, indent=1))
+    videos: dict[str, Path] = {}
+    try:
+        for robot, rcfg in configs.items():
+            if backend == "isaaclab":
+                results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, env_overrides)
+                continue
+            render = {"render_mode": "rgb_array"} if cfg.video else {}
+            env = make_env(rcfg, **render, **env_overrides)
+            if checkpoint is not None:
+                policy = load_policy(run, str(checkpoint), run_cfg)
+            elif exported is not None:
+                policy = exported.policy(env, robot)  # refuses an env whose observation size differs
+            else:
+                policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
+            if cfg.video:  # recorded under a temporary name; it takes the JSON's name once that is claimed
+                videos[robot] = out.with_name(f".{out.stem}_{robot}.{os.getpid()}.tmp.mp4")
+            try:
+                result = run_episodes(env, policy, rcfg.task.name, cfg.episodes, cfg.eval_seed,
+                                      video_path=videos.get(robot), progress=True,
+                                      video_episodes=cfg.video_episodes)  # fmt: skip
+            finally:
+                env.close()
+            results[robot] = result.summary()
+        record = {
+            "policy": cfg.policy,
+            "run": str(run) if run else None,
+            "checkpoint": str(checkpoint) if checkpoint else (exported.metadata["checkpoint"] if exported else None),
+            **({"onnx": str(exported.path)} if exported is not None else {}),
+            "robots": robots,
+            "backend": backend,
+            "eval_seed": cfg.eval_seed,
+            "episodes": cfg.episodes,
+            "overrides": changed,
+            "env_overrides": env_overrides,
+            "results": results,
+        }
+        out = save(out, json.dumps(record, indent=1), videos, fixed=bool(cfg.out), overwrite=cfg.overwrite)
+    finally:
+        for tmp in videos.values():
+            tmp.unlink(missing_ok=True)
     print(format_table(results))
+    for robot in videos:
+        print(f"video: {video_path(out, robot)} ({min(cfg.video_episodes, cfg.episodes)} episode(s))")
     print(f"metrics: {out}")
     return results
 

@@ -23,6 +23,7 @@ import contextlib
 import copy
 import json
 import logging
+import os
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -279,8 +280,16 @@ def action_description(env: gym.Env, run_cfg: DictConfig) -> dict[str, Any]:
     return out
 
 
+def _relative(path: Path, start: Path) -> str:
+    """``path`` relative to ``start`` (``..`` as needed), POSIX separators: valid wherever both move together."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(start).resolve())).as_posix()
+
+
 def build_metadata(run_dir: Path, run_cfg: DictConfig, algo: str, checkpoint: Path, env: gym.Env,
                    source: Source, onnx_path: Path) -> dict[str, Any]:  # fmt: skip
+    """The export's metadata. ``run`` is the run folder relative to the metadata file's folder (an export and
+    its run moved together still find each other), ``run_absolute`` where it was at export time (found when
+    the export alone moves); ``checkpoint`` is relative to the run folder."""
     env_size, obs_size = int(np.prod(env.observation_space.shape)), source.obs_size
     reads = "all of it" if obs_size == env_size else f"its {obs_size} leading columns (the rest are privileged)"
     import onnx
@@ -288,13 +297,14 @@ def build_metadata(run_dir: Path, run_cfg: DictConfig, algo: str, checkpoint: Pa
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "run": str(Path(run_dir).resolve()),
+        "run": _relative(run_dir, onnx_path.parent),
+        "run_absolute": str(Path(run_dir).resolve()),
         "robot": str(run_cfg.robot.name),
         "family": str(run_cfg.robot.family),
         "env_id": str(run_cfg.robot.env_id),
         "task": str(run_cfg.task.name),
         "algo": algo,
-        "checkpoint": str(Path(checkpoint).resolve()),
+        "checkpoint": _relative(checkpoint, run_dir),
         "num_timesteps": source.num_timesteps,
         "control_hz": round(1.0 / float(env.unwrapped.dt), 9),
         "observation": {
@@ -437,7 +447,19 @@ class ExportedPolicy:
 
     @property
     def run(self) -> Path:
-        return Path(self.metadata["run"])
+        """The run folder: ``run`` relative to the metadata's folder, else ``run_absolute`` (an absolute ``run``,
+        as exports before format details changed hold, is used as it is)."""
+        rel = Path(self.metadata["run"])
+        candidates = [rel if rel.is_absolute() else self.path.parent / rel]
+        if self.metadata.get("run_absolute"):
+            candidates.append(Path(self.metadata["run_absolute"]))
+        found = next((p for p in candidates if (p / "config.yaml").is_file()), None)
+        if found is None:
+            raise ConfigError(
+                f"onnx: {self.path}'s run folder is neither at {candidates[0]} nor at {candidates[-1]} "
+                f"(its policy.json: run, run_absolute); pass run=<run folder>"
+            )
+        return found
 
     @property
     def name(self) -> str:

@@ -3,15 +3,15 @@ exported ONNX policy: :class:`dexwheel.rl.export.ExportedPolicy`)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from dexwheel.rl.checkpoints import (
     CHECKPOINT_DIR,
-    CheckpointError,
     check_checkpoint,
     latest_checkpoint,
     load_vecnormalize,
@@ -19,17 +19,19 @@ from dexwheel.rl.checkpoints import (
 )
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
-from dexwheel.rl.training import CONFIG_FILE, RSL_ALGOS
+from dexwheel.rl.run_config import load_run_config
+from dexwheel.rl.training import RSL_ALGOS
 
 POLICIES = ("trained", "random", "zero", "onnx")  # onnx: an exported policy (dexwheel.rl.export)
 
 
 def run_config(run_dir: Path) -> DictConfig:
-    """The resolved config a run was trained with."""
-    path = Path(run_dir) / CONFIG_FILE
-    if not path.exists():
-        raise CheckpointError(f"run={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")
-    return OmegaConf.load(path)  # type: ignore[return-value]
+    """The resolved config a run was trained with, complete: a key its ``config.yaml`` lacks (saved before the
+    key existed) is filled with today's default and named on stderr with the value used."""
+    cfg, warnings = load_run_config(run_dir)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    return cfg
 
 
 def resolve_checkpoint(run_dir: Path, which: str, algo: str) -> Path:

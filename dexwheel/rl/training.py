@@ -26,17 +26,39 @@ from dexwheel.rl.checkpoints import CHECKPOINT_DIR, check_checkpoint, latest_che
 from dexwheel.rl.curves import plot_learning_curve
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import EvalResult, Policy, run_episodes
+from dexwheel.rl.run_config import CONFIG_FILE, load_run_config, parse_overrides, selections, set_value, value_of
 from dexwheel.rl.schema import ConfigError, TrainCfg, validate
 
 RSL_ALGOS = ("rsl_ppo",)  # rsl_rl's runner (dexwheel.rl.rsl); the others are stable-baselines3's (dexwheel.rl.sb3)
-CONFIG_FILE = "config.yaml"
+LOG_FILE = "train.log"
+LOG_FORMAT = "[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"
 HISTORY_FILE = "eval_history.json"
 CURVE_FILE = "learning_curve.png"
 FINAL_EVAL_FILE = "final_eval.json"
 #: ``episodes(policy, n_episodes=, seed=)``: a backend's evaluation episodes
 Episodes = Callable[..., EvalResult]
-#: progress lines; under ``scripts/train.py`` Hydra's job logging sends them to ``<run>/train.log`` and stdout
+#: progress lines: to the run's ``train.log`` (:func:`run_log`) and, under ``scripts/train.py``, stdout
 log = logging.getLogger("dexwheel.train")
+
+
+@contextlib.contextmanager
+def run_log(run_dir: Path, active: bool = True):
+    """Every log line of the run (each segment of a resumed one too) appended to ``<run>/train.log``."""
+    if not active:
+        yield
+        return
+    handler = logging.FileHandler(Path(run_dir) / LOG_FILE, mode="a", encoding="utf-8")
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root = logging.getLogger()
+    level = log.level
+    root.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        log.setLevel(level)
 
 
 def _fields(summary: dict[str, float]) -> str:
@@ -155,20 +177,48 @@ def resume_differences(saved: dict[str, Any], requested: dict[str, Any]) -> list
     return out
 
 
-def check_resume_config(cfg: DictConfig, run_dir: Path) -> None:
-    """Refuse (naming what differs) a resume whose config would change the run's env or model."""
-    path = run_dir / CONFIG_FILE
-    if not path.exists():
-        raise ConfigError(f"train.resume={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")
-    saved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    requested = OmegaConf.to_container(cfg, resolve=True)
-    diffs = resume_differences(saved, requested)  # type: ignore[arg-type]
+def _refuse(run_dir: Path, diffs: list[str]) -> None:
     if diffs:
         shown = "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
         raise ConfigError(
-            f"train.resume={run_dir}: the requested config does not match the run's {path} ({shown}); "
-            f"resume with the run's settings (only the training budget may change)"
+            f"train.resume={run_dir}: the requested config does not match the run's {Path(run_dir) / CONFIG_FILE} "
+            f"({shown}); resume with the run's settings (only the training budget may change)"
         )
+
+
+def check_resume_config(cfg: DictConfig, run_dir: Path) -> list[str]:
+    """Refuse (naming what differs) a composed config that would change the run's env or model; returns the
+    warnings about keys the run's config lacked."""
+    saved, notes = load_run_config(run_dir, "train.resume")
+    requested = OmegaConf.to_container(cfg, resolve=True)
+    _refuse(run_dir, resume_differences(OmegaConf.to_container(saved), requested))  # type: ignore[arg-type]
+    return notes
+
+
+def resume_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> tuple[DictConfig, list[str]]:
+    """The run's own config with the overrides the user typed applied (``cfg``: Hydra's composition of them);
+    one that would change the run's env or model is refused naming the field. Returns the config and the
+    warnings about keys the run's config lacked."""
+    saved, notes = load_run_config(run_dir, "train.resume")
+    plain = OmegaConf.to_container(saved)
+    merged = OmegaConf.create(plain)
+    parsed = [o for o in parse_overrides(overrides) if not o.hydra]
+    for o in parsed:
+        if o.delete:
+            raise ConfigError(f"{o.line}: a resume cannot delete a key of the run's {run_dir / CONFIG_FILE}")
+        if o.group:
+            if selections(plain, (o.key,)) != selections({o.key: value_of(cfg, o.key)}, (o.key,)):
+                set_value(merged, o.key, value_of(cfg, o.key))  # another option: named as a difference below
+        else:
+            set_value(merged, o.key, value_of(cfg, o.key))
+    typed = {o.key for o in parsed}
+    for key in cfg.train:  # train.total_timesteps: ${task.train.total_timesteps} follows a typed task.train.*
+        if OmegaConf.is_interpolation(cfg.train, key):
+            source = str(cfg.train._get_node(key)._value()).strip("${}")  # type: ignore[union-attr]
+            if source in typed and f"train.{key}" not in typed:
+                set_value(merged, f"train.{key}", value_of(cfg, f"train.{key}"))
+    _refuse(run_dir, resume_differences(plain, OmegaConf.to_container(merged, resolve=True)))  # type: ignore[arg-type]
+    return merged, notes
 
 
 def _rsl_learn(learner: Any, total: int, evaluator: Evaluator, train: TrainCfg, bar: bool) -> None:
@@ -201,33 +251,54 @@ def make_learner(cfg: DictConfig, train: TrainCfg, name: str, params: DictConfig
     return Sb3Learner(cfg, train, name, params, policy, run_dir, checkpoint)
 
 
-def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+def train(cfg: DictConfig, run_dir: Path, overrides: list[str] | None = None) -> dict[str, Any]:
     """Train as the config says, writing everything into ``run_dir``; returns the final evaluation.
 
+    With ``train.resume=<run>`` the run continues in its own folder. ``overrides`` (what the user typed,
+    as ``scripts/train.py`` passes them) are then applied to the run's own config (:func:`resume_config`);
+    without them, ``cfg`` itself must match the run's config (:func:`check_resume_config`).
     ``backend=isaaclab`` runs the training itself in the Isaac Lab venv (:mod:`dexwheel.rl.isaaclab_launch`)
     once everything here has been checked.
     """
+    checkpoint, notes = None, []
+    if cfg.train.resume:  # a missing, corrupted or incompatible run fails before anything in it is written
+        run_dir = Path(cfg.train.resume)
+        checkpoint = latest_checkpoint(run_dir)
+        check_checkpoint(checkpoint)
+        if overrides is None:
+            notes = check_resume_config(cfg, run_dir)
+        else:
+            cfg, notes = resume_config(cfg, run_dir, overrides)
     train_cfg, name, params, policy = validate(cfg)
     make_env(cfg).close()  # env kwargs are checked (and named) before anything else runs
-    run_dir = Path(train_cfg.resume) if train_cfg.resume else Path(run_dir)
-    checkpoint = latest_checkpoint(run_dir) if train_cfg.resume else None
-    if checkpoint is not None:  # a missing, corrupted or incompatible run fails before anything in it is written
-        check_checkpoint(checkpoint)
-        check_resume_config(cfg, run_dir)
+    run_dir = Path(run_dir)
     if cfg.backend.name == "isaaclab":
         from dexwheel.rl.isaaclab_launch import train_on_isaaclab
 
-        return train_on_isaaclab(cfg, name, run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with run_log(run_dir):
+            for line in notes:
+                log.warning(line)
+            return train_on_isaaclab(cfg, name, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     learner = make_learner(cfg, train_cfg, name, params, policy, run_dir, checkpoint)
-    return run_training(cfg, train_cfg, learner, Evaluator(cfg, train_cfg, run_dir), run_dir)
+    return run_training(cfg, train_cfg, learner, Evaluator(cfg, train_cfg, run_dir), run_dir, notes)
 
 
-def run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: Evaluator, run_dir: Path) -> dict:
-    """The run itself, whatever the learner and the backend: progress lines, periodic evaluations and
-    checkpoints, Ctrl-C saving a checkpoint, the final checkpoint and evaluation."""
-    name = cfg.algo.name
+def run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: Evaluator, run_dir: Path,
+                 notes: list[str] = ()) -> dict:  # fmt: skip
+    """The run itself, whatever the learner and the backend: progress lines (to the run's ``train.log``),
+    periodic evaluations and checkpoints, Ctrl-C saving a checkpoint, the final checkpoint and evaluation."""
     main = getattr(learner, "is_main", True)  # a distributed run's other processes only learn
+    with run_log(run_dir, active=main):
+        for line in notes:
+            log.warning(line)
+        return _run_training(cfg, train_cfg, learner, evaluator, run_dir, main)
+
+
+def _run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: Evaluator, run_dir: Path,
+                  main: bool) -> dict:  # fmt: skip
+    name = cfg.algo.name
     evaluator.active = main
     if not main:
         log.disabled = True
@@ -252,7 +323,7 @@ def run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: 
     except KeyboardInterrupt:
         interrupted = True
         path = learner.save_step(train_cfg.keep_checkpoints)
-        print(f"\ninterrupted: saved {path}; resume with train.resume={run_dir}")
+        print(f"\ninterrupted: saved {path}; resume with: python scripts/train.py train.resume={run_dir}")
         log.info(f"interrupted at step={learner.num_timesteps}: saved {path}")
     finally:
         signal.signal(signal.SIGINT, previous)

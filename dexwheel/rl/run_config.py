@@ -1,0 +1,170 @@
+"""A run's own config as the source of truth, and what a command line may change of it.
+
+A run folder's ``config.yaml`` holds every value the run was trained with (defaults included).
+:func:`load_run_config` reads it back complete: a key the file lacks (a run saved before the key existed)
+is filled with today's default and named in a warning with the value used, never filled silently.
+
+``evaluate.py run=<run>`` and ``train.py train.resume=<run>`` start from that config:
+:func:`selection_overrides` composes Hydra's tree with the run's own robot, task, drive, ... (so that
+``task.hand.goal_mode=random`` needs no ``robot=g20_left``), and each script then applies exactly the
+overrides the user typed (:func:`parse_overrides`), or refuses one naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from dexwheel.rl.schema import ConfigError
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+CONFIG_FILE = "config.yaml"
+#: the config groups a run selects (``robot`` by its name, the others by their node's ``name``)
+GROUPS = ("robot", "task", "drive", "action", "composer", "collision", "algo", "backend")
+#: the groups that define the env (an evaluation may change them)
+ENV_GROUPS = ("task", "drive", "action", "composer", "collision")
+#: tables of terms (``func`` + parameters): a run's table is complete as saved, never merged with today's
+TERM_KEYS = ("func",)
+
+
+@dataclass(frozen=True)
+class Override:
+    """One command-line override: ``line`` as typed, ``key`` its dotted key or group, whether it selects a
+    config group option (``drive=pd``) and whether it deletes (``~key``)."""
+
+    line: str
+    key: str
+    group: bool
+    delete: bool
+
+    @property
+    def root(self) -> str:
+        return self.key.split(".")[0].split("/")[0]
+
+    @property
+    def hydra(self) -> bool:
+        return self.root == "hydra"
+
+
+def parse_overrides(lines: list[str]) -> list[Override]:
+    """The overrides a user typed (Hydra's syntax), classified."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import OverrideType
+
+    out = []
+    for o in OverridesParser.create().parse_overrides(list(lines)):
+        key = o.key_or_group
+        group = "." not in key and (CONFIG_DIR / key).is_dir()
+        out.append(Override(o.input_line or key, key, group, o.type == OverrideType.DEL))
+    return out
+
+
+def compose(name: str, overrides: list[str]) -> DictConfig:
+    """Hydra's composition of ``configs/<name>.yaml`` (inside a Hydra app too); a failure is a ConfigError."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    import dexwheel.rl.config_defaults  # noqa: F401  (registers the env_defaults nodes)
+
+    try:
+        if GlobalHydra.instance().is_initialized():
+            return hydra_compose(config_name=name, overrides=overrides)
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            return hydra_compose(config_name=name, overrides=overrides)
+    except Exception as e:  # noqa: BLE001 - Hydra's composition errors, as one line
+        raise ConfigError(" ".join(str(e).split())) from None
+
+
+def _option(saved: Any, group: str) -> str | None:
+    node = saved.get(group) if isinstance(saved, dict) else None
+    if not isinstance(node, dict) or "name" not in node:
+        return None
+    name = node["name"]
+    return "off" if name is False else str(name)  # YAML 1.1 reads a bare `off` as false
+
+
+def selections(saved: dict[str, Any], groups: tuple[str, ...] = GROUPS) -> dict[str, str]:
+    """The group options a saved config was composed of (``{"robot": "g20_left", "drive": "hard_write", ...}``)."""
+    return {g: name for g in groups if (name := _option(saved, g)) is not None}
+
+
+def _is_term_table(node: Any) -> bool:
+    return isinstance(node, dict) and bool(node) and all(isinstance(v, dict) and "func" in v for v in node.values())
+
+
+def missing_keys(saved: Any, fresh: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """``(key, today's value)`` for each key of ``fresh`` that ``saved`` lacks (a whole missing subtree once).
+    A term table present in ``saved`` is taken as saved (a term it lacks was left out on purpose)."""
+    out: list[tuple[str, Any]] = []
+    for key, value in fresh.items():
+        path = f"{prefix}{key}"
+        if key not in saved:
+            out.append((path, value))
+        elif isinstance(value, dict) and isinstance(saved[key], dict) and not _is_term_table(saved[key]):
+            out += missing_keys(saved[key], value, f"{path}.")
+    return out
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig, list[str]]:
+    """A run's ``config.yaml``, complete, and a warning for each key it lacked (filled with today's default).
+
+    ``what`` names the setting that pointed at the run (``run``, ``train.resume``) in errors.
+    """
+    from dexwheel.rl.checkpoints import CheckpointError
+
+    path = Path(run_dir) / CONFIG_FILE
+    if not path.exists():
+        raise CheckpointError(f"{what}={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")
+    saved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    if not isinstance(saved, dict) or not isinstance(saved.get("robot"), dict) or "name" not in saved["robot"]:
+        raise ConfigError(f"{what}={run_dir}: {path} names no robot (robot.name); is it a run's config?")
+    chosen = selections(saved)
+    try:
+        fresh = compose("train", [f"{g}={name}" for g, name in chosen.items()])
+    except ConfigError as e:
+        raise ConfigError(
+            f"{what}={run_dir}: {path} selects {chosen}, which today's configs cannot compose: {e}"
+        ) from None
+    today = OmegaConf.to_container(fresh, resolve=True)
+    cfg = OmegaConf.create(saved)
+    warnings = []
+    for key, value in missing_keys(saved, today):
+        set_value(cfg, key, value)
+        warnings.append(f"{path} has no {key} (saved before it existed); using today's default {key}={_shown(value)}")
+    return cfg, warnings  # type: ignore[return-value]
+
+
+def selection_overrides(args: list[str], key: str, groups: tuple[str, ...] = GROUPS) -> list[str]:
+    """``group=option`` for each group of the run ``<key>=<run>`` names in ``args`` that ``args`` does not
+    select itself: Hydra then composes the run's own tree. Nothing when there is no such run (the script
+    reports that)."""
+    runs = [a.split("=", 1)[1] for a in args if a.startswith(f"{key}=")]
+    if not runs or not runs[-1] or runs[-1] == "null":
+        return []
+    path = Path(runs[-1]) / CONFIG_FILE
+    try:
+        saved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    except Exception:  # noqa: BLE001 - a missing or broken config is reported by the script itself
+        return []
+    typed = {a.split("=", 1)[0].lstrip("+~") for a in args if "=" in a}
+    return [f"{g}={name}" for g, name in selections(saved, groups).items() if g not in typed]  # type: ignore[arg-type]
+
+
+def value_of(cfg: DictConfig, key: str) -> Any:
+    """A composed config's value at ``key``, resolved (a node as plain containers)."""
+    value = OmegaConf.select(cfg, key, throw_on_missing=False)
+    return OmegaConf.to_container(value, resolve=True) if OmegaConf.is_config(value) else value
+
+
+def set_value(cfg: DictConfig, key: str, value: Any) -> None:
+    OmegaConf.update(cfg, key, value, merge=False, force_add=True)

@@ -1,0 +1,188 @@
+"""Runs a user can trust (issue 26), as a user meets them on the command line: every override applied and
+recorded or refused naming it, the run's own config as the source of truth, resume from the run alone, a
+run's log lines in its train.log, no stray folders, results files never lost to a race."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+from test_run_safety import digest
+from test_training import ROOT, compose_cfg
+
+from dexwheel.atomic import write_new
+from dexwheel.rl.eval_job import evaluate, save
+from dexwheel.rl.run_config import load_run_config
+from dexwheel.rl.schema import ConfigError
+
+G20 = ["robot=g20_left", "algo=ppo", "train.total_timesteps=512", "train.num_envs=4", "train.eval_every_steps=512",
+       "train.eval_episodes=1", "train.checkpoint_every_steps=512", "train.progress_bar=false",
+       "algo.params.n_steps=128", "algo.params.batch_size=256", "algo.params.n_epochs=2",
+       "task.hand.max_episode_steps=50"]  # fmt: skip
+
+
+def script(name, *args, cwd):
+    cmd = [sys.executable, str(ROOT / "scripts" / name), *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory) -> Path:
+    """A tiny G20 run trained as a user does (no hydra.run.dir): the folder train.py chose."""
+    cwd = tmp_path_factory.mktemp("cwd")
+    done = script("train.py", *G20, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    (run,) = (cwd / "outputs").iterdir()
+    (stamped,) = run.iterdir()
+    return stamped
+
+
+@pytest.fixture
+def run(launched, tmp_path) -> Path:
+    return Path(shutil.copytree(launched, tmp_path / "run"))
+
+
+def test_the_run_folder_names_robot_drive_algo_and_backend_and_holds_only_the_run(launched):
+    assert launched.parent.name == "g20_left_hard_write_ppo_mujoco_seed0"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d", launched.name)
+    assert not (launched / ".hydra").exists()
+    assert {"config.yaml", "train.log", "checkpoints", "final_eval.json"} <= {p.name for p in launched.iterdir()}
+    assert load_run_config(launched)[1] == []  # the saved config holds every value, defaults included
+
+
+def test_evaluate_applies_and_records_each_env_override(run, tmp_path):
+    plain = evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1"))
+    done = script("evaluate.py", f"run={run}", "episodes=1", "drive=pd", "task.hand.goal_mode=random", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = run / "eval" / "trained_final_g20_left_seed20000_ep1_drive-pd+task.hand.goal_mode-random.json"
+    assert f"metrics: {out}" in done.stdout
+    saved = json.loads(out.read_text())
+    assert saved["overrides"] == ["drive=pd", "task.hand.goal_mode=random"]
+    assert saved["results"]["g20_left"] != plain["g20_left"]  # applied: another evaluation than the plain one
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no outputs/eval/<time>/ folder
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("seed=3", "error: seed=3: not an evaluation setting"),
+        (
+            "robot=g20_right",
+            "error: robot=g20_right: the run was trained on g20_left; evaluate it on another "
+            "robot of its family with robots=[g20_right]",
+        ),  # fmt: skip
+        ("train.num_envs=8", "error: train.num_envs=8: not an evaluation setting"),
+    ],
+)
+def test_evaluate_refuses_what_is_no_evaluation_setting_in_one_line(run, tmp_path, override, message):
+    cfg = compose_cfg("evaluate", f"run={run}", "episodes=1", override)
+    with pytest.raises(ConfigError, match=re.escape(message.removeprefix("error: "))):
+        evaluate(cfg, [f"run={run}", "episodes=1", override])
+    assert not (run / "eval").exists()
+
+
+def test_the_cli_refuses_an_override_naming_it(run, tmp_path):
+    done = script("evaluate.py", f"run={run}", "episodes=1", "algo.params.n_epochs=3", cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: algo.params.n_epochs=3: not an evaluation setting")
+    assert not (run / "eval").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_key_the_saved_config_lacks_is_named_with_the_value_used(run, tmp_path):
+    text = (run / "config.yaml").read_text()
+    assert "    goal_switch_steps: " in text
+    (run / "config.yaml").write_text(re.sub(r"\n    goal_switch_steps: .*", "", text))  # saved before it existed
+    done = script("evaluate.py", f"run={run}", "episodes=1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    warning = f"warning: {run / 'config.yaml'} has no task.hand.goal_switch_steps (saved before it existed); "
+    assert warning + "using today's default task.hand.goal_switch_steps=" in done.stderr
+
+
+def test_resume_from_the_run_alone_logs_into_its_train_log(run, tmp_path):
+    text = (run / "config.yaml").read_text()
+    (run / "config.yaml").write_text(re.sub(r"\n    goal_switch_steps: .*", "", text))
+    done = script("train.py", f"train.resume={run}", "train.total_timesteps=1024", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "has no task.hand.goal_switch_steps (saved before it existed); using today's default" in done.stdout
+    log = (run / "train.log").read_text()
+    assert log.count("start robot=g20_left") == 2 and "from_step=512" in log and "done step=1024" in log
+    assert "has no task.hand.goal_switch_steps" in log
+    saved = yaml.safe_load((run / "config.yaml").read_text())
+    assert saved["task"]["hand"]["max_episode_steps"] == 50 and "goal_switch_steps" in saved["task"]["hand"]
+    assert saved["train"]["total_timesteps"] == 1024 and saved["drive"]["name"] == "hard_write"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no timestamped folder of the launch
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [("drive=pd", "drive: run has hard_write, requested pd"),
+     ("task.hand.max_episode_steps=60", "task.hand.max_episode_steps: run has 50, requested 60")],
+)  # fmt: skip
+def test_a_conflicting_resume_override_is_refused_naming_the_field(run, tmp_path, override, message):
+    before = digest(run)
+    done = script("train.py", f"train.resume={run}", override, cwd=tmp_path)
+    assert done.returncode == 2
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: train.resume={run}:") and message in line
+    assert digest(run) == before and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_launch_that_fails_leaves_nothing_behind(tmp_path):
+    done = script("train.py", "robot=g20_left", "task.hand.control_hz=abc", cwd=tmp_path)
+    assert done.returncode == 2 and "error: task.hand.control_hz" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args, code, shown",
+    [(["--help"], 0, "Reproduce a results table"),
+     (["--seeds=1"], 2, "error: --seeds=1: not an argument of results.py"),
+     (["robt=solenopsis"], 2, "error: train.py would refuse robt=solenopsis"),
+     (["seeds=[a]"], 2, "error: seeds=[a]: expected a list of integers")],
+)  # fmt: skip
+def test_results_checks_every_argument_before_starting_anything(tmp_path, args, code, shown):
+    done = script("results.py", *args, cwd=tmp_path)
+    assert done.returncode == code and shown in done.stdout + done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_evaluate_config_example_works(tmp_path, monkeypatch):
+    """configs/evaluate.yaml's env_overrides example, as written there."""
+    monkeypatch.chdir(tmp_path)
+    line = next(x for x in (ROOT / "configs" / "evaluate.yaml").read_text().splitlines() if x.startswith("env_"))
+    example = line.split("e.g. ")[1].split(" (")[0].split()
+    assert example == ["+env_overrides.width=96", "+env_overrides.height=64"]
+    args = ["robot=g20_left", "policy=random", "episodes=1", "video=true", "task.hand.max_episode_steps=5", *example]
+    evaluate(compose_cfg("evaluate", *args), args)
+    (out,) = (tmp_path / "outputs" / "eval").glob("*.json")  # named by all of them: their start and a hash
+    assert out.name.startswith("random_g20_left_seed20000_ep1_task.hand.max_episode_steps-5+env_overri")
+    saved = json.loads(out.read_text())
+    assert saved["env_overrides"] == {"width": 96, "height": 64} and saved["overrides"][-2:] == example
+    assert (out.parent / f"{out.stem}_g20_left.mp4").stat().st_size > 0
+
+
+def test_two_evaluations_finishing_at_once_keep_both_results(tmp_path):
+    writers, barrier, saved = 8, threading.Barrier(8), []
+
+    def finish(i):
+        barrier.wait()
+        saved.append(save(tmp_path / "result.json", json.dumps({"writer": i}), {}, fixed=False, overwrite=False))
+
+    threads = [threading.Thread(target=finish, args=(i,)) for i in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    names = ["result.json", *(f"result_{n}.json" for n in range(2, writers + 1))]
+    assert sorted(p.name for p in saved) == sorted(names) == sorted(p.name for p in tmp_path.iterdir())
+    assert sorted(json.loads(p.read_text())["writer"] for p in saved) == list(range(writers))
+    with pytest.raises(FileExistsError):
+        write_new(tmp_path / "result.json", "never over a result")
+    with pytest.raises(ConfigError, match="out: .*result.json already exists"):
+        save(tmp_path / "result.json", "{}", {}, fixed=True, overwrite=False)
