@@ -146,3 +146,117 @@ def test_max_episode_steps_truncates_as_the_g20_vector_env_does():
     twin.close()
     with pytest.raises(ValueError, match="max_episode_steps must be None or an integer >= 1, got 0"):
         gymnasium.make_vec("Solenopsis-v0", num_envs=2, max_episode_steps=0)
+
+
+def _distinct(models) -> int:
+    return len({id(m) for m in models})
+
+
+@pytest.mark.parametrize("extra", [{}, {"layers": ("policy", "stance", "override")}])
+def test_envs_share_one_model_without_domain_randomisation(extra):
+    """Memory per env: without an event that writes models, every env (physics, drive, batch) runs on one MjModel
+    without the render-only textures; with domain randomisation each env has its own copy (also textureless)."""
+    venv = WheelLegVectorEnv(4, **extra)
+    venv.reset(seed=0)
+    venv.step(np.zeros(venv.action_space.shape, np.float32))
+    task = venv.task
+    assert task.models_shared and _distinct(task.models) == 1 and task.drive.shared
+    assert task.physics.models == task.models and task.physics._batch.models is task.models[0]  # one model, not a list
+    assert task.models[0].ntexdata < 100 < 5_000_000 < task.render_model.ntexdata  # 1 x 1 texels; the skybox
+    assert task.render_model is WheelLegVectorEnv(2).task.render_model  # built once per process
+    venv.close()
+
+    dr = WheelLegVectorEnv(4, domain_rand=True)
+    assert not dr.task.models_shared and _distinct(dr.task.models) == 4 and not dr.task.drive.shared
+    assert dr.task.physics._batch.models == tuple(dr.task.models)
+    assert all(m.ntexdata < 100 for m in dr.task.models)
+    dr.close()
+    single = WheelLegEnv()
+    assert single.model.ntexdata > 5_000_000 and single.task.render_model is single.model  # one env: as built
+    single.close()
+
+
+def test_the_physics_model_is_the_render_model_but_for_its_textures():
+    """Textures take no part in the physics: the textureless model compiles every other field to the same bits."""
+    from dexwheel.robots import get_robot
+    from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
+
+    for robot in ("solenopsis", "m20_legacy"):
+        full, _ = build_wheel_leg_model(get_robot(robot))
+        lite, _ = build_wheel_leg_model(get_robot(robot), textures=False)
+        differ = []
+        for name in dir(full):
+            a = getattr(full, name)
+            if not name.startswith("_") and isinstance(a, np.ndarray):
+                b = getattr(lite, name)
+                if a.shape != b.shape or a.tobytes() != b.tobytes():
+                    differ.append(name)
+        assert differ == ["tex_adr", "tex_data", "tex_height", "tex_width"], robot
+        assert (full.ntex, full.nmat) == (lite.ntex, lite.nmat) and lite.nbuffer < full.nbuffer / 100
+        for struct in ("opt", "stat", "vis"):
+            assert str(getattr(full, struct)) == str(getattr(lite, struct))
+
+
+def test_envs_whose_gains_come_to_differ_get_their_own_models():
+    """A per-env edit of a layer's gains splits the shared model: each env then runs on its own copy, and each
+    still matches a single env with the same seed and the same edit, bit for bit (copies included)."""
+    import copy
+
+    venv = WheelLegVectorEnv(2)
+    singles = [WheelLegEnv() for _ in range(2)]
+    venv.reset(seed=5)
+    for i, s in enumerate(singles):
+        s.reset(seed=5 + i)
+    rng = np.random.default_rng(2)
+
+    def step(envs_actions):
+        out = venv.step(envs_actions)
+        for i, s in enumerate(singles):
+            o, r, *_ = s.step(envs_actions[i])
+            assert np.array_equal(out[0][i], o) and out[1][i] == r
+        return out
+
+    step(rng.uniform(-1, 1, (2, 8)).astype(np.float32))
+    assert venv.task.models_shared
+    for task, env in ((venv.task, 1), (singles[1].task, 0)):  # env 1's knees: stiffer
+        kp = task.buffers["policy"].block[1].reshape(task.num_envs, -1)
+        kp[env, : task._nk] *= 1.5
+    step(rng.uniform(-1, 1, (2, 8)).astype(np.float32))
+    task = venv.task
+    assert not task.models_shared and _distinct(task.models) == 2 and not task.drive.shared
+    assert task.drive.models == task.models == task.physics.models and task.physics._batch.models == tuple(task.models)
+    assert task.models[0].actuator_biasprm[0, 1] != task.models[1].actuator_biasprm[0, 1]
+    twin = copy.deepcopy(venv)
+    assert not twin.task.models_shared and twin.task.models[1].actuator_biasprm.tobytes() == (
+        task.models[1].actuator_biasprm.tobytes()
+    )
+    for _ in range(20):
+        a = rng.uniform(-1, 1, (2, 8)).astype(np.float32)
+        assert_same(twin.step(a), step(a))
+    venv.close()
+    twin.close()
+
+
+def test_vector_frames_are_drawn_with_the_textured_scene():
+    """The physics models leave the textures out; the frames are those of the scene as built, pixel for pixel."""
+    import mujoco
+
+    from dexwheel.robots import get_robot
+    from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
+
+    venv = WheelLegVectorEnv(2, render_mode="rgb_array", width=96, height=64)
+    venv.reset(seed=0)
+    venv.step(np.full((2, 8), 0.5, np.float32))
+    try:
+        frames = venv.render()
+    except Exception as exc:  # no offscreen GL on this machine
+        pytest.skip(f"offscreen rendering unavailable: {exc}")
+    full, _ = build_wheel_leg_model(get_robot("solenopsis"))
+    with mujoco.Renderer(full, 64, 96) as built, mujoco.Renderer(venv.task.models[1], 64, 96) as bare:
+        for i in range(2):
+            d = venv.task.physics.sync_data(i)
+            built.update_scene(d, camera="track")
+            assert np.array_equal(frames[i], built.render())
+            bare.update_scene(d, camera="track")
+            assert not np.array_equal(frames[i], bare.render())  # the textures show (the check can fail)
+    venv.close()

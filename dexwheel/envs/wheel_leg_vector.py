@@ -94,7 +94,7 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
             return None
         if self._renderer is None:
             check_render_mode(self.render_mode, self.name)
-            self._renderer = mujoco.Renderer(self.task.models[0], self._height, self._width)
+            self._renderer = mujoco.Renderer(self.task.render_model, self._height, self._width)
         datas = (self.task.physics.sync_data(i) for i in range(self.num_envs))
         return render_each(self._renderer, datas, self._camera_name or -1)
 

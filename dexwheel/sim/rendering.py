@@ -151,3 +151,22 @@ def add_studio(spec: mujoco.MjSpec, floor_z: float, floor_group: int) -> None:
     stage = spec.worldbody.add_body(name="studio")
     stage.add_geom(name="studio_floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[1, 1, 0.05], pos=[0, 0, floor_z],
                    material=mat.name, contype=0, conaffinity=0, group=floor_group)  # fmt: skip
+
+
+def compile_without_textures(spec: mujoco.MjSpec) -> mujoco.MjModel:
+    """``spec`` compiled with every builtin texture at 1 x 1 texel: the same model but for ``tex_*``.
+
+    Textures take no part in the physics and MuJoCo's builtin ones are large (a 512 x 3072 skybox is 4.7 MB of
+    ``tex_data``), so a model each env of a vector env holds for its physics can leave them out, and the one
+    model a renderer draws with keeps them. Every other field compiles to the same bits (the number, order
+    and ids of textures and materials included), so an ``MjData`` of either model works with the other. The
+    spec is left as it was; textures loaded from files keep their data.
+    """
+    sizes = [(t, t.width, t.height) for t in spec.textures if t.builtin != mujoco.mjtBuiltin.mjBUILTIN_NONE]
+    try:
+        for t, _, _ in sizes:
+            t.width = t.height = 1
+        return spec.compile()
+    finally:
+        for t, width, height in sizes:
+            t.width, t.height = width, height

@@ -14,7 +14,7 @@ step, not only on the control step), and the implicit integrator still sees ``-k
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import mujoco
 import numpy as np
@@ -54,13 +54,18 @@ class MotorFrameDrive:
     """The wheel-leg robots' drive: batched ``(5, N, nu)`` robot-order frames -> ``ctrl`` ``(N, nu)`` and
     per-env actuator gains (the G20's position-actuator drive is :class:`dexwheel.sim.hand_drive.PDDrive`).
 
-    ``models[i]`` is env ``i``'s model (one per env, so randomised gains stay per env). ``kp_scale`` and
-    ``kd_scale`` (``(N, nu)``, ones by default) multiply the frame's gains: that is where PD-gain domain
-    randomisation enters, after the composer, as a property of the motors rather than of the command.
+    ``models[i]`` is env ``i``'s model: one per env where gains may differ between envs (domain
+    randomisation), or one object for every env. Envs sharing one model get its gains written once; when
+    their gains come to differ (a per-env edit of a layer), ``split()`` is called, which gives each env its own
+    copy and returns them (without ``split`` that raises). ``kp_scale`` and ``kd_scale`` (``(N, nu)``, ones by
+    default) multiply the frame's gains: that is where PD-gain domain randomisation enters, after the
+    composer, as a property of the motors rather than of the command.
     """
 
-    def __init__(self, models: Sequence[mujoco.MjModel], joint_names: Sequence[str]) -> None:
+    def __init__(self, models: Sequence[mujoco.MjModel], joint_names: Sequence[str],
+                 split: Callable[[], Sequence[mujoco.MjModel]] | None = None) -> None:  # fmt: skip
         self.models = list(models)
+        self._split = split
         n, nu = len(self.models), len(joint_names)
         self.act = actuator_ids(self.models[0], joint_names)
         self.kp_scale = np.ones((n, nu))
@@ -93,7 +98,28 @@ class MotorFrameDrive:
         _pd_controls(block, self.kp, self.kd, self.act, out)
         return out
 
+    @property
+    def shared(self) -> bool:
+        """Whether several envs run on one model object (their gains are then written once)."""
+        m0 = self.models[0]
+        return len(self.models) > 1 and all(m is m0 for m in self.models)
+
     def _write_gains(self, gains: np.ndarray) -> None:
+        if self.shared:
+            # every env's row, as the per-env loop computes it (float32 gains times float64 scales)
+            kp, kd = np.multiply(gains[0], self.kp_scale), np.multiply(gains[1], self.kd_scale)
+            if (kp == kp[0]).all() and (kd == kd[0]).all():
+                self.kp[...], self.kd[...] = kp, kd
+                bias = self.models[0].actuator_biasprm
+                bias[self.act, 1] = -kp[0]
+                bias[self.act, 2] = -kd[0]
+                self._dirty.clear()
+                return
+            if self._split is None:
+                raise RuntimeError("MotorFrameDrive: the envs share one model and their gains differ; "
+                                   "pass split= to give each env its own model")  # fmt: skip
+            self.models = list(self._split())
+            self._dirty.update(range(len(self.models)))  # each new model gets its env's gains
         for i in sorted(self._dirty):
             np.multiply(gains[0, i], self.kp_scale[i], out=self.kp[i])
             np.multiply(gains[1, i], self.kd_scale[i], out=self.kd[i])

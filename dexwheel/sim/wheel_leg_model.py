@@ -22,6 +22,7 @@ from dexwheel.robots.wheel_leg import (
     POLICY_JOINT_ORDER,
     ROBOT_JOINT_ORDER,
 )
+from dexwheel.sim.rendering import compile_without_textures
 from dexwheel.sim.wheel_leg_drive import make_pd_actuators
 
 FLOOR_GEOM = "floor"
@@ -85,9 +86,11 @@ def build_wheel_leg_spec(desc: RobotDescription) -> tuple[mujoco.MjSpec, SensorL
     return spec, SensorLayout(**slices, size=start)
 
 
-def build_wheel_leg_model(desc: RobotDescription) -> tuple[mujoco.MjModel, SensorLayout]:
+def build_wheel_leg_model(desc: RobotDescription, *, textures: bool = True) -> tuple[mujoco.MjModel, SensorLayout]:
+    """The compiled scene; ``textures=False``: its builtin textures at 1 x 1 texel, the rest the same bits (a
+    model a vector env's envs run their physics on, :func:`~dexwheel.sim.rendering.compile_without_textures`)."""
     spec, layout = build_wheel_leg_spec(desc)
-    model = spec.compile()
+    model = spec.compile() if textures else compile_without_textures(spec)
     if model.nsensordata != layout.size:
         raise AssertionError(f"sensor layout expects {layout.size} values, the model has {model.nsensordata}")
     return model, layout

@@ -57,6 +57,10 @@ class SerialPhysics:
         self.on_substep: Callable[[int, mujoco.MjModel, mujoco.MjData], None] | None = None
         self.monitor = DivergenceMonitor(self.data)
 
+    def set_models(self, models: Sequence[mujoco.MjModel]) -> None:
+        """Run env ``i`` on ``models[i]`` from now on (the same sizes as before: copies of the model)."""
+        self.models = list(models)
+
     def reset_env(self, env: int, qpos: np.ndarray, qvel: np.ndarray) -> None:
         d = self.data[env]
         write_initial_state(self.models[env], d, qpos, qvel)
@@ -97,8 +101,9 @@ class BatchPhysics:
     The batch keeps each env's integration state (time, qpos, qvel, warm start, ctrl, ...) as a row;
     ``qpos``, ``qvel`` and ``ctrl`` are live ``(N, ...)`` views of those rows and ``sensordata`` is the
     batch's output after the last substep. Env ``i`` runs on ``models[i]`` (domain randomisation and the
-    drive's gains edit those models in place, which the batch reads on every call). A scratch ``MjData``
-    builds initial states at reset.
+    drive's gains edit those models in place, which the batch reads on every call); envs may share one
+    model object (then the batch is handed that one model). A scratch ``MjData`` builds initial states at
+    reset.
     """
 
     def __init__(self, models: Sequence[mujoco.MjModel], decimation: int, num_threads: int | None = None) -> None:
@@ -109,7 +114,7 @@ class BatchPhysics:
         threads = min(n, os.cpu_count() or 1) if num_threads is None else int(num_threads)
         self.num_threads = max(1, threads)
         self._batch = mj_batch.Batch(m0, n, nthread=self.num_threads)
-        self._batch.set_models(self.models)
+        self.set_models(self.models)
         self._scratch = mujoco.MjData(m0)
         self._spec = mujoco.mjtState.mjSTATE_INTEGRATION.value
         self.qpos = self._batch.bind("qpos")
@@ -119,6 +124,13 @@ class BatchPhysics:
         #: ``(N, nsensordata)`` sensors after the last step or reset.
         self.sensordata = np.zeros((n, m0.nsensordata))
         self.monitor = DivergenceMonitor(self._batch.warning[..., 1])  # the rows' live warning counters
+
+    def set_models(self, models: Sequence[mujoco.MjModel]) -> None:
+        """Run env ``i`` on ``models[i]`` from now on (copies of one model: MjData's layout stays); one object
+        for every env is handed to the batch as one model."""
+        self.models = list(models)
+        m0 = self.models[0]
+        self._batch.set_models(m0 if all(m is m0 for m in self.models) else self.models)
 
     def reset_env(self, env: int, qpos: np.ndarray, qvel: np.ndarray) -> None:
         d, m = self._scratch, self.models[env]

@@ -76,3 +76,9 @@ def push_by_setting_velocity(task: WheelLegTask, env_id: int, rng: np.random.Gen
     """
     task.physics.qvel[env_id, :2] += task.randomizer.push(rng)
     task.physics.set_qvel(env_id)
+
+
+#: The built-in events that never write a model. A vector env whose active events are all among these (domain
+#: randomisation off, with the default table) runs every env on one shared ``MjModel``; any other event, a
+#: user's own included, gets each env its own copy (it may write ``task.models[env_id]``).
+MODEL_FREE = frozenset({reset_joints_and_base, push_by_setting_velocity})

@@ -99,7 +99,9 @@ class WheelLegTask:
         desc = get_robot(cfg.robot)
         self.params: WheelLegParams = PARAMS[cfg.robot]
         self.total_mass = desc.total_mass
-        model, self.sensors = build_wheel_leg_model(desc)
+        # one env: the scene as built; several: the physics models leave the render-only textures out (5.5 MB a
+        # model), and render_model has them, once per process
+        model, self.sensors = build_wheel_leg_model(desc, textures=n == 1)
         check_robot_model(model, ROBOT_JOINT_ORDER, [a.name for a in desc.actuators], source=f"{cfg.robot} env model")
         self.dt = float(model.opt.timestep * cfg.decimation)
         self.max_episode_steps = max(1, round(cfg.episode_length_s / self.dt))
@@ -112,10 +114,13 @@ class WheelLegTask:
         self.settled_knees, self.settled_height = self._settle(model)
         self._height_offset = self.settled_height - float(self.params.leg_heights(self.settled_knees).max())
 
-        self.models = [model] if n == 1 else [copy.copy(model) for _ in range(n)]
+        self._bind_events()
+        # Envs share one model unless an event writes models (domain randomisation): their gains are then all
+        # the same (the drive gives each env its own copy should they come to differ, _split_models).
+        self.models = [model] * n if n == 1 or self._model_free else [copy.copy(model) for _ in range(n)]
         self._scratch = mujoco.MjData(model)
         self._build_action_path()
-        self.drive = MotorFrameDrive(self.models, ROBOT_JOINT_ORDER)
+        self.drive = MotorFrameDrive(self.models, ROBOT_JOINT_ORDER, split=self._split_models)
         if backend == "serial":
             self.physics: SerialPhysics | BatchPhysics = SerialPhysics(self.models, cfg.decimation)
         elif backend == "batch":
@@ -310,7 +315,7 @@ class WheelLegTask:
         self._flag_keys = tuple(f"terminated_{name}" for name in cfg.terminations)  # booleans in info
         self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS, *self._flag_keys)
 
-    def _build_events(self) -> None:
+    def _bind_events(self) -> None:
         """Resolve the config's event terms: the reset events' calls in table order, the interval events' calls
         with their intervals, of the events that run (:func:`~dexwheel.tasks.velocity.config.active_events`).
         An event changes the state, so it is not called here; a bad path or params fail now, naming the event
@@ -318,14 +323,40 @@ class WheelLegTask:
         self._reset_events: list[functools.partial] = []
         self._interval_events: list[tuple[functools.partial, float, float]] = []
         self._randomizes_models = False  # does randomize_model run (restore then rebuilds the models from its draws)
+        self._model_free = True  # do only events that never write a model run (the envs then share one)
         bound = {name: terms.bind_event(cfg, f"events.{name}") for name, cfg in self.cfg.events.items()}
         for name, (_, interval) in active_events(self.cfg).items():
             func, call = bound[name]
+            self._model_free &= func in events.MODEL_FREE
             if interval is None:
                 self._reset_events.append(call)
                 self._randomizes_models |= func is events.randomize_model
             else:
                 self._interval_events.append((call, *interval))
+
+    def _split_models(self) -> list[mujoco.MjModel]:
+        """Give each env its own copy of the model the envs share (the drive calls this when their gains come
+        to differ); the physics runs on the copies from now on."""
+        if self.num_envs > 1 and self.models[0] is self.models[1]:
+            self.models = [copy.copy(self.models[0]) for _ in range(self.num_envs)]
+            self.physics.set_models(self.models)
+            self.drive.models = list(self.models)
+        return self.models
+
+    @property
+    def models_shared(self) -> bool:
+        """Whether the envs run on one shared ``MjModel`` (several envs, no event writing models, equal gains)."""
+        return self.num_envs > 1 and self.models[0] is self.models[1]
+
+    @property
+    def render_model(self) -> mujoco.MjModel:
+        """The model to render any env's state with: for one env its own model; for several the scene with its
+        textures (the physics models have them at 1 x 1 texel), built at the first call, once per process and
+        robot, and only read."""
+        return self.models[0] if self.num_envs == 1 else render_model(self.cfg.robot)
+
+    def _build_events(self) -> None:
+        """The start state the reset events begin from, for every env."""
         m = self.models[0]
         #: Each env's start state, filled by the reset events at a reset (:mod:`~dexwheel.tasks.velocity.events`).
         self._start = self.start_qpos(self.settled_knees)
@@ -540,18 +571,23 @@ class WheelLegTask:
             names.append("physics.data")
         else:
             names += ["physics._scratch", "physics._batch.state", "physics._batch.warning"]
+        models = self.models[:1] if self.models_shared else self.models  # one shared model: its gains once
         return {"attrs": snapshot.capture(self, names), "override_active": self.override_active,
                 "blocks": [b.block for b in self.buffers.values()],
-                "biasprm": [m.actuator_biasprm for m in self.models]}  # fmt: skip
+                "biasprm": [m.actuator_biasprm for m in models]}  # fmt: skip
 
     def restore(self, state: dict) -> None:
         """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
         if state["override_active"] != self.override_active:
             self.set_override(state["override_active"])
+        biasprm = state["biasprm"]
+        if len(biasprm) > 1 and self.models_shared:  # the other task's envs had come to own their models
+            self._split_models()
         if self._randomizes_models:  # the models as the draws made them (the same writes, from the nominal model)
             for model, p in zip(self.models, state["attrs"]["episode_params"], strict=True):
                 self.randomizer.apply(model, self._scratch, p)
-        for model, bias in zip(self.models, state["biasprm"], strict=True):
+        models = self.models[:1] if self.models_shared else self.models
+        for model, bias in zip(models, biasprm * len(models) if len(biasprm) == 1 else biasprm, strict=True):
             model.actuator_biasprm[...] = bias  # the drive's gains as last written
         for buf, block in zip(self.buffers.values(), state["blocks"], strict=True):
             buf.block[...] = block
@@ -565,6 +601,12 @@ class WheelLegTask:
 
     def close(self) -> None:
         self.physics.close()
+
+
+@functools.cache
+def render_model(robot: str) -> mujoco.MjModel:
+    """``robot``'s wheel-leg scene with its textures, compiled once per process (renderers only read it)."""
+    return build_wheel_leg_model(get_robot(robot))[0]
 
 
 class TaskViews:
