@@ -84,7 +84,7 @@ class TerrainCfg:
 
     ``seed`` fixes the geometry (same config and seed: identical boxes and height fields). ``curriculum``
     moves each env between levels at its resets (the ``terrain_levels`` event); envs start on a level drawn
-    in ``[0, max_init_terrain_level]`` (without the curriculum: in every level).
+    in ``[0, min(max_init_terrain_level, num_rows - 1)]`` (without the curriculum: in every level).
     """
 
     seed: int = 0
@@ -132,11 +132,10 @@ def validate(cfg: TerrainCfg, prefix: str = "terrain") -> None:
     if not (0.0 < cfg.horizontal_scale <= min(cfg.size) / 4):
         raise _bad(f"{prefix}.horizontal_scale", f"expected 0 < spacing <= {min(cfg.size) / 4:g} m (a quarter "
                                                  f"tile), got {cfg.horizontal_scale!r}")  # fmt: skip
-    if not (
-        isinstance(cfg.max_init_terrain_level, numbers.Integral) and 0 <= cfg.max_init_terrain_level < cfg.num_rows
-    ):
-        raise _bad(f"{prefix}.max_init_terrain_level", f"expected an integer in [0, {cfg.num_rows - 1}] (num_rows - 1), "
-                                                       f"got {cfg.max_init_terrain_level!r}")  # fmt: skip
+    v = cfg.max_init_terrain_level
+    if not (isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0):
+        raise _bad(f"{prefix}.max_init_terrain_level", f"expected an integer >= 0 (levels above num_rows - 1 mean the "
+                                                       f"top one), got {v!r}")  # fmt: skip
     if not isinstance(cfg.sub_terrains, Mapping) or not cfg.sub_terrains:
         raise _bad(
             f"{prefix}.sub_terrains", f"expected a non-empty dict of sub-terrains by name, got {cfg.sub_terrains!r}"
