@@ -79,7 +79,7 @@ def _hfield(hx: float, hy: float, cfg: TerrainCfg, sub: SubTerrainCfg, d: float,
     x, y = np.linspace(-hx, hx, ncol)[None, :], np.linspace(-hy, hy, nrow)[:, None]
     if sub.type == "random_rough":
         h = _lerp(sub.height_range, d)
-        steps = max(0, int(round(h / NOISE_STEP_M)))
+        steps = int(h / NOISE_STEP_M + 1e-9)  # the amplitude never exceeds h
         return rng.integers(0, steps + 1, size=(nrow, ncol)) * NOISE_STEP_M
     slope = math.tan(math.radians(_lerp(sub.slope_range_deg, d)))
     to_edge = np.minimum(hx - np.abs(x), hy - np.abs(y))
@@ -127,8 +127,9 @@ def generate(cfg: TerrainCfg) -> TerrainDescription:
     fields: list[tuple[float, float, float, float, np.ndarray]] = []
     origins = np.zeros((cfg.num_rows, cfg.num_cols, 3))
     difficulty = np.zeros((cfg.num_rows, cfg.num_cols))
-    # the spawn height: the highest surface within the robot's footprint around the tile centre
-    s = np.linspace(-ROBOT_FOOTPRINT_M / 2, ROBOT_FOOTPRINT_M / 2, 21)
+    # the spawn height: the highest surface within the robot's footprint around the tile centre (1 cm inside
+    # it, so a platform as wide as the footprint is not read from the step at its edge)
+    s = np.linspace(-ROBOT_FOOTPRINT_M / 2 + 0.01, ROBOT_FOOTPRINT_M / 2 - 0.01, 21)
     sx, sy = np.meshgrid(s, s, indexing="ij")
     for r in range(cfg.num_rows):
         for c in range(cfg.num_cols):
