@@ -105,7 +105,8 @@ def height_scan(task, size: tuple[float, float] = (1.0, 0.6), resolution: float 
     y = q[:, 1:2] + (s * px + c * py)
     out = q[:, 2:3] - terrain.raster.lookup(x, y) - offset
     if noise:
-        out = out + noise * (2.0 * terrain.uniform_noise(task.t, pts.shape[0]) - 1.0)
+        step = getattr(task, "t", 0)  # the control step (0 while the task is built)
+        out = out + noise * (2.0 * terrain.uniform_noise(step, pts.shape[0]) - 1.0)
     return np.clip(out, -clip, clip)
 
 
