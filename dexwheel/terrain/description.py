@@ -102,7 +102,8 @@ class HeightRaster:
 
     A lookup takes the nearest sample, so it equals :func:`height_at` exactly at the samples, within a box top
     (exact) away from vertical edges, and within half a sample of an edge it may read the other side. Outside
-    the terrain it reads the nearest edge sample. One raster serves every env of a task.
+    the terrain it reads the nearest edge sample. One raster serves every env of a task. Heights are stored
+    as float32 (to ~6e-8 m).
     """
 
     def __init__(self, desc: TerrainDescription, resolution: float = 0.02) -> None:
@@ -130,7 +131,7 @@ class HeightRaster:
             z = hf.surface(xs[i0:i1, None], ys[None, j0:j1])
             np.maximum(grid[i0:i1, j0:j1], np.where(np.isnan(z), -np.inf, z), out=grid[i0:i1, j0:j1])
         grid[np.isinf(grid)] = 0.0  # gaps (none in a generated terrain) read as the ground level
-        self.grid = grid
+        self.grid = grid.astype(np.float32)  # half the memory (18 MB for the default 36 x 51 m); 6e-8 m at 1 m
         self.shape = grid.shape
 
     def lookup(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
