@@ -21,6 +21,19 @@ def register_envs() -> None:
             {"robot": "m20_legacy"},
             None,
         ),
+        # the velocity task on the terrain grid (dexwheel.tasks.velocity.rough)
+        "Solenopsis-Rough-v0": (
+            "dexwheel.envs.wheel_leg:WheelLegRoughEnv",
+            "dexwheel.envs.wheel_leg_vector:WheelLegRoughVectorEnv",
+            {"robot": "solenopsis"},
+            None,
+        ),
+        "M20Legacy-Rough-v0": (
+            "dexwheel.envs.wheel_leg:WheelLegRoughEnv",
+            "dexwheel.envs.wheel_leg_vector:WheelLegRoughVectorEnv",
+            {"robot": "m20_legacy"},
+            None,
+        ),
     }
     for env_id, (entry, vector_entry, kwargs, max_steps) in specs.items():
         if env_id not in registry:

@@ -161,3 +161,13 @@ class WheelLegEnv(TaskViews, Reconstructible, gymnasium.Env):
             self._renderer.close()
             self._renderer = None
         self.task.close()
+
+
+class WheelLegRoughEnv(WheelLegEnv):
+    """``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0``: the velocity task on the terrain grid, its config
+    :func:`~dexwheel.tasks.velocity.rough.rough_cfg` (keywords as :class:`WheelLegEnv`'s)."""
+
+    def __init__(self, cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> None:
+        from dexwheel.tasks.velocity.rough import rough_cfg
+
+        super().__init__(rough_cfg() if cfg is None else cfg, **kwargs)

@@ -104,3 +104,12 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
             self._renderer.close()
             self._renderer = None
         self.task.close()
+
+
+class WheelLegRoughVectorEnv(WheelLegVectorEnv):
+    """The native vector env of ``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0`` (all envs on one terrain)."""
+
+    def __init__(self, num_envs: int = 1, cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> None:
+        from dexwheel.tasks.velocity.rough import rough_cfg
+
+        super().__init__(num_envs, rough_cfg() if cfg is None else cfg, **kwargs)

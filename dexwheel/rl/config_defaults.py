@@ -19,6 +19,7 @@ from hydra.core.config_store import ConfigStore
 from dexwheel.envs.g20_cfg import G20HandConfig
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg
+from dexwheel.tasks.velocity.rough import rough_cfg
 
 #: Per env family, the fields each config group holds (the ``task`` group holds every other field).
 GROUP_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -41,6 +42,9 @@ NOT_CONFIG: dict[str, tuple[str, ...]] = {
     "wheel_leg": ("robot",),
 }
 CONFIGS = {"hand": G20HandConfig, "wheel_leg": WheelLegEnvCfg}
+#: Task variants of a family: their own ``task`` node (``env_defaults/<variant>_task``: ``task=rough`` pulls
+#: ``wheel_leg_rough_task``), the other groups' nodes shared with the family's default task.
+VARIANTS = {"wheel_leg_rough": ("wheel_leg", rough_cfg)}
 
 
 def _plain(value: Any) -> Any:
@@ -56,9 +60,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def defaults(family: str) -> dict[str, dict[str, Any]]:
-    """The family's default field values by config group (``task`` holding the rest)."""
-    fields = _plain(CONFIGS[family]())
+def defaults(family: str, cfg: Any = None) -> dict[str, dict[str, Any]]:
+    """The family's default field values (``cfg``'s, else the config class's) by config group (``task``
+    holding the rest)."""
+    fields = _plain(CONFIGS[family]() if cfg is None else cfg)
     groups = {group: {k: fields[k] for k in keys} for group, keys in GROUP_FIELDS[family].items()}
     owned = {k for keys in GROUP_FIELDS[family].values() for k in keys} | set(NOT_CONFIG[family])
     groups["task"] = {k: v for k, v in fields.items() if k not in owned}
@@ -71,6 +76,8 @@ def register() -> None:
     for family in CONFIGS:
         for group, node in defaults(family).items():
             store.store(group="env_defaults", name=f"{family}_{group}", node=node)
+    for variant, (family, make) in VARIANTS.items():
+        store.store(group="env_defaults", name=f"{variant}_task", node=defaults(family, make())["task"])
 
 
 register()

@@ -68,7 +68,8 @@ class HandPoseMetrics:
         return out
 
 
-TASK_METRICS = {"velocity_tracking": VelocityTrackingMetrics, "hand_pose_tracking": HandPoseMetrics}
+TASK_METRICS = {"velocity_tracking": VelocityTrackingMetrics, "rough": VelocityTrackingMetrics,
+                "hand_pose_tracking": HandPoseMetrics}  # fmt: skip
 
 
 def make_metrics(task: str):

@@ -83,7 +83,8 @@ def clip_actions(space: gym.spaces.Box, actions: np.ndarray) -> np.ndarray:
 
 def _step_means(infos: dict[str, Any]) -> dict[str, float]:
     """This step's mean of each numeric per-env info entry (reward terms, errors, termination causes), as
-    TensorBoard scalars ``Step/<key>`` (rsl_rl logs a key with a ``/`` as it is). An env that just reset
+    TensorBoard scalars ``Step/<key>`` (rsl_rl logs a key with a ``/`` as it is; ``terrain_level`` as
+    ``Curriculum/terrain_level``). An env that just reset
     counts with its episode's last step (``final_info``), not the fresh episode's zeros."""
     final, ended = infos.get("final_info", {}), infos.get("_final_info")
     out: dict[str, float] = {}
@@ -93,5 +94,10 @@ def _step_means(infos: dict[str, Any]) -> dict[str, float]:
         if values.dtype.kind in "fb" and values.ndim == 1:
             if key in final:
                 values = np.where(ended, final[key], values)
-            out[f"Step/{key}"] = float(values.mean())
+            out[_LOG_NAMES.get(key, f"Step/{key}")] = float(values.mean())
     return out
+
+
+#: Info entries logged under a name of their own rather than ``Step/<key>``: the rough task's mean terrain
+#: level (the curriculum's progress), as Isaac Lab logs it.
+_LOG_NAMES = {"terrain_level": "Curriculum/terrain_level"}

@@ -10,6 +10,7 @@ sensors in the forward pass of the last physics step), so an observation is self
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mujoco
 
@@ -24,6 +25,9 @@ from dexwheel.robots.wheel_leg import (
 )
 from dexwheel.sim.rendering import compile_without_textures
 from dexwheel.sim.wheel_leg_drive import make_pd_actuators
+
+if TYPE_CHECKING:
+    from dexwheel.terrain.description import TerrainDescription
 
 FLOOR_GEOM = "floor"
 IMU_SITE = "imu"
@@ -51,9 +55,22 @@ def _add(spec: mujoco.MjSpec, name: str, stype, objtype, objname: str, **kw) -> 
     spec.add_sensor(name=name, type=stype, objtype=objtype, objname=objname, **kw)
 
 
-def build_wheel_leg_spec(desc: RobotDescription) -> tuple[mujoco.MjSpec, SensorLayout]:
-    """The robot on flat ground with the PD actuators, the task's sensors and a tracking camera."""
+def build_wheel_leg_spec(
+    desc: RobotDescription, terrain: TerrainDescription | None = None
+) -> tuple[mujoco.MjSpec, SensorLayout]:
+    """The robot on flat ground with the PD actuators, the task's sensors and a tracking camera.
+
+    With ``terrain`` the flat floor gives way to the terrain's static geoms (:func:`dexwheel.terrain.mujoco.add_terrain`),
+    all in the world body: the floor-contact sensors then count contacts with any geom of the world body.
+    """
     spec = build_spec(desc, ground=True)
+    floor_type, floor_name = _O.mjOBJ_GEOM, FLOOR_GEOM
+    if terrain is not None:
+        from dexwheel.terrain.mujoco import add_terrain
+
+        spec.delete(spec.geom(FLOOR_GEOM))
+        add_terrain(spec, terrain)
+        floor_type, floor_name = _O.mjOBJ_BODY, "world"
     make_pd_actuators(spec)
     base = spec.body(BASE_BODY)
     base.add_site(name=IMU_SITE, pos=[0.0, 0.0, 0.0], size=[0.01, 0.01, 0.01])
@@ -75,7 +92,7 @@ def build_wheel_leg_spec(desc: RobotDescription) -> tuple[mujoco.MjSpec, SensorL
     for body in NON_WHEEL_BODIES:
         # intprm: (data fields bitmask, reduce: none, num); "found" is the number of matching contacts.
         _add(spec, f"{body}_floor_contact", _S.mjSENS_CONTACT, _O.mjOBJ_BODY, body,
-             reftype=_O.mjOBJ_GEOM, refname=FLOOR_GEOM, intprm=[1 << found, 0, 1])  # fmt: skip
+             reftype=floor_type, refname=floor_name, intprm=[1 << found, 0, 1])  # fmt: skip
     sizes = [("base_ang_vel", 3), ("base_lin_vel", 3), ("world_z_in_base", 3), ("knee_pos", len(KNEE_JOINTS)),
              ("joint_vel", len(POLICY_JOINT_ORDER)), ("actuator_force", len(ROBOT_JOINT_ORDER)),
              ("floor_contact", len(NON_WHEEL_BODIES))]  # fmt: skip
@@ -86,10 +103,13 @@ def build_wheel_leg_spec(desc: RobotDescription) -> tuple[mujoco.MjSpec, SensorL
     return spec, SensorLayout(**slices, size=start)
 
 
-def build_wheel_leg_model(desc: RobotDescription, *, textures: bool = True) -> tuple[mujoco.MjModel, SensorLayout]:
-    """The compiled scene; ``textures=False``: its builtin textures at 1 x 1 texel, the rest the same bits (a
-    model a vector env's envs run their physics on, :func:`~dexwheel.sim.rendering.compile_without_textures`)."""
-    spec, layout = build_wheel_leg_spec(desc)
+def build_wheel_leg_model(
+    desc: RobotDescription, terrain: TerrainDescription | None = None, *, textures: bool = True
+) -> tuple[mujoco.MjModel, SensorLayout]:
+    """The compiled scene (on ``terrain``, else flat ground); ``textures=False``: its builtin textures at 1 x 1
+    texel, the rest the same bits (a model a vector env's envs run their physics on,
+    :func:`~dexwheel.sim.rendering.compile_without_textures`)."""
+    spec, layout = build_wheel_leg_spec(desc, terrain)
     model = spec.compile() if textures else compile_without_textures(spec)
     if model.nsensordata != layout.size:
         raise AssertionError(f"sensor layout expects {layout.size} values, the model has {model.nsensordata}")

@@ -123,6 +123,13 @@ def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
     assert cfg.rewards.action_rate_l2.weight == -0.05
 
 
+def test_a_terrain_is_refused_until_its_isaac_lab_side_exists():
+    from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+
+    with pytest.raises(ValueError, match=r"does not support \['terrain'\] yet"):
+        WheelLegFlatEnvCfg(task_overrides={"terrain": True})
+
+
 def test_the_events_table_drives_isaac_lab_events():
     from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
 

@@ -114,6 +114,7 @@ def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
         "composer.policy_joints": task.composer.policy_joints not in (None, "all", POLICY_JOINT_ORDER),
         "privileged_obs": task.privileged_obs,
         "scale_rewards_by_dt": not task.scale_rewards_by_dt,  # Isaac Lab always scales
+        "terrain": getattr(task, "terrain", None) is not None,  # issue 27 part 2 builds it from the same description
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
     if bad:

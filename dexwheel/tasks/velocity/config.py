@@ -46,6 +46,8 @@ from dexwheel.tasks.terms import (
     merge_terms,
     validate_terms,
 )
+from dexwheel.terrain.config import TerrainCfg, make_terrain_cfg
+from dexwheel.terrain.config import validate as validate_terrain
 
 LAYER_NAMES = ("policy", "stance", "override")
 _JOINT_GROUPS = {"all": POLICY_JOINT_ORDER, "knees": KNEE_JOINTS, "wheels": WHEEL_JOINTS}
@@ -198,6 +200,9 @@ class WheelLegEnvCfg:
     # Each weighted reward term times the control period, as Isaac Lab does, so weights do not depend on the rate.
     scale_rewards_by_dt: bool = True
     domain_rand: DomainRandCfg = field(default_factory=DomainRandCfg)
+    # The ground: None is the flat floor (Solenopsis-v0); a TerrainCfg the generated terrain grid the rough tasks
+    # run on (dexwheel.terrain, docs/tasks.md#rough-terrain), one for all envs.
+    terrain: TerrainCfg | None = None
 
     @property
     def stance_pose(self) -> tuple[float, ...]:
@@ -288,6 +293,8 @@ def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg
             sections[key].update(value)
         elif key == "domain_randomization":
             sections["domain_rand"].update({"enabled": value} if isinstance(value, bool) else dict(value))
+        elif key == "terrain":
+            top["terrain"] = make_terrain_cfg(cfg.terrain, value)
         elif key == "reward_weights":
             tables["rewards"].update(dict(value))
         elif key in KWARG_ALIASES:
@@ -376,6 +383,8 @@ def validate(cfg: WheelLegEnvCfg) -> None:
         for name, term in table.items():
             _check_params(f"{section}.{name}", term)
     cfg.domain_rand.validate("domain_rand")
+    if cfg.terrain is not None:
+        validate_terrain(cfg.terrain, "terrain")
     for name, term in cfg.events.items():  # an interval path that names no field fails here, naming the event
         if term.mode == "interval":
             interval_range(term, cfg, f"events.{name}")
@@ -408,9 +417,27 @@ def _check_params(where: str, term: Any) -> None:
             raise _bad(f"{where}.params.bodies", f"unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
     if "limit_angle" in p and func == _T + "bad_orientation" and not 0 < p["limit_angle"] <= math.pi:
         raise _bad(f"{where}.params.limit_angle", f"must be in (0, pi], got {p['limit_angle']}")
+    if func == _O + "height_scan":
+        _check_scan(where, p)
     if p and isinstance(func, str) and func.startswith(_E):
         raise _bad(f"{where}.params", f"{func!r} takes none, got {dict(p)}; its numbers are the domain_rand.* fields "
                                       "and reset_noise_scale (one place each)")  # fmt: skip
+
+
+def _check_scan(where: str, p: Mapping[str, Any]) -> None:
+    size, res = p.get("size", (1.0, 0.6)), p.get("resolution", 0.1)
+    if not (isinstance(res, (int, float)) and math.isfinite(res) and res > 0):
+        raise _bad(f"{where}.params.resolution", f"must be a finite number > 0 (m), got {res!r}")
+    if not (isinstance(size, (tuple, list)) and len(size) == 2 and all(
+            isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in size)):  # fmt: skip
+        raise _bad(f"{where}.params.size", f"expected (x, y) >= 0 m, got {size!r}")
+    for name in ("clip", "noise", "offset"):
+        v = p.get(name, 0.0)
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and (name == "offset" or v >= 0)):
+            raise _bad(f"{where}.params.{name}", f"must be a finite number{' >= 0' if name != 'offset' else ''}, "
+                                                 f"got {v!r}")  # fmt: skip
+    if p.get("clip", 1.0) <= 0:
+        raise _bad(f"{where}.params.clip", f"must be > 0, got {p['clip']!r}")
 
 
 # The left-right mirror of each observation term (rsl_ppo's symmetry augmentation): a sign per column, or
@@ -420,14 +447,19 @@ _MIRROR_SIGNS = {"base_ang_vel": (-1, 1, -1), "projected_gravity": (1, -1, 1), "
 _MIRROR_NAMES = {"joint_pos_rel": KNEE_JOINTS, "joint_vel_rel": POLICY_JOINT_ORDER, "link_mass_scale": LINKS}
 
 
-def mirror_maps(slices: dict[str, slice], policy_joints: tuple[str, ...]) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+def mirror_maps(slices: dict[str, slice], policy_joints: tuple[str, ...],
+                extra: Mapping[str, np.ndarray] | None = None) -> tuple[tuple[np.ndarray, np.ndarray], ...]:  # fmt: skip
     """``((obs_index, obs_sign), (action_index, action_sign))``: the mirror image of an observation ``o`` is
-    ``o[..., obs_index] * obs_sign``, of an action (over ``policy_joints``) likewise."""
+    ``o[..., obs_index] * obs_sign``, of an action (over ``policy_joints``) likewise. ``extra``: the column
+    permutation of terms whose mirror depends on their parameters (the height scan's grid)."""
+    extra = extra or {}
     names = {**_MIRROR_NAMES, "last_action": policy_joints}
     dim = max(sl.stop for sl in slices.values())
     index, sign = np.arange(dim), np.ones(dim, dtype=np.float32)
     for name, sl in slices.items():
-        if name in _MIRROR_SIGNS:
+        if name in extra:
+            index[sl] = sl.start + np.asarray(extra[name])
+        elif name in _MIRROR_SIGNS:
             sign[sl] = _MIRROR_SIGNS[name]
         elif name not in names:
             raise ValueError(

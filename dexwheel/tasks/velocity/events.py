@@ -29,7 +29,8 @@ from dexwheel.robots.wheel_leg import KNEE_JOINTS
 if TYPE_CHECKING:
     from dexwheel.tasks.velocity.task import WheelLegTask
 
-__all__ = ["push_by_setting_velocity", "randomize_model", "reset_joints_and_base"]
+__all__ = ["push_by_setting_velocity", "randomize_model", "reset_base_on_terrain", "reset_joints_and_base",
+           "terrain_levels"]  # fmt: skip
 
 
 def randomize_model(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
@@ -78,7 +79,69 @@ def push_by_setting_velocity(task: WheelLegTask, env_id: int, rng: np.random.Gen
     task.physics.set_qvel(env_id)
 
 
+def _terrain(task: WheelLegTask, event: str):
+    if getattr(task, "terrain", None) is None:
+        raise ValueError(f"events.{event} moves envs on the terrain, and this task has none; give it one "
+                         "(terrain=...) or remove the event")  # fmt: skip
+    return task.terrain
+
+
+def terrain_levels(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
+    """The terrain curriculum (Isaac Lab's ``terrain_levels_vel``, mjlab's ``terrain_levels_vel``): at each
+    reset, move env ``env_id`` up or down a level by how far its ending episode took it.
+
+    The rule, on the episode that just ended (the state before this reset): ``distance`` is the base's
+    horizontal distance from its tile origin. Promote (level + 1) when ``distance > tile size x / 2`` (it
+    walked off its tile); else demote (level - 1) when ``distance < |commanded forward speed| *
+    episode_length_s / 2`` (it covered less than half of what its last command asked for a whole episode;
+    a fall early in the episode covers little). A standing command never demotes. Level 0 stays 0; an env
+    promoted past the top row goes to a level drawn uniformly among all rows (Isaac Lab's rule, so solved
+    envs keep revisiting every level rather than piling up on the top one). Why: a policy learns nothing
+    on terrain it cannot yet cross, or on terrain it has already mastered; each env finds its own level.
+
+    An env's first reset draws its tile instead (:meth:`~dexwheel.tasks.velocity.terrain.TaskTerrain.assign`:
+    a level in ``[0, max_init_terrain_level]``, a column). With ``terrain.curriculum`` off the levels stay
+    as drawn (all levels). Draws: two at the first reset, one when an env passes the top, none otherwise.
+    """
+    t = _terrain(task, "terrain_levels")
+    if t.level[env_id] < 0:
+        t.assign(env_id, rng)
+        return
+    if not t.cfg.curriculum:
+        return
+    q = task.physics.qpos[env_id]
+    distance = float(np.hypot(q[0] - t.origin[env_id, 0], q[1] - t.origin[env_id, 1]))
+    up = distance > t.desc.tile_size[0] / 2
+    down = not up and distance < abs(float(task.commands[env_id, 0])) * task.cfg.episode_length_s * 0.5
+    level = int(t.level[env_id]) + int(up) - int(down)
+    if level >= t.desc.num_rows:
+        level = int(rng.integers(t.desc.num_rows))
+    t.move(env_id, max(level, 0))
+
+
+def reset_base_on_terrain(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
+    """Start env ``env_id`` at its tile's origin, facing a uniform random heading (Isaac Lab's rough-terrain
+    ``reset_base`` with yaw in (-pi, pi)): the start pose the earlier events chose, shifted by the origin
+    (x, y and the ground height there) and turned about z. Draws its observation-noise key.
+
+    Why: each env must start on the tile of its level (the curriculum's point), standing on that tile's
+    ground; a random heading makes every direction across a tile's stairs and slopes a start. Runs after
+    ``reset_joints_and_base`` (which sets the pose relative to flat ground at the world origin) and after
+    ``terrain_levels`` (which picks the tile; an env without one gets its first tile here). Two draws.
+    """
+    t = _terrain(task, "reset_base_on_terrain")
+    if t.level[env_id] < 0:
+        t.assign(env_id, rng)
+    yaw, key = (2.0 * rng.random() - 1.0) * np.pi, rng.integers(2**63, dtype=np.uint64)
+    t.noise_key[env_id] = key
+    q = task.reset_qpos[env_id]
+    q[:3] += t.origin[env_id]
+    w0, x0, y0, z0 = q[3:7]
+    cw, sz = np.cos(yaw / 2), np.sin(yaw / 2)  # (cw, 0, 0, sz) times the start orientation
+    q[3:7] = (cw * w0 - sz * z0, cw * x0 - sz * y0, cw * y0 + sz * x0, cw * z0 + sz * w0)
+
+
 #: The built-in events that never write a model. A vector env whose active events are all among these (domain
 #: randomisation off, with the default table) runs every env on one shared ``MjModel``; any other event, a
 #: user's own included, gets each env its own copy (it may write ``task.models[env_id]``).
-MODEL_FREE = frozenset({reset_joints_and_base, push_by_setting_velocity})
+MODEL_FREE = frozenset({reset_joints_and_base, push_by_setting_velocity, terrain_levels, reset_base_on_terrain})

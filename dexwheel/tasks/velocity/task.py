@@ -71,6 +71,8 @@ from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics, write_in
 from dexwheel.tasks import terms
 from dexwheel.tasks.velocity import events, kernels
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, joint_group, mirror_maps
+from dexwheel.tasks.velocity.observations import height_scan_mirror
+from dexwheel.tasks.velocity.terrain import TaskTerrain
 
 _LINKS = LINKS
 _SETTLE_S = 1.5
@@ -99,9 +101,12 @@ class WheelLegTask:
         desc = get_robot(cfg.robot)
         self.params: WheelLegParams = PARAMS[cfg.robot]
         self.total_mass = desc.total_mass
+        #: The terrain all envs share (None: flat ground) and each env's place on it (:mod:`.terrain`).
+        self.terrain = TaskTerrain(cfg.terrain, n) if cfg.terrain is not None else None
         # one env: the scene as built; several: the physics models leave the render-only textures out (5.5 MB a
         # model), and render_model has them, once per process
-        model, self.sensors = build_wheel_leg_model(desc, textures=n == 1)
+        terrain = None if self.terrain is None else self.terrain.desc
+        model, self.sensors = build_wheel_leg_model(desc, terrain, textures=n == 1)
         check_robot_model(model, ROBOT_JOINT_ORDER, [a.name for a in desc.actuators], source=f"{cfg.robot} env model")
         self.dt = float(model.opt.timestep * cfg.decimation)
         self.max_episode_steps = max(1, round(cfg.episode_length_s / self.dt))
@@ -111,7 +116,9 @@ class WheelLegTask:
         self.knee_qadr = np.array([model.jnt_qposadr[model.joint(j).id] for j in KNEE_JOINTS])
         self._home = np.zeros(model.nq)
         self._home[3] = 1.0
-        self.settled_knees, self.settled_height = self._settle(model)
+        # the stance settles on flat ground (the terrain's world origin may be a step)
+        self.settled_knees, self.settled_height = self._settle(model if self.terrain is None
+                                                               else build_wheel_leg_model(desc)[0])  # fmt: skip
         self._height_offset = self.settled_height - float(self.params.leg_heights(self.settled_knees).max())
 
         self._bind_events()
@@ -353,7 +360,13 @@ class WheelLegTask:
         """The model to render any env's state with: for one env its own model; for several the scene with its
         textures (the physics models have them at 1 x 1 texel), built at the first call, once per process and
         robot, and only read."""
-        return self.models[0] if self.num_envs == 1 else render_model(self.cfg.robot)
+        if self.num_envs == 1:
+            return self.models[0]
+        if self.terrain is None:
+            return render_model(self.cfg.robot)
+        if getattr(self, "_terrain_render_model", None) is None:  # the terrain's scene, once per task
+            self._terrain_render_model = build_wheel_leg_model(get_robot(self.cfg.robot), self.terrain.desc)[0]
+        return self._terrain_render_model
 
     def _build_events(self) -> None:
         """The start state the reset events begin from, for every env."""
@@ -446,6 +459,8 @@ class WheelLegTask:
         for key in self._flag_keys:
             info[key] = info[key] > 0.0
         info["diverged"] = self.diverged.copy()
+        if self.terrain is not None:
+            info["terrain_level"] = self.terrain.level.astype(np.float64)
         return info
 
     def step_info_of(self, i: int) -> dict[str, Any]:
@@ -455,6 +470,8 @@ class WheelLegTask:
         for key in self._flag_keys:
             info[key] = info[key] > 0.0
         info["diverged"] = bool(self.diverged[i])
+        if self.terrain is not None:
+            info["terrain_level"] = float(self.terrain.level[i])
         return info
 
     def reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:
@@ -464,6 +481,8 @@ class WheelLegTask:
         info["command_lin_vel_x"], info["command_ang_vel_z"] = self.commands[idx].T.copy()
         for key in (*self._flag_keys, "diverged"):
             info[key] = np.zeros(k, dtype=bool)
+        if self.terrain is not None:
+            info["terrain_level"] = self.terrain.level[idx].astype(np.float64)
         return info
 
     def _contain(self, diverged: np.ndarray | None) -> None:
@@ -567,6 +586,8 @@ class WheelLegTask:
                  "model_params", "episode_params", "diverged", "_any_diverged", "drive.kp_scale", "drive.kd_scale",
                  "drive.kp", "drive.kd", "drive._dirty", "drive._last_bytes", "physics.qpos", "physics.qvel",
                  "physics.sensordata", "physics.ctrl", "physics.monitor._last"]  # fmt: skip
+        if self.terrain is not None:
+            names += ["terrain.level", "terrain.column", "terrain.origin", "terrain.noise_key"]
         if isinstance(self.physics, SerialPhysics):
             names.append("physics.data")
         else:
@@ -636,7 +657,9 @@ class TaskViews:
         """The left-right mirror of observations and actions (:func:`~dexwheel.tasks.velocity.config.mirror_maps`);
         None, with a warning naming the term, when an observation term has no known mirror (a user's own)."""
         try:
-            return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints)
+            scans = {name: height_scan_mirror(**term.params) for name, term in self.task.cfg.observations.items()
+                     if terms.func_path(term.func) == "dexwheel.tasks.velocity.observations:height_scan"}  # fmt: skip
+            return mirror_maps(self.task.obs_layout.slices, self.task.policy_joints, scans)
         except ValueError as e:
             warnings.warn(str(e), stacklevel=2)
             return None

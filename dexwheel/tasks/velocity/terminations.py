@@ -21,3 +21,17 @@ def illegal_contact(task, bodies: Sequence[str]) -> np.ndarray:
 def bad_orientation(task, limit_angle: float) -> np.ndarray:
     """The base tilts past ``limit_angle`` (rad) from upright: past it no policy recovers a wheel-leg base."""
     return task.world_z_in_base[:, 2] < math.cos(limit_angle)
+
+
+def terrain_out_of_bounds(task, distance_buffer: float = 1.0) -> np.ndarray:
+    """The base is within ``distance_buffer`` (m) of the terrain's outer edge (Isaac Lab's
+    ``terrain_out_of_bounds``). Why: past the border there is no ground; ending the episode there keeps
+    a robot that drove across the grid from falling off it. Flat tasks have no terrain and never end here."""
+    terrain = getattr(task, "terrain", None)
+    if terrain is None:
+        return np.zeros(task.num_envs, dtype=bool)
+    xmin, xmax, ymin, ymax = terrain.desc.bounds
+    q = task.physics.qpos
+    x, y = q[:, 0], q[:, 1]
+    b = distance_buffer
+    return (x < xmin + b) | (x > xmax - b) | (y < ymin + b) | (y > ymax - b)

@@ -1,0 +1,76 @@
+"""The velocity task's terrain state: the generated terrain (one for all envs) and where each env is on it.
+
+Built once per task from ``cfg.terrain`` (:mod:`dexwheel.terrain`): the description, which the MuJoCo model
+holds as static geoms (every env's model has the same terrain), a height raster for the height scan (built
+on first use), and per env its level (row), its tile column, its origin (the spawn point of that tile, world
+frame) and its observation-noise key. Levels and columns are drawn from each env's own generator at its
+first reset (the ``terrain_levels`` event), so a vector env's env ``i`` lands where a single env with the same
+seed lands.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from dexwheel.terrain import HeightRaster, TerrainCfg, generate
+
+#: The height raster's sample spacing (m): the scan reads the nearest sample (:class:`HeightRaster`).
+RASTER_RESOLUTION_M = 0.02
+
+_C1, _C2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+class TaskTerrain:
+    """The terrain of a task with ``num_envs`` envs (:attr:`level` -1 until an env's first reset)."""
+
+    def __init__(self, cfg: TerrainCfg, num_envs: int) -> None:
+        self.cfg = cfg
+        self.desc = generate(cfg)
+        self.level = np.full(num_envs, -1, dtype=np.int64)
+        self.column = np.zeros(num_envs, dtype=np.int64)
+        self.origin = np.zeros((num_envs, 3))
+        self.noise_key = np.zeros(num_envs, dtype=np.uint64)
+
+    @functools.cached_property
+    def raster(self) -> HeightRaster:
+        return HeightRaster(self.desc, RASTER_RESOLUTION_M)
+
+    @property
+    def max_init_level(self) -> int:
+        top = self.desc.num_rows - 1
+        return min(self.cfg.max_init_terrain_level, top) if self.cfg.curriculum else top
+
+    def assign(self, env: int, rng: np.random.Generator) -> None:
+        """Env ``env``'s first tile: a level uniform in ``[0, max_init_level]``, a column uniform over the
+        columns (so each type in proportion, in expectation). Two draws."""
+        self.level[env] = rng.integers(self.max_init_level + 1)
+        self.column[env] = rng.integers(self.desc.num_cols)
+        self.move(env, int(self.level[env]))
+
+    def move(self, env: int, level: int) -> None:
+        self.level[env] = level
+        self.origin[env] = self.desc.origins[level, self.column[env]]
+
+    @staticmethod
+    @functools.cache
+    def scan_pattern(size: tuple[float, float], resolution: float) -> np.ndarray:
+        """The scan's points ``(P, 2)`` in the yaw-aligned base frame: a grid of ``size`` (x, y) m centred on the
+        base, ``resolution`` apart, x-major (point ``ix * ny + iy``)."""
+        nx, ny = (int(round(s / resolution)) + 1 for s in size)
+        xs = (np.arange(nx) - (nx - 1) / 2) * resolution
+        ys = (np.arange(ny) - (ny - 1) / 2) * resolution
+        return np.stack(np.meshgrid(xs, ys, indexing="ij"), axis=-1).reshape(-1, 2)
+
+    def uniform_noise(self, t: int, width: int) -> np.ndarray:
+        """``(N, width)`` numbers in [0, 1) from each env's noise key, the control step ``t`` and the column
+        (a counter-based hash, splitmix64): the same numbers however often the observation is computed in a
+        step, and for env ``i`` of a vector env as for a single env with the same seed."""
+        with np.errstate(over="ignore"):
+            z = self.noise_key[:, None] ^ (np.uint64(t) * _C1) ^ (np.arange(1, width + 1, dtype=np.uint64) * _C2)
+            z = (z ^ (z >> np.uint64(30))) * _M1
+            z = (z ^ (z >> np.uint64(27))) * _M2
+            z = z ^ (z >> np.uint64(31))
+        return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
