@@ -21,7 +21,7 @@ from dexwheel.envs.gym_api import IntegerBox
 from dexwheel.envs.wheel_leg import WheelLegEnv
 from dexwheel.fields import ConfigFieldError
 from dexwheel.rl.env_factory import make_env, make_vector_env
-from dexwheel.rl.sb3_vec_env import GymVectorEnvAdapter
+from dexwheel.rl.sb3.vec_env import GymVectorEnvAdapter
 from dexwheel.rl.schema import ConfigError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, G20_OPEN_CMD
 

@@ -11,8 +11,8 @@ from test_training import compose_cfg, short
 
 import dexwheel  # noqa: F401
 from dexwheel.rl.checkpoints import load_rsl
-from dexwheel.rl.rsl_cfg import runner_cfg
-from dexwheel.rl.rsl_vec_env import RslVecEnv
+from dexwheel.rl.rsl.cfg import runner_cfg
+from dexwheel.rl.rsl.vec_env import RslVecEnv
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
 from dexwheel.robots.g20 import SDK_CHANNELS, SDK_MAX_VALUE
@@ -192,7 +192,7 @@ def test_the_mirror_maps_are_the_robots_physical_mirror(robot):
 
 
 def test_a_symmetric_run_learns_mirrored_batches(tmp_path):
-    from dexwheel.rl.symmetry import mirrored
+    from dexwheel.rl.rsl.symmetry import mirrored
 
     venv = RslVecEnv(wheel_leg(), seed=0)
     obs = venv.get_observations()

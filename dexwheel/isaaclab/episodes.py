@@ -21,7 +21,7 @@ from tensordict import TensorDict
 from dexwheel.rl.env_factory import env_kwargs
 from dexwheel.rl.evaluation import EvalResult
 from dexwheel.rl.metrics import make_metrics
-from dexwheel.rl.rsl_cfg import CLIP_ACTIONS
+from dexwheel.rl.rsl.cfg import CLIP_ACTIONS
 
 #: the robot's Isaac Lab task (the MuJoCo env id's counterpart)
 TASK_IDS = {

@@ -19,7 +19,7 @@ from tensordict import TensorDict
 
 from dexwheel.isaaclab.episodes import BatchPolicy, actor_batch_policy, isaac_episodes, make_task_venv
 from dexwheel.rl.isaaclab_launch import child_main
-from dexwheel.rl.rsl_cfg import POLICY_GROUP
+from dexwheel.rl.rsl.cfg import POLICY_GROUP
 from dexwheel.rl.schema import ConfigError
 
 

@@ -84,7 +84,7 @@ class RslPPOParams:
     value_loss_coef: float = 1.0
     max_grad_norm: float = 1.0
     use_clipped_value_loss: bool = True
-    #: also learn each mini-batch mirrored left-right (dexwheel.rl.symmetry); None: when the env has a mirror
+    #: also learn each mini-batch mirrored left-right (dexwheel.rl.rsl.symmetry); None: when the env has a mirror
     symmetry: bool | None = None
 
 

@@ -1,7 +1,7 @@
 """rsl_rl PPO runners of the Isaac Lab tasks, from the one config both backends train with.
 
 Runner, PPO and model settings are ``configs/algo/rsl_ppo.yaml`` (with ``configs/train.yaml``'s
-``train.normalize_obs``) through :func:`dexwheel.rl.rsl_cfg.runner_cfg`, the dict the MuJoCo side's rsl_rl
+``train.normalize_obs``) through :func:`dexwheel.rl.rsl.cfg.runner_cfg`, the dict the MuJoCo side's rsl_rl
 learner runs; here they become Isaac Lab's ``RslRlOnPolicyRunnerCfg`` fields. Observation normalisation sits
 in the actor and critic models, so an exported policy carries it along.
 
@@ -21,7 +21,7 @@ from isaaclab.utils import configclass
 from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
 from omegaconf import OmegaConf
 
-from dexwheel.rl.rsl_cfg import CLIP_ACTIONS, runner_cfg
+from dexwheel.rl.rsl.cfg import CLIP_ACTIONS, runner_cfg
 
 REPO = Path(__file__).resolve().parents[3]
 ALGO_CFG = REPO / "configs" / "algo" / "rsl_ppo.yaml"

@@ -30,8 +30,8 @@ from tqdm import tqdm
 
 from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_rsl, prune, save_rsl
 from dexwheel.rl.env_factory import make_vector_env
-from dexwheel.rl.rsl_cfg import CRITIC_GROUP, POLICY_GROUP, runner_cfg
-from dexwheel.rl.rsl_vec_env import RslVecEnv, clip_actions
+from dexwheel.rl.rsl.cfg import CRITIC_GROUP, POLICY_GROUP, runner_cfg
+from dexwheel.rl.rsl.vec_env import RslVecEnv, clip_actions
 from dexwheel.rl.schema import ConfigError, TrainCfg
 
 Policy = Callable[[np.ndarray], np.ndarray]

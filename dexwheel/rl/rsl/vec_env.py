@@ -22,7 +22,7 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from dexwheel.envs.gym_api import IntegerBox
-from dexwheel.rl.rsl_cfg import CRITIC_GROUP, POLICY_GROUP
+from dexwheel.rl.rsl.cfg import CRITIC_GROUP, POLICY_GROUP
 
 
 class RslVecEnv(VecEnv):

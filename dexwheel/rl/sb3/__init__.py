@@ -17,7 +17,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_vecnormalize, prune, save_checkpoint
 from dexwheel.rl.env_factory import make_env, make_vector_env
 from dexwheel.rl.evaluation import Policy
-from dexwheel.rl.sb3_vec_env import GymVectorEnvAdapter
+from dexwheel.rl.sb3.vec_env import GymVectorEnvAdapter
 from dexwheel.rl.schema import TrainCfg
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "sac": SAC}

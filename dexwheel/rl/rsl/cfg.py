@@ -19,7 +19,7 @@ CRITIC_GROUP = "critic"
 #: the runner's ``clip_actions`` on Isaac Lab: the MuJoCo envs clip policy actions to [-1, 1] before mapping them
 CLIP_ACTIONS = 1.0
 #: rsl_rl's data augmentation function for ``algo.params.symmetry`` (it reads the env's ``mirror_maps``)
-SYMMETRY_FUNC = "dexwheel.rl.symmetry:mirrored"
+SYMMETRY_FUNC = "dexwheel.rl.rsl.symmetry:mirrored"
 
 
 def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_obs: bool,
@@ -28,7 +28,7 @@ def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_o
     the critic reads ``critic_group`` (:data:`CRITIC_GROUP` for an asymmetric actor-critic)."""
     algorithm = dict(OmegaConf.to_container(params) if isinstance(params, DictConfig) else params)
     steps = algorithm.pop("num_steps_per_env")
-    if algorithm.pop("symmetry", False):  # mirrored mini-batches (dexwheel.rl.symmetry)
+    if algorithm.pop("symmetry", False):  # mirrored mini-batches (dexwheel.rl.rsl.symmetry)
         algorithm["symmetry_cfg"] = {"use_data_augmentation": True, "use_mirror_loss": False,
                                      "data_augmentation_func": SYMMETRY_FUNC}  # fmt: skip
     model = {
