@@ -94,7 +94,7 @@ G20_L_DIR = (-1, -1, -1, -1, -1, -1, +1, +1, +1, +1, -1, 0, 0, 0, 0, -1, -1, -1,
 # (-ax, ay, -az)), so one joint angle already means one anatomical posture on both hands; the same
 # SDK value therefore spreads the fingers the same anatomical way without flipping a direction.
 # (The vendor's right-hand SDK table flips the abduction direction because its right URDF does not
-# mirror those axes.) tests/test_robot_models.py proves the mirror symmetry of the resulting poses.
+# mirror those axes.) tests/robots/test_robot_models.py proves the mirror symmetry of the resulting poses.
 G20_R_MIN, G20_R_MAX, G20_R_DIR = G20_L_MIN, G20_L_MAX, G20_L_DIR
 
 SDK_PAD_VALUE = 255  # a command shorter than 20 channels is padded with this

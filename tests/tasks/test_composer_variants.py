@@ -5,7 +5,7 @@ import warnings
 
 import gymnasium as gym
 import pytest
-from test_training import compose_cfg
+from cfgutil import compose_cfg
 
 import dexwheel  # noqa: F401
 from dexwheel.fields import ConfigFieldError

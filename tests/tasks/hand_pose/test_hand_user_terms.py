@@ -6,7 +6,7 @@ import copy
 import gymnasium as gym
 import numpy as np
 import pytest
-from test_training import compose_cfg
+from cfgutil import compose_cfg
 from vecutil import assert_same
 
 import dexwheel  # noqa: F401

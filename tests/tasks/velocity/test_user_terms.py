@@ -7,7 +7,7 @@ import pickle
 import gymnasium as gym
 import numpy as np
 import pytest
-from test_training import compose_cfg, short
+from cfgutil import compose_cfg, short
 from vecutil import assert_same
 
 import dexwheel  # noqa: F401

@@ -9,7 +9,7 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 import pytest
-from test_configs import cfg as hydra_cfg
+from cfgutil import compose_cfg
 
 import dexwheel  # noqa: F401
 from dexwheel.fields import ConfigFieldError
@@ -225,13 +225,14 @@ def test_built_in_events_keep_their_numbers_in_one_place():
 
 
 def test_hydra_reaches_the_events():
-    c = hydra_cfg("robot=solenopsis", "task.wheel_leg.domain_rand.enabled=true", "task.wheel_leg.events.push=null",
+    c = compose_cfg("train", "robot=solenopsis", "task.wheel_leg.domain_rand.enabled=true", "task.wheel_leg.events.push=null",
                   "+task.wheel_leg.events.yaw={func: 'user_terms:random_yaw', mode: reset}")  # fmt: skip
     assert c.task.wheel_leg.events.reset_joints_and_base.mode == "reset"
     task = make_env(c).unwrapped.task
     assert list(task.cfg.events) == ["randomize_model", "reset_joints_and_base", "yaw"]
     assert task.event_at.shape == (1, 0) and len(task._reset_events) == 3
-    c = hydra_cfg(
+    c = compose_cfg(
+        "train",
         "robot=solenopsis",
         "task.wheel_leg.domain_rand.enabled=true",
         "task.wheel_leg.domain_rand.push_interval_s=[1.0,2.0]",

@@ -6,8 +6,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from cfgutil import compose_cfg, short
 from tensordict import TensorDict
-from test_training import compose_cfg, short
 
 import dexwheel  # noqa: F401
 from dexwheel.rl.checkpoints import load_rsl
@@ -127,7 +127,7 @@ def test_two_processes_train_one_policy_with_gloo(tmp_path):
     import subprocess
     import sys
 
-    from test_training import ROOT
+    from cfgutil import ROOT
 
     run = tmp_path / "run"
     args = short("solenopsis", "train.total_timesteps=512", "train.eval_every_steps=256", "train.checkpoint_every_steps=256",

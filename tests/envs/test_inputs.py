@@ -27,7 +27,7 @@ from dexwheel.robots.g20 import ACTIVE_JOINTS, G20_OPEN_CMD
 
 register_envs()
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VEC = {"vectorization_mode": "vector_entry_point"}
 
 

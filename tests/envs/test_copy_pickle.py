@@ -25,7 +25,7 @@ from dexwheel.sim.snapshot import ADDRESS_FIELDS
 
 register_envs()
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PRE_STEPS, STEPS = 3, 6
 #: Wheel-leg episodes full of events: randomised models and gains, pushes and resamples every few steps.
 WHEEL_EVENTS = {"domain_randomization": {"enabled": True, "push_interval_s": (0.04, 0.08)},

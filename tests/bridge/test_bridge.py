@@ -53,7 +53,7 @@ from dexwheel.fields import ConfigFieldError  # noqa: E402
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, G20_HALF_FIST_CMD, G20_OPEN_CMD  # noqa: E402
 from dexwheel.sim.model_checks import ModelError  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "bridge.py"
 TOPICS = Topics.for_hand("left")
 HALF_FIST = G20SdkMapping("left")(G20_HALF_FIST_CMD).copy()  # all 21 joints, radians

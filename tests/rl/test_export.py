@@ -11,9 +11,9 @@ import numpy as np
 import onnx
 import pytest
 import torch
+from cfgutil import SHORT, SHORT_EPISODES, compose_cfg, short
 from stable_baselines3 import PPO, SAC
 from tensordict import TensorDict
-from test_training import SHORT, SHORT_EPISODES, compose_cfg, short
 
 from dexwheel.rl.checkpoints import CheckpointError, load_vecnormalize
 from dexwheel.rl.env_factory import make_env
@@ -23,7 +23,7 @@ from dexwheel.rl.policies import load_policy, run_config
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STEPS = ["train.total_timesteps=1024", "train.eval_every_steps=1024", "train.checkpoint_every_steps=1024"]
 SAC_SHORT = ["algo=sac", "algo.params.learning_starts=256", "algo.params.buffer_size=4096", "algo.params.batch_size=64",
        "algo.policy.net_arch=[64,64]"]  # fmt: skip

@@ -11,7 +11,7 @@ from omegaconf.errors import ConfigAttributeError
 from dexwheel.rl.env_factory import env_kwargs, make_env
 from dexwheel.rl.schema import ConfigError, validate
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 HANDS = ["g20_left", "g20_right"]
 WHEEL_LEGS = ["solenopsis", "m20_legacy"]
 

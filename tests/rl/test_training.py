@@ -4,45 +4,13 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
+from cfgutil import CONFIGS, ROOT, SHORT, SHORT_ALGO, SHORT_EPISODES, compose_cfg, short  # noqa: F401
 
 from dexwheel.rl.checkpoints import CheckpointError, step_checkpoints
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.training import train
-
-ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "configs"
-SHORT = [
-    "train.total_timesteps=2048",
-    "train.num_envs=4",
-    "train.eval_every_steps=1024",
-    "train.eval_episodes=1",
-    "train.checkpoint_every_steps=1024",
-    "train.progress_bar=false",
-]
-#: each learner's short update (the algo is named: a robot may default to another one)
-SHORT_ALGO = {
-    "ppo": ["algo=ppo", "algo.params.n_steps=128", "algo.params.batch_size=256", "algo.params.n_epochs=2"],
-    "rsl_ppo": ["algo=rsl_ppo", "algo.params.num_steps_per_env=64", "algo.params.num_learning_epochs=2"],
-}
-SHORT_EPISODES = {
-    "hand": ["task.hand.max_episode_steps=50"],
-    "wheel_leg": ["task.wheel_leg.episode_length_s=2.0"],
-}
-
-
-def compose_cfg(name="train", *overrides):
-    with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
-        return compose(config_name=name, overrides=list(overrides))
-
-
-def short(robot, *extra, algo="ppo"):
-    family = "hand" if robot.startswith("g20") else "wheel_leg"
-    return [f"robot={robot}", *SHORT, *SHORT_ALGO[algo], *SHORT_EPISODES[family], *extra]
-
 
 RUNS = [("g20_left", "ppo"), ("g20_right", "ppo"), ("solenopsis", "ppo"), ("m20_legacy", "ppo"),
         ("g20_left", "rsl_ppo"), ("solenopsis", "rsl_ppo")]  # fmt: skip

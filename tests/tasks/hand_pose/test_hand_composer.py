@@ -16,7 +16,7 @@ from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.schema import ConfigError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, G20_HALF_FIST_CMD
 
-CONFIGS = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "configs")
+CONFIGS = str(__import__("pathlib").Path(__file__).resolve().parents[3] / "configs")
 THUMB = [j for j in ACTIVE_JOINTS if j.startswith("thumb_")]
 FINGERS = [j for j in ACTIVE_JOINTS if not j.startswith("thumb_")]
 

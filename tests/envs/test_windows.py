@@ -20,7 +20,7 @@ import pytest
 
 from dexwheel.envs import register_envs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 register_envs()
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_run_safety import digest
-from test_training import ROOT, compose_cfg
+from cfgutil import ROOT, compose_cfg, digest
 
 from dexwheel.atomic import write_new
 from dexwheel.rl.eval_job import evaluate, save

@@ -1,7 +1,6 @@
 """What a user saved stays intact: refused resumes, streamed evaluation videos, evaluations kept side by side,
 rsl_rl checkpoints checked against their SHA-256."""
 
-import hashlib
 import io
 import json
 import os
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import imageio.v2 as imageio
 import pytest
-from test_training import ROOT, compose_cfg, short
+from cfgutil import ROOT, compose_cfg, digest, short
 
 from dexwheel.rl.checkpoints import CheckpointError, latest_checkpoint
 from dexwheel.rl.env_factory import make_env
@@ -37,11 +36,6 @@ def trained(tmp_path_factory) -> Path:
 def run(trained, tmp_path) -> Path:
     """A fresh copy of the trained run for each test."""
     return Path(shutil.copytree(trained, tmp_path / "run"))
-
-
-def digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*")
-            if p.is_file()}  # fmt: skip
 
 
 @pytest.mark.parametrize(
