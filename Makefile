@@ -1,5 +1,5 @@
 # Two commands do everything: `make train` and `make test`. Each creates .venv when it is missing.
-# While editing: `make test-core ARGS="tests/test_x.py -k y"` (ruff + pytest, no Isaac Lab venv, no docs build).
+# While editing: `make test-core ARGS="tests/envs -k g20"` (ruff + pytest, no Isaac Lab venv, no docs build).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

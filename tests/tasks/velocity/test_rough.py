@@ -11,6 +11,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+from vecutil import assert_same
 
 import dexwheel  # noqa: F401
 from dexwheel.fields import ConfigFieldError
@@ -18,7 +19,6 @@ from dexwheel.tasks.velocity import events, observations, terminations
 from dexwheel.tasks.velocity.config import mirror_maps
 from dexwheel.tasks.velocity.terrain import TaskTerrain
 from dexwheel.terrain import SubTerrainCfg, TerrainCfg, height_at
-from tests.vecutil import assert_same
 
 #: Small grids: two levels of the full mix on 3 m tiles (fast to build).
 SMALL = {"size": (3.0, 3.0), "border_width": 1.0, "num_rows": 2}
