@@ -5,6 +5,10 @@ trajectory, state logic) updates its own :class:`~dexwheel.control.targets.Joint
 composer only merges. Everything that can be wrong with the wiring (a typo, a forgotten joint, an
 accidental takeover, a source without gains) is found here, at construction, before the control
 loop starts; :meth:`JointCommandComposer.compose` then only runs precompiled copies.
+
+The layers' arrays are numpy arrays or torch tensors (all of one library and device: the composer's
+frame lives there too, :mod:`dexwheel.control._xp`), so the MuJoCo envs and the Isaac Lab tasks merge
+with this one composer.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from dexwheel.control import _xp
 from dexwheel.control._copyplan import Op, compile_copy
 from dexwheel.control.errors import JointCommandError
 from dexwheel.control.layout import JointLayout
@@ -34,8 +39,9 @@ class JointCommandLayer:
             raise JointCommandError(f"a layer name must be a non-blank string, got {self.name!r}")
 
 
-def _check_source(layer: JointCommandLayer) -> None:
-    """Rule 5: every source provides complete position, kp and kd (float32, one value per joint)."""
+def _check_source(layer: JointCommandLayer, xp=np, device=None) -> None:
+    """Rule 5: every source provides complete position, kp and kd (float32, one value per joint), as arrays
+    of the composer's library ``xp`` on its ``device``."""
     view = layer.view
     if not isinstance(view, JointTargetView):
         raise JointCommandError(
@@ -56,16 +62,28 @@ def _check_source(layer: JointCommandLayer) -> None:
                 )
             continue
         problem = None
-        if not isinstance(arr, np.ndarray):
-            problem = f"is a {type(arr).__name__}, not a numpy array"
-        elif arr.dtype != np.float32:
+        if not _xp.same_place(arr, xp, device):
+            kind = "a numpy array" if xp is np else f"a torch tensor on {device}"
+            got = _xp.where(arr) if isinstance(arr, np.ndarray) or hasattr(arr, "device") else type(arr).__name__
+            problem = f"is a {got}, not {kind} (the layers' first array decides)"
+        elif not _xp.is_float32(arr):
             problem = f"has dtype {arr.dtype}, expected float32"
-        elif arr.shape != shape:
-            problem = f"has shape {arr.shape}, expected {shape} (one value per joint)"
-        elif not arr.flags.c_contiguous:
+        elif tuple(arr.shape) != shape:
+            problem = f"has shape {tuple(arr.shape)}, expected {shape} (one value per joint)"
+        elif not _xp.is_contiguous(arr):
             problem = "is not C-contiguous"
         if problem:
             raise JointCommandError(f"layer {layer.name!r}: {field} for joints {joints} {problem}")
+
+
+def _first_place(layer: JointCommandLayer) -> tuple:
+    """The array library and device of a layer's position (numpy when it is neither; rule 5 then names it)."""
+    position = getattr(layer.view, "position", None)
+    try:
+        xp = _xp.namespace(position)
+    except TypeError:
+        return np, None
+    return xp, _xp.device_of(position)
 
 
 class JointCommandComposer:
@@ -91,13 +109,16 @@ class JointCommandComposer:
         if not layers:
             raise JointCommandError(f"composer for output {out_name}: at least one layer is required")
         seen: set[str] = set()
+        xp, device = np, None  # the library (and device) of the first layer's position: the frame's too
         for layer in layers:
             if not isinstance(layer, JointCommandLayer):
                 raise JointCommandError(f"composer for output {out_name}: expected JointCommandLayer, got {layer!r}")
             if layer.name in seen:
                 raise JointCommandError(f"composer for output {out_name}: layer name {layer.name!r} is used twice")
+            if not seen:
+                xp, device = _first_place(layer)
             seen.add(layer.name)
-            _check_source(layer)
+            _check_source(layer, xp, device)
 
         owner: dict[str, int] = {}
         for li, layer in enumerate(layers):
@@ -132,7 +153,7 @@ class JointCommandComposer:
         self._output_layout = output_layout
         self._layers = layers
         self._owners = MappingProxyType({n: layers[owner[n]].name for n in output_layout.names})
-        self._frame = MotorFrame(output_layout)
+        self._frame = MotorFrame(output_layout, xp=xp, device=device)
         ops: list[Op] = []
         for li, layer in enumerate(layers):
             view = layer.view
@@ -145,7 +166,7 @@ class JointCommandComposer:
             for row, field in enumerate(FIELDS):
                 arr = view.field(field)
                 if arr is None:  # vel/torque the source leaves unset: zeros, never stale values
-                    arr = np.zeros(view.layout.dof, dtype=np.float32)
+                    arr = _xp.zeros(xp, (view.layout.dof,), device)
                 ops += compile_copy(self._frame.block[row : row + 1], dst_idx, arr.reshape(1, -1), src_idx)
         self._ops = tuple(ops)
 

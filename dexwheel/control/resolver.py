@@ -4,6 +4,9 @@ A composer's output is the state's semantics and does not change with the hardwa
 adapts it: source joints the robot lacks are dropped (one warning per binding); robot joints the
 source lacks take fixed :class:`JointDefault` values, and a robot joint with neither is an error when
 the binding is made. Dynamic targets (topics, trajectories) are command sources, never defaults.
+
+A resolver's frames live in numpy (the default) or, with ``xp=torch``, as torch tensors on ``device``
+(:mod:`dexwheel.control._xp`); it resolves frames of that library and device.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ import numbers
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
+from dexwheel.control import _xp
 from dexwheel.control._copyplan import Op, compile_copy
 from dexwheel.control.errors import JointCommandError, JointDroppedWarning
 from dexwheel.control.layout import JointLayout
@@ -67,7 +73,8 @@ class JointCommandDefaults(Mapping[str, JointDefault]):
 class _Binding:
     """The compiled map from one source layout to the robot layout, with its own output frame."""
 
-    def __init__(self, source: JointLayout, robot: JointLayout, defaults: Mapping[str, JointDefault]) -> None:
+    def __init__(self, source: JointLayout, robot: JointLayout, defaults: Mapping[str, JointDefault],
+                 xp: ModuleType, device: Any) -> None:  # fmt: skip
         self.source = source
         self.dropped = source.missing_from(robot)
         self.defaulted = robot.missing_from(source)
@@ -77,7 +84,7 @@ class _Binding:
                 f"robot {robot.describe()} has joints {lacking} that source layout {source.describe()} does "
                 f"not command and that have no JointCommandDefaults; give them defaults or command them"
             )
-        self.out = MotorFrame(robot)
+        self.out = MotorFrame(robot, xp=xp, device=device)
         for name in self.defaulted:  # pre-filled once; vel and torque stay zero
             i = robot.index(name)
             d = defaults[name]
@@ -92,6 +99,9 @@ class _Binding:
         """The copies bound to ``frame``'s arrays (compiled on first sight of that frame object)."""
         entry = self._ops.get(id(frame))
         if entry is None or entry[0] is not frame:
+            if _xp.where(frame.block) != _xp.where(self.out.block):
+                raise TypeError(f"resolve_into: the frame of {self.source.describe()} is {_xp.where(frame.block)}, "
+                                f"the resolver's frames are {_xp.where(self.out.block)}")  # fmt: skip
             ops = tuple(compile_copy(self.out.block, self.dst_idx, frame.block, self.src_idx))
             entry = self._ops[id(frame)] = (frame, ops)
         return entry[1]
@@ -103,7 +113,8 @@ class JointCommandResolver:
     Bindings are compiled and cached per source layout (pass ``sources`` to compile them during
     preparation); each binding owns a robot-order :class:`MotorFrame` that :meth:`resolve_into`
     overwrites and returns. When the source layout equals the robot layout the binding is a single
-    block copy (the identity fast path).
+    block copy (the identity fast path). ``xp`` (numpy, the default, or torch) and ``device`` (torch) say
+    where its frames live.
     """
 
     def __init__(
@@ -112,7 +123,11 @@ class JointCommandResolver:
         defaults: Mapping[str, JointDefault] | None = None,
         *,
         sources: Iterable[JointLayout] = (),
+        xp: ModuleType | None = None,
+        device: Any = None,
     ) -> None:
+        self._xp = _xp.resolve(xp)
+        self._device = _xp.device(self._xp, device)
         if not isinstance(robot_layout, JointLayout):
             robot_layout = JointLayout(robot_layout)
         self._robot = robot_layout
@@ -143,7 +158,7 @@ class JointCommandResolver:
     def _binding(self, source: JointLayout) -> _Binding:
         binding = self._bindings.get(source)
         if binding is None:
-            binding = _Binding(source, self._robot, self._defaults)
+            binding = _Binding(source, self._robot, self._defaults, self._xp, self._device)
             self._bindings[source] = binding
             if binding.dropped:
                 warnings.warn(

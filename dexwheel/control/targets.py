@@ -4,13 +4,21 @@ Every per-joint command has five fields, the usual motor-driver command: positio
 velocity target and feed-forward torque. Buffers and frames keep them as the rows of one
 ``(5, dof)`` float32 block, so the composer can move a run of joints, all five fields, in a single
 copy; ``position``/``qpos``, ``kp``, ... are contiguous row views of that block and are updated in place.
+
+The blocks are numpy arrays by default; ``xp=torch`` (and a ``device``) keeps them as torch tensors, which
+the composer and the resolver then merge with torch's copies (:mod:`dexwheel.control._xp`): the Isaac Lab
+tasks run this same code on their tensors.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dexwheel.control import _xp
 from dexwheel.control.layout import JointLayout
 
 #: Row order of a target block / motor frame block.
@@ -24,16 +32,17 @@ REQUIRED_FIELDS: tuple[str, ...] = ("position", "kp", "kd")
 def _fill(row: np.ndarray, value: ArrayLike | None, what: str, layout: JointLayout) -> None:
     if value is None:
         return
-    arr = np.asarray(value, dtype=np.float64)
-    if arr.ndim not in (0, 1) or (arr.ndim == 1 and arr.shape != row.shape):
+    arr = _xp.as_float64(_xp.namespace(row), value, _xp.device_of(row))
+    if arr.ndim not in (0, 1) or (arr.ndim == 1 and tuple(arr.shape) != tuple(row.shape)):
         raise ValueError(
-            f"{what} for layout {layout.describe()}: expected a scalar or shape {row.shape}, got {arr.shape}"
+            f"{what} for layout {layout.describe()}: expected a scalar or shape {tuple(row.shape)}, "
+            f"got {tuple(arr.shape)}"
         )
-    row[:] = arr
+    _xp.fill(row, arr)
 
 
 def _rebuild(cls: type, layout: JointLayout, block: np.ndarray) -> JointTargetBuffer | MotorFrame:
-    obj = cls(layout)
+    obj = cls(layout, xp=_xp.namespace(block), device=_xp.device_of(block))
     obj.block[...] = block
     return obj
 
@@ -81,7 +90,8 @@ class JointTargetBuffer:
 
     All fields start at zero (``vel`` and ``torque`` stay zero for a source that never sets them, so a
     motor frame never carries a stale velocity or torque). Optional ``position``/``kp``/``kd``/
-    ``vel``/``torque`` arguments (scalars or ``(dof,)`` arrays) set the initial values.
+    ``vel``/``torque`` arguments (scalars or ``(dof,)`` arrays) set the initial values. ``xp`` (numpy, the
+    default, or torch) and ``device`` (torch) choose where the block lives.
     """
 
     __slots__ = ("block", "kd", "kp", "layout", "position", "torque", "vel", "view")
@@ -95,11 +105,14 @@ class JointTargetBuffer:
         kd: ArrayLike | None = None,
         vel: ArrayLike | None = None,
         torque: ArrayLike | None = None,
+        xp: ModuleType | None = None,
+        device: Any = None,
     ) -> None:
         if not isinstance(layout, JointLayout):
             layout = JointLayout(layout)
         self.layout = layout
-        self.block = np.zeros((len(FIELDS), layout.dof), dtype=np.float32)
+        xp = _xp.resolve(xp)
+        self.block = _xp.zeros(xp, (len(FIELDS), layout.dof), _xp.device(xp, device))
         self.position, self.kp, self.kd, self.vel, self.torque = self.block
         for name, value in zip(FIELDS, (position, kp, kd, vel, torque), strict=True):
             _fill(getattr(self, name), value, name, layout)
@@ -107,7 +120,7 @@ class JointTargetBuffer:
 
     def __reduce__(self) -> tuple[object, tuple[type, JointLayout, np.ndarray]]:
         # rebuild, so the field arrays stay views of one block after pickling/deepcopy
-        return (_rebuild, (JointTargetBuffer, self.layout, self.block.copy()))
+        return (_rebuild, (JointTargetBuffer, self.layout, _xp.copy(self.block)))
 
     def __repr__(self) -> str:
         return f"JointTargetBuffer({self.layout.describe()}, dof={self.layout.dof})"
@@ -118,22 +131,24 @@ class MotorFrame:
 
     The composer and the resolver each own long-lived frames and overwrite them in place; treat a
     frame you did not create as read-only and copy it (:meth:`copy`) to keep it past the next cycle.
+    ``xp`` and ``device`` as for :class:`JointTargetBuffer`.
     """
 
     __slots__ = ("block", "kd", "kp", "layout", "qpos", "torque", "vel")
 
-    def __init__(self, layout: JointLayout) -> None:
+    def __init__(self, layout: JointLayout, *, xp: ModuleType | None = None, device: Any = None) -> None:
         if not isinstance(layout, JointLayout):
             layout = JointLayout(layout)
         self.layout = layout
-        self.block = np.zeros((len(FRAME_FIELDS), layout.dof), dtype=np.float32)
+        xp = _xp.resolve(xp)
+        self.block = _xp.zeros(xp, (len(FRAME_FIELDS), layout.dof), _xp.device(xp, device))
         self.qpos, self.kp, self.kd, self.vel, self.torque = self.block
 
     def __reduce__(self) -> tuple[object, tuple[type, JointLayout, np.ndarray]]:
-        return (_rebuild, (MotorFrame, self.layout, self.block.copy()))
+        return (_rebuild, (MotorFrame, self.layout, _xp.copy(self.block)))
 
     def copy(self) -> MotorFrame:
-        out = MotorFrame(self.layout)
+        out = MotorFrame(self.layout, xp=_xp.namespace(self.block), device=_xp.device_of(self.block))
         out.block[...] = self.block
         return out
 

@@ -66,18 +66,20 @@ def make_task_venv(cfg: DictConfig, num_envs: int, device: str, seed: int, overr
 
 
 def mirror_maps(env):
-    """The left-right mirror of a wheel-leg task's policy observations and actions (its terms are the MuJoCo
-    task's, in its order: :func:`dexwheel.envs.wheel_leg_cfg.mirror_maps`); None for another task."""
+    """The left-right mirror of a wheel-leg task's observations and actions (its terms are the MuJoCo task's,
+    in its order: :func:`dexwheel.envs.wheel_leg_cfg.mirror_maps`), over the critic group when there is one (its
+    leading columns are the policy group's, so both mirror with the same maps) and the policy's joints; None
+    for another task."""
     from dexwheel.envs.wheel_leg_cfg import mirror_maps as maps
-    from dexwheel.robots.wheel_leg import POLICY_JOINT_ORDER
 
     u = env.unwrapped
     if "base_velocity" not in u.command_manager.active_terms:
         return None
-    names, dims = u.observation_manager.active_terms["policy"], u.observation_manager.group_obs_term_dim["policy"]
+    group = "critic" if "critic" in u.observation_manager.active_terms else "policy"
+    names, dims = u.observation_manager.active_terms[group], u.observation_manager.group_obs_term_dim[group]
     starts = np.cumsum([0] + [int(np.prod(d)) for d in dims])
     return maps({n: slice(int(a), int(b)) for n, a, b in zip(names, starts[:-1], starts[1:], strict=True)},
-                POLICY_JOINT_ORDER)  # fmt: skip
+                u.action_manager.get_term("joints").path.policy_joints)  # fmt: skip
 
 
 def _velocity_info(env) -> dict[str, np.ndarray]:

@@ -35,7 +35,7 @@ def simulation_cfg(desc: RobotDescription, device: str = "cpu", dt: float | None
     )
 
 
-def ground_cfg() -> sim_utils.GroundPlaneCfg:
-    """The committed local plane (``assets/ground_plane.usda``) with the MuJoCo floor's friction."""
-    material = RigidBodyMaterialBaseCfg(static_friction=GROUND_FRICTION, dynamic_friction=GROUND_FRICTION)
+def ground_cfg(friction: float = GROUND_FRICTION) -> sim_utils.GroundPlaneCfg:
+    """The committed local plane (``assets/ground_plane.usda``) with the MuJoCo floor's friction (or ``friction``)."""
+    material = RigidBodyMaterialBaseCfg(static_friction=friction, dynamic_friction=friction)
     return sim_utils.GroundPlaneCfg(usd_path=str(GROUND_USD), physics_material=material)

@@ -87,10 +87,12 @@ class WheelLegParams:
     def leg_heights(self, knees: np.ndarray) -> np.ndarray:
         """Base-origin height above flat ground that puts each leg's wheel on it, per knee angle.
 
-        The axis (0, -1, 0) turns the knee-to-axle vector (ax, ay, az) into z = ax sin q + az cos q.
+        The axis (0, -1, 0) turns the knee-to-axle vector (ax, ay, az) into z = ax sin q + az cos q. ``knees``
+        may be a torch tensor (the Isaac Lab task's reset), which gives one back.
         """
         ax, _, az = self.knee_to_axle
-        return -(self.hip_xyz[2] + ax * np.sin(knees) + az * np.cos(knees)) + self.wheel_radius
+        sin, cos = (knees.sin(), knees.cos()) if hasattr(knees, "sin") else (np.sin(knees), np.cos(knees))
+        return -(self.hip_xyz[2] + ax * sin + az * cos) + self.wheel_radius
 
 
 #: Episodes start this far above the height that puts the lowest wheel on the ground: a short drop,

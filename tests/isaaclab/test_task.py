@@ -6,8 +6,9 @@ import torch
 
 import dexwheel.isaaclab.tasks as tasks
 from dexwheel.robots import get_robot
-from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, WHEEL_JOINTS
+from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
 from dexwheel.tasks.velocity.config import REWARD_TERMS, WheelLegEnvCfg
+from dexwheel.tasks.velocity.settled import settled_stance
 
 TASK = "Dexwheel-Velocity-Flat-Solenopsis-v0"
 NUM_ENVS = 4
@@ -56,9 +57,28 @@ def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
     assert u.observation_manager.group_obs_dim["policy"] == (obs_dim,)
     assert u.action_manager.total_action_dim == len(POLICY_JOINT_ORDER)
     robot = u.scene["robot"]
-    stance = dict(zip(KNEE_JOINTS, task.stance_pose, strict=True))
-    for j in KNEE_JOINTS:
-        assert robot.data.default_joint_pos.torch[0, robot.joint_names.index(j)] == pytest.approx(stance[j])
+    knees, height = settled_stance(task)  # the MuJoCo task's settled stance: the start pose
+    for j, q in zip(KNEE_JOINTS, knees, strict=True):
+        assert robot.data.default_joint_pos.torch[0, robot.joint_names.index(j)] == pytest.approx(q)
+    assert robot.cfg.init_state.pos[2] == pytest.approx(height + START_DROP_M)
+
+
+def test_episodes_start_at_the_settled_stance_with_the_start_noise(env):
+    from dexwheel.robots.wheel_leg import PARAMS
+
+    u = env.unwrapped
+    env.reset(seed=3)
+    robot, task = u.scene["robot"], WheelLegEnvCfg(robot="solenopsis")
+    knees, height = settled_stance(task)
+    cols = [robot.joint_names.index(j) for j in KNEE_JOINTS]
+    q = robot.data.joint_pos.torch[:, cols]
+    noise = task.reset_noise_scale
+    assert torch.all((q - torch.tensor(knees)).abs() <= noise + 1e-6), q  # settled, not commanded (0.5 rad)
+    assert len({tuple(r) for r in q.tolist()}) == NUM_ENVS  # the noise differs per env
+    # the base height follows the drawn knees: the lowest wheel 0.5 mm above the ground, as on MuJoCo
+    offset = height - float(PARAMS["solenopsis"].leg_heights(torch.tensor(knees, dtype=torch.float64)).max())
+    z = PARAMS["solenopsis"].leg_heights(q.double()).max(dim=1).values + offset + START_DROP_M
+    assert torch.allclose(robot.data.root_link_pos_w.torch[:, 2].double(), z, atol=1e-6)
 
 
 def test_it_holds_its_stance_on_its_wheels(env):
@@ -135,13 +155,21 @@ def test_the_events_table_drives_isaac_lab_events():
 
     events = WheelLegFlatEnvCfg().events  # the start pose with the reset_joints_and_base noise; no pushes
     noise = WheelLegEnvCfg().reset_noise_scale
-    assert events.reset_knees.params["position_range"] == (-noise, noise)
-    assert events.reset_base.params["velocity_range"]["yaw"] == (-noise, noise) and not hasattr(events, "push")
+    assert events.reset_start.params["noise"] == noise and not hasattr(events, "push")
+    assert not hasattr(events, "randomize_model")  # domain randomisation is off by default, as on MuJoCo
     quiet = WheelLegFlatEnvCfg(task_overrides={"events": {"reset_joints_and_base": None}}).events
-    assert quiet.reset_knees.params["position_range"] == (0.0, 0.0)  # still reset to the start pose
-    with pytest.raises(ValueError, match=r"no counterpart of \{'events\.randomize_model': "):
-        WheelLegFlatEnvCfg(task_overrides={"domain_randomization": True})  # the model randomisation, by name
-    pushes = WheelLegFlatEnvCfg(task_overrides={"domain_rand": {"push_interval_s": (2.0, 3.0), "push_velocity": 0.4},
-                                                "events": {"randomize_model": None}}).events  # fmt: skip
-    assert pushes.push.mode == "interval" and pushes.push.interval_range_s == (2.0, 3.0)
-    assert pushes.push.params["velocity_range"] == {"x": (-0.4, 0.4), "y": (-0.4, 0.4)}
+    assert quiet.reset_start.params["noise"] == 0.0  # still reset to the start pose
+    dr = WheelLegFlatEnvCfg(task_overrides={"domain_rand": {"friction": (0.4, 1.2), "push_interval_s": (2.0, 3.0),
+                                                            "push_velocity": 0.4}})  # fmt: skip
+    p = dr.events.randomize_model.params
+    assert p["friction"] == (0.4, 1.2) and p["base_mass_add"] == WheelLegEnvCfg().domain_rand.base_mass_add
+    assert dr.scene.ground.spawn.physics_material.static_friction == 0.4  # the shared ground: the range's low end
+    assert dr.events.push.mode == "interval" and dr.events.push.interval_range_s == (2.0, 3.0)
+    assert dr.events.push.params["velocity_range"] == {"x": (-0.4, 0.4), "y": (-0.4, 0.4)}
+
+
+def test_what_isaac_lab_cannot_do_is_refused_by_name():
+    from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+
+    with pytest.raises(ValueError, match=r"does not support \['scale_rewards_by_dt'\]: Isaac Lab's reward manager"):
+        WheelLegFlatEnvCfg(task_overrides={"scale_rewards_by_dt": False})

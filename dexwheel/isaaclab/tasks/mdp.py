@@ -18,7 +18,7 @@ import isaaclab.envs.mdp as isaac_mdp
 import torch
 import warp as wp
 from isaaclab.envs import ManagerBasedRLEnv
-from isaaclab.managers import ActionTerm, ActionTermCfg, CommandTerm, CommandTermCfg, SceneEntityCfg
+from isaaclab.managers import ActionTerm, ActionTermCfg, CommandTerm, CommandTermCfg, ManagerTermBase, SceneEntityCfg
 from isaaclab.managers import ObservationGroupCfg as ObsGroup
 from isaaclab.utils import configclass
 from isaaclab_newton.physics import NewtonManager
@@ -80,6 +80,242 @@ def track_lin_vel_x_exp(
 def lin_vel_z_l2(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = _ROBOT) -> torch.Tensor:
     """vz^2 of the base origin in the base frame."""
     return torch.square(env.scene[asset_cfg.name].data.root_link_lin_vel_b.torch[:, 2])
+
+
+def joint_pos_rel(env: ManagerBasedRLEnv, offset: list[float], asset_cfg: SceneEntityCfg = _ROBOT) -> torch.Tensor:
+    """Joint angles minus ``offset`` (the MuJoCo task's knee angles minus the commanded stance; Isaac Lab's own
+    term subtracts the default pose, which is the settled stance here)."""
+    q = env.scene[asset_cfg.name].data.joint_pos.torch[:, asset_cfg.joint_ids]
+    return q - torch.tensor(offset, device=q.device, dtype=q.dtype)
+
+
+def base_lin_vel(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = _ROBOT) -> torch.Tensor:
+    """Base linear velocity (m/s) of the base origin in the base frame (privileged: the MuJoCo velocimeter's)."""
+    return env.scene[asset_cfg.name].data.root_link_lin_vel_b.torch
+
+
+#: Columns of the per-env draw record (:func:`model_params`), as the MuJoCo task's ``model_params``:
+#: friction - nominal, base mass added, base CoM offset (3), link mass factors - 1 (knees, then wheels).
+MODEL_PARAM_COLUMNS = {"friction": (0, 1), "base_mass_add": (1, 2), "base_com_offset": (2, 5),
+                       "link_mass_scale": (5, 13)}  # fmt: skip
+
+
+def model_params(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """What :class:`randomize_model` drew per env this episode (offsets from nominal; zeros without it)."""
+    draws = getattr(env, "_dexwheel_model_params", None)
+    if draws is None:
+        draws = env._dexwheel_model_params = torch.zeros(env.num_envs, 13, device=env.device)
+    return draws
+
+
+def model_param(env: ManagerBasedRLEnv, column: str) -> torch.Tensor:
+    """One privileged domain-randomisation observation (``friction``, ``base_mass_add``, ``base_com_offset``,
+    ``link_mass_scale``): the columns of :func:`model_params`, as the MuJoCo task's terms of those names."""
+    lo, hi = MODEL_PARAM_COLUMNS[column]
+    return model_params(env)[:, lo:hi]
+
+
+class WheelLegComposerAction(ActionTerm):
+    """The wheel-leg action path of :mod:`dexwheel.control` on torch: the MuJoCo task's own
+    :class:`~dexwheel.tasks.velocity.action_path.WheelLegActionPath` (the same layers, composer and resolver,
+    built from the same config), its robot-order frame written as the joints' targets and gains.
+
+    Per control step (:meth:`process_actions`) the action, clipped to [-1, 1] when ``actions.clip``, is mapped
+    into the policy layer as the MuJoCo kernel maps it (knees ``stance + knee_scale a``, wheel velocity
+    ``wheel_scale a``, float64 from the float32 action, rounded once), the layers are merged (``stance``,
+    ``override``) and resolved; each physics step (:meth:`apply_actions`) writes the frame's position and
+    velocity targets. The frame's gains times the per-env factors :attr:`kp_scale` / :attr:`kd_scale` (the PD
+    gain randomisation, as the MuJoCo drive applies them) become the joints' stiffness and damping, written
+    only when they change (the override switch, a new draw). The layers carry no feed-forward torque.
+    """
+
+    cfg: WheelLegComposerActionCfg
+
+    def __init__(self, cfg: WheelLegComposerActionCfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        from dexwheel.robots.wheel_leg import ROBOT_JOINT_ORDER
+        from dexwheel.tasks.velocity.action_path import WheelLegActionPath
+        from dexwheel.tasks.velocity.config import make_cfg
+
+        task = make_cfg(robot=cfg.robot, **cfg.task_overrides)
+        self.path = WheelLegActionPath(task, self.num_envs, xp=torch, device=self.device, stacklevel=6)
+        ids, _ = self._asset.find_joints(list(ROBOT_JOINT_ORDER), preserve_order=True)
+        self._joint_ids = torch.tensor(ids, device=self.device, dtype=torch.int32)
+        f64 = {"device": self.device, "dtype": torch.float64}
+        self._scale = torch.tensor(self.path.act_scale, **f64)
+        self._offset = torch.tensor(self.path.act_offset, **f64)
+        self._clip = task.actions.clip
+        n, nj = self.num_envs, len(ROBOT_JOINT_ORDER)
+        self._raw = torch.zeros(n, self.path.action_dim, device=self.device)
+        #: Per env and joint (ROBOT_JOINT_ORDER): factors on the frame's kp and kd (PD gain randomisation).
+        self.kp_scale = torch.ones(n, nj, device=self.device)
+        self.kd_scale = torch.ones(n, nj, device=self.device)
+        self._gains = torch.full((2, n, nj), float("nan"), device=self.device)  # as last written
+        self._scales_changed = True
+        self.path.compose()
+
+    @property
+    def action_dim(self) -> int:
+        return self.path.action_dim
+
+    @property
+    def raw_actions(self) -> torch.Tensor:
+        return self._raw
+
+    @property
+    def processed_actions(self) -> torch.Tensor:
+        """The policy layer's targets: knee positions, then wheel velocities."""
+        block, nk = self.path.policy_block, self.path.nk
+        return torch.cat([block[0, :, :nk], block[3, :, nk:]], dim=1)
+
+    def set_override(self, active: bool) -> None:
+        """Switch the ``override`` layer (the safety stop) on or off in every env, as the MuJoCo task's
+        ``set_override``; the next step's frame carries it."""
+        self.path.set_override(active)
+        self.path.compose()
+
+    def set_gain_scales(self, env_ids: torch.Tensor, kp_scale: torch.Tensor, kd_scale: torch.Tensor) -> None:
+        """Envs ``env_ids``' gain factors (ROBOT_JOINT_ORDER); written with the next frame."""
+        self.kp_scale[env_ids] = kp_scale
+        self.kd_scale[env_ids] = kd_scale
+        self._scales_changed = True
+
+    def process_actions(self, actions: torch.Tensor) -> None:
+        self._raw[:] = actions
+        a = torch.clamp(actions, -1.0, 1.0) if self._clip else actions
+        y = a.to(torch.float32).to(torch.float64) * self._scale
+        block, nk = self.path.policy_block, self.path.nk
+        block[0, :, :nk] = (y[:, :nk] + self._offset).to(block.dtype)
+        block[3, :, nk:] = y[:, nk:].to(block.dtype)
+        self.path.compose()
+
+    def _write_gains(self) -> None:
+        gains = self.path.robot_block[1:3]
+        if not self._scales_changed and torch.equal(gains, self._gains):
+            return
+        self._gains.copy_(gains)
+        self._scales_changed = False
+        self._asset.write_joint_stiffness_to_sim_index(stiffness=gains[0] * self.kp_scale, joint_ids=self._joint_ids)
+        self._asset.write_joint_damping_to_sim_index(damping=gains[1] * self.kd_scale, joint_ids=self._joint_ids)
+
+    def apply_actions(self) -> None:
+        self._write_gains()
+        block = self.path.robot_block
+        self._asset.actuators.target_command.set_position_index(value=block[0], joint_ids=self._joint_ids)
+        self._asset.actuators.target_command.set_velocity_index(value=block[3], joint_ids=self._joint_ids)
+
+    def reset(self, env_ids=None) -> None:
+        self._raw[_env_index(env_ids, self.num_envs, self.device)] = 0.0
+
+
+@configclass
+class WheelLegComposerActionCfg(ActionTermCfg):
+    """:class:`WheelLegComposerAction`'s settings: the MuJoCo task's config as ``make_cfg(robot=robot, **task_overrides)``."""
+
+    class_type: type = WheelLegComposerAction
+    robot: str = MISSING
+    task_overrides: dict = {}
+
+
+def reset_start_pose(env: ManagerBasedRLEnv, env_ids, knees: list[float], height_offset: float, noise: float,
+                     robot: str, asset_cfg: SceneEntityCfg = _ROBOT) -> None:  # fmt: skip
+    """The MuJoCo task's start pose with its ``reset_joints_and_base`` noise: knees at ``knees`` (the settled
+    stance) plus uniform +-``noise`` rad, the base level at the env origin at the height that puts the lowest
+    wheel on the ground for those knees (``leg_heights(knees).max() + height_offset`` + the 0.5 mm drop), its
+    6-D velocity uniform in +-``noise``; every other joint at 0, at rest (``asset_cfg.joint_ids``: the knees)."""
+    from dexwheel.robots.wheel_leg import PARAMS, START_DROP_M
+
+    asset = env.scene[asset_cfg.name]
+    ids = _env_index(env_ids, env.num_envs, env.device)
+    u = 2.0 * torch.rand(len(ids), len(knees) + 6, device=env.device) - 1.0 if noise > 0 else None
+    q = torch.tensor(knees, device=env.device, dtype=torch.float64).repeat(len(ids), 1)
+    vel = torch.zeros(len(ids), 6, device=env.device)
+    if u is not None:
+        q = q + noise * u[:, : len(knees)].double()
+        vel = noise * u[:, len(knees) :]
+    z = PARAMS[robot].leg_heights(q).max(dim=1).values + height_offset + START_DROP_M
+    pose = torch.zeros(len(ids), 7, device=env.device)
+    pose[:, :3] = env.scene.env_origins[ids]
+    pose[:, 2] += z.float()
+    pose[:, 6] = 1.0  # x, y, z, w
+    envs = ids.to(torch.int32)
+    asset.write_root_link_pose_to_sim_index(root_pose=pose, env_ids=envs)
+    asset.write_root_link_velocity_to_sim_index(root_velocity=vel, env_ids=envs)  # the base origin's, as MuJoCo's qvel
+    joint_pos = asset.data.default_joint_pos.torch[ids].clone()
+    joint_pos[:, asset_cfg.joint_ids] = q.float()
+    asset.write_joint_position_to_sim_index(position=joint_pos, env_ids=envs)
+    asset.write_joint_velocity_to_sim_index(velocity=torch.zeros_like(joint_pos), env_ids=envs)
+
+
+class randomize_model(ManagerTermBase):
+    """The MuJoCo task's ``randomize_model`` event: per env and reset, one draw of the MuJoCo randomiser's
+    count and layout (:meth:`dexwheel.sim.randomization.ModelRandomizer.draw`: friction, base mass added, base
+    CoM offset, link mass factors, kp and kd factors), uniform over the ``domain_rand`` ranges (nominal for a
+    range set to None), applied from the nominal model:
+
+    * friction: every collision shape of the robot (the ground plane is shared by all envs, so it is set to
+      the range's low end: MuJoCo takes the larger of two geoms' friction, so the robot's value decides);
+    * base mass + the draw, its inertia scaled with it; knee and wheel link masses and inertias times their
+      factors; the base CoM shifted by the offset (Newton's body CoM);
+    * kp and kd factors: the action term's :meth:`WheelLegComposerAction.set_gain_scales`.
+
+    The draw is recorded (:func:`model_params`) for the privileged observations.
+    """
+
+    def __init__(self, cfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        from dexwheel.robots.wheel_leg import BASE_BODY, LINKS
+
+        p = cfg.params
+        self.asset = env.scene[p.get("asset_name", "robot")]
+        base, _ = self.asset.find_bodies([BASE_BODY], preserve_order=True)
+        links, _ = self.asset.find_bodies(list(LINKS), preserve_order=True)
+        self.base, self.links = base[0], torch.tensor(links, device=env.device).long()
+        self.bodies = torch.tensor([self.base, *links], device=env.device).long()
+        model = env.sim.physics_manager.get_model()
+        self._mu = self.asset._root_view.get_attribute("shape_material_mu", model)[:, 0]
+        self._nominal = None  # masses, inertias, CoMs at the first call (the nominal model)
+
+    def __call__(self, env: ManagerBasedRLEnv, env_ids, friction, base_mass_add, link_mass_scale, base_com_offset,
+                 kp_scale, kd_scale, nominal_friction: float, action_name: str, asset_name: str = "robot") -> None:  # fmt: skip
+        from newton import ModelFlags
+
+        data = self.asset.data
+        if self._nominal is None:
+            self._nominal = (data.body_mass.torch.clone(), data.body_inertia.torch.clone(),
+                             data.body_com_pos_b.torch.clone())  # fmt: skip
+        mass0, inertia0, com0 = self._nominal
+        ids = _env_index(env_ids, env.num_envs, env.device)
+        term: WheelLegComposerAction = env.action_manager.get_term(action_name)
+        n, nl, nj = len(ids), len(self.links), term.kp_scale.shape[1]
+        u = torch.rand(n, 5 + nl + 2 * nj, device=env.device, dtype=torch.float64)
+
+        def lerp(x, r, nominal):
+            return torch.full_like(x, nominal) if r is None else r[0] + (r[1] - r[0]) * x
+
+        mu = lerp(u[:, 0], friction, nominal_friction)
+        add = lerp(u[:, 1], base_mass_add, 0.0)
+        com = (2.0 * u[:, 2:5] - 1.0) * (0.0 if base_com_offset is None else base_com_offset)
+        scale = lerp(u[:, 5 : 5 + nl], link_mass_scale, 1.0)
+        kp = lerp(u[:, 5 + nl : 5 + nl + nj], kp_scale, 1.0)
+        kd = lerp(u[:, 5 + nl + nj :], kd_scale, 1.0)
+
+        rows = ids[:, None]
+        ratio = torch.ones(n, len(self.bodies), device=env.device, dtype=torch.float64)
+        ratio[:, 0] = (mass0[ids, self.base].double() + add) / mass0[ids, self.base].double()
+        ratio[:, 1:] = scale
+        bodies = self.bodies
+        masses = (mass0[rows, bodies].double() * ratio).float()
+        inertias = (inertia0[rows, bodies].double() * ratio[..., None]).float()
+        self.asset.set_masses_index(masses=masses, body_ids=bodies, env_ids=ids)
+        self.asset.set_inertias_index(inertias=inertias, body_ids=bodies, env_ids=ids)
+        coms = (com0[ids, self.base].double() + com)[:, None].float()  # (n, 1, 3)
+        self.asset.set_coms_index(coms=coms, body_ids=[self.base], env_ids=ids)
+        wp.to_torch(self._mu)[ids] = mu.float()[:, None]
+        env.sim.physics_manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
+        term.set_gain_scales(ids, kp.float(), kd.float())
+        model_params(env)[ids] = torch.cat([(mu - nominal_friction)[:, None], add[:, None], com, scale - 1.0],
+                                           dim=1).float()  # fmt: skip
 
 
 # -- hand pose tracking (the G20 task, :mod:`dexwheel.isaaclab.tasks.g20_pose`) ------------------------------

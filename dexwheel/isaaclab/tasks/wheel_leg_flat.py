@@ -9,20 +9,28 @@ parameters; each event that runs (:func:`~dexwheel.tasks.velocity.config.active_
 Lab events (:data:`EVENT_MAP`). Isaac Lab multiplies every reward term by the control period, as the MuJoCo
 task does (``scale_rewards_by_dt``).
 
+The action path is the MuJoCo task's own (:class:`~dexwheel.tasks.velocity.action_path.WheelLegActionPath`:
+the composer and resolver of :mod:`dexwheel.control` on torch, :class:`~dexwheel.isaaclab.tasks.mdp.WheelLegComposerAction`),
+so every ``composer`` selection runs: ``stance`` (wheels only), ``override`` (the safety stop, switched with the
+action term's ``set_override``), ``policy_joints``. ``privileged_obs`` adds the "critic" group: every column,
+the policy's then the table's critic terms (rsl_rl's asymmetric actor-critic, as the MuJoCo envs' ``critic``
+group). ``events.randomize_model`` is :class:`~dexwheel.isaaclab.tasks.mdp.randomize_model` (the same draw
+from the same ``domain_rand`` ranges; the critic's domain-randomisation columns read it).
+
 Where the two differ (and why):
 
-* episodes start at the commanded stance 0.5 mm above the ground and sag into the settled stance in the
-  first ~0.3 s; the MuJoCo task pre-settles once and starts there;
+* episodes start at the settled stance, as the MuJoCo task's, from the committed table of its results
+  (:mod:`dexwheel.tasks.velocity.settled`; the Isaac venv has no MuJoCo 4): a config the table lacks is computed
+  by the same MuJoCo function in the core venv;
 * floor contacts come from a contact sensor (net normal force > 0 on a body), in MuJoCo from contact
   sensors against the floor geom; the sensor also counts contacts with the robot's own parts;
-* actions are clipped after scaling (the same targets); the observed last action is the one rsl_rl sends,
-  which its runner clips to [-1, 1] (``clip_actions`` in :mod:`dexwheel.isaaclab.tasks.agents`);
-* the start-pose noise is two Isaac Lab events (``reset_base``: base velocity, ``reset_knees``: knee
-  offsets); without the ``reset_joints_and_base`` event they still reset to the start pose, with no noise,
-  as the MuJoCo task does;
-* not yet here: the composer's ``stance`` and ``override`` layers, privileged observations and the
-  model randomisation (``events.randomize_model``; pushes are mapped): a config that asks for them is
-  refused, naming the field or the event.
+* the observed last action is the one rsl_rl sends, which its runner clips to [-1, 1] (``clip_actions`` in
+  :mod:`dexwheel.isaaclab.tasks.agents`); the MuJoCo env clips it itself (the same targets);
+* friction randomisation sets the robot's shapes; the ground plane, shared by every env, is set to the range's
+  low end (MuJoCo takes the larger of two geoms' friction, so the robot's draw decides each contact, as in
+  MuJoCo where the env's own floor takes the draw too);
+* the draws come from torch's generator (Isaac Lab seeds it), not from each env's numpy generator: the same
+  distributions, not the same numbers.
 """
 
 from __future__ import annotations
@@ -44,15 +52,17 @@ from isaaclab.utils import configclass
 
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.scenarios import start_height
-from dexwheel.isaaclab.sim import ground_cfg, simulation_cfg
+from dexwheel.isaaclab.sim import GROUND_FRICTION, ground_cfg, simulation_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.isaaclab.tasks.term_map import mapped
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, make_cfg
+from dexwheel.tasks.velocity.settled import settled_stance
 
 COMMAND = "base_velocity"
+ACTION = "joints"
 CONTACT_THRESHOLD = 0.0  # N: any contact, as MuJoCo's contact sensors count
 
 
@@ -74,13 +84,18 @@ class CommandsCfg:
 
 @configclass
 class ActionsCfg:
-    knees: mdp.JointPositionActionCfg = MISSING
-    wheels: mdp.JointVelocityActionCfg = MISSING
+    joints: dw.WheelLegComposerActionCfg = MISSING
 
 
 @configclass
 class PolicyCfg(dw.ExactObsGroup):
     """Filled with the MuJoCo task's policy observation terms, in its column order (:func:`_observations`)."""
+
+
+@configclass
+class CriticCfg(dw.ExactObsGroup):
+    """With ``privileged_obs``: the policy terms, then the table's critic terms (every column, as the MuJoCo
+    envs' ``critic`` group)."""
 
 
 @configclass
@@ -102,35 +117,24 @@ class TerminationsCfg:
 
 @configclass
 class EventsCfg:
-    """The start pose (``reset_base``, ``reset_knees``) plus the MuJoCo task's other events (:func:`_events`)."""
+    """The start pose (``reset_start``) plus the MuJoCo task's other events (:func:`_events`)."""
 
-    reset_base: EventTerm = MISSING
-    reset_knees: EventTerm = MISSING
+    reset_start: EventTerm = MISSING
 
 
 def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
     unsupported = {
-        "composer.layers": task.composer.layers != ("policy",),
-        "composer.policy_joints": task.composer.policy_joints not in (None, "all", POLICY_JOINT_ORDER),
-        "privileged_obs": task.privileged_obs,
-        "scale_rewards_by_dt": not task.scale_rewards_by_dt,  # Isaac Lab always scales
+        "scale_rewards_by_dt": not task.scale_rewards_by_dt,  # Isaac Lab's reward manager always scales
         "terrain": getattr(task, "terrain", None) is not None,  # issue 27 part 2 builds it from the same description
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
     if bad:
-        raise ValueError(f"the Isaac Lab wheel-leg task does not support {bad} yet; use the MuJoCo env for them")
+        raise ValueError(f"the Isaac Lab wheel-leg task does not support {bad}: Isaac Lab's reward manager always "
+                         "multiplies each term by the control period; use the MuJoCo env for them")  # fmt: skip
 
 
-def _actions(task: WheelLegEnvCfg) -> ActionsCfg:
-    a, stance = task.actions, dict(zip(KNEE_JOINTS, task.stance_pose, strict=True))
-    knee_clip = {j: (q - a.knee_scale, q + a.knee_scale) for j, q in stance.items()} if a.clip else None
-    wheel_clip = {".*": (-a.wheel_velocity_scale, a.wheel_velocity_scale)} if a.clip else None
-    return ActionsCfg(
-        knees=mdp.JointPositionActionCfg(asset_name="robot", joint_names=list(KNEE_JOINTS), preserve_order=True,
-                                         scale=a.knee_scale, use_default_offset=True, clip=knee_clip),
-        wheels=mdp.JointVelocityActionCfg(asset_name="robot", joint_names=list(WHEEL_JOINTS), preserve_order=True,
-                                          scale=a.wheel_velocity_scale, use_default_offset=False, clip=wheel_clip),
-    )  # fmt: skip
+def _actions(robot: str, overrides: dict) -> ActionsCfg:
+    return ActionsCfg(joints=dw.WheelLegComposerActionCfg(asset_name="robot", robot=robot, task_overrides=overrides))
 
 
 # The Isaac Lab counterpart of each MuJoCo term function: (Isaac Lab function, its params from the MuJoCo
@@ -159,9 +163,12 @@ OBSERVATION_MAP = {
     _O + "base_ang_vel": (mdp.base_ang_vel, dict),
     _O + "projected_gravity": (mdp.projected_gravity, dict),
     _O + "velocity_commands": (dw.velocity_commands, lambda p: dict(_CMD)),
-    _O + "joint_pos_rel": (mdp.joint_pos_rel, lambda p: {"asset_cfg": dw.robot_joints(KNEE_JOINTS)}),
+    # the offset (the stance) is the task's, filled in by _observations
+    _O + "joint_pos_rel": (dw.joint_pos_rel, lambda p: {"asset_cfg": dw.robot_joints(KNEE_JOINTS)}),
     _O + "joint_vel_rel": (mdp.joint_vel_rel, lambda p: {"asset_cfg": dw.robot_joints(POLICY_JOINT_ORDER)}),
     _O + "last_action": (mdp.last_action, dict),
+    _O + "base_lin_vel": (dw.base_lin_vel, dict),
+    **{_O + c: (dw.model_param, lambda p, c=c: {"column": c}) for c in dw.MODEL_PARAM_COLUMNS},
 }
 TERMINATION_MAP = {
     _T + "illegal_contact": (mdp.illegal_contact,
@@ -170,15 +177,22 @@ TERMINATION_MAP = {
 }  # fmt: skip
 
 
-def _start_pose(noise: float) -> dict[str, EventTerm]:
-    """The start pose at each reset (the default root state and knee angles), base velocity and knee angles
-    uniform in +-``noise``: the MuJoCo task's start pose plus its ``reset_joints_and_base`` event."""
-    return {
-        "reset_base": EventTerm(func=mdp.reset_root_state_uniform, mode="reset", params={
-            "pose_range": {}, "velocity_range": {k: (-noise, noise) for k in ("x", "y", "z", "roll", "pitch", "yaw")}}),
-        "reset_knees": EventTerm(func=mdp.reset_joints_by_offset, mode="reset", params={
-            "position_range": (-noise, noise), "velocity_range": (0.0, 0.0), "asset_cfg": dw.robot_joints(KNEE_JOINTS)}),
-    }  # fmt: skip
+def _start_pose(noise: float, task: WheelLegEnvCfg) -> dict[str, EventTerm]:
+    """The start pose at each reset (the settled stance), knee angles and base velocity uniform in +-``noise``,
+    the base height following the knees: the MuJoCo task's start pose plus its ``reset_joints_and_base``."""
+    knees, height = settled_stance(task)
+    offset = height - start_height(task.robot, np.array(knees))
+    return {"reset_start": EventTerm(func=dw.reset_start_pose, mode="reset", params={
+        "knees": list(knees), "height_offset": offset, "noise": noise, "robot": task.robot,
+        "asset_cfg": dw.robot_joints(KNEE_JOINTS)})}  # fmt: skip
+
+
+def _randomize_model(name: str, interval, task: WheelLegEnvCfg) -> dict[str, EventTerm]:
+    d = task.domain_rand
+    return {name: EventTerm(func=dw.randomize_model, mode="reset", params={
+        "friction": d.friction, "base_mass_add": d.base_mass_add, "link_mass_scale": d.link_mass_scale,
+        "base_com_offset": d.base_com_offset, "kp_scale": d.kp_scale, "kd_scale": d.kd_scale,
+        "nominal_friction": float(get_robot(task.robot).contact.friction[0]), "action_name": ACTION})}  # fmt: skip
 
 
 def _push(name: str, interval: tuple[float, float] | None, task: WheelLegEnvCfg) -> dict[str, EventTerm]:
@@ -188,10 +202,10 @@ def _push(name: str, interval: tuple[float, float] | None, task: WheelLegEnvCfg)
 
 
 #: The Isaac Lab events of each MuJoCo event function: ``(name, interval, task config) -> {name: EventTerm}``
-#: (they read the same config fields as the MuJoCo events). The model randomisation has none yet: a config
-#: that runs it is refused, naming ``events.randomize_model``.
+#: (they read the same config fields as the MuJoCo events).
 EVENT_MAP = {
-    _E + "reset_joints_and_base": lambda name, interval, task: _start_pose(task.reset_noise_scale),
+    _E + "randomize_model": _randomize_model,
+    _E + "reset_joints_and_base": lambda name, interval, task: _start_pose(task.reset_noise_scale, task),
     _E + "push_by_setting_velocity": _push,
 }
 
@@ -207,12 +221,22 @@ def _rewards(task: WheelLegEnvCfg) -> RewardsCfg:
     return cfg
 
 
-def _observations(task: WheelLegEnvCfg) -> PolicyCfg:
-    cfg = PolicyCfg()
-    policy = {k: t for k, t in task.observations.items() if t.group == "policy"}
-    for name, (func, params, t) in _mapped(policy, OBSERVATION_MAP, "observations").items():
-        setattr(cfg, name, ObsTerm(func=func, params=params, **({} if t.scale is None else {"scale": t.scale})))
-    return cfg
+def _observations(task: WheelLegEnvCfg) -> ObservationsCfg:
+    """The policy group; with ``privileged_obs`` the critic group too (policy columns first, as MuJoCo's)."""
+    groups = ("policy", "critic") if task.privileged_obs else ("policy",)
+    table = {k: t for g in groups for k, t in task.observations.items() if t.group == g}
+    policy, critic = PolicyCfg(), CriticCfg()
+    for name, (func, params, t) in _mapped(table, OBSERVATION_MAP, "observations").items():
+        if func is dw.joint_pos_rel:
+            params["offset"] = list(task.stance_pose)
+        term = ObsTerm(func=func, params=params, **({} if t.scale is None else {"scale": t.scale}))
+        if t.group == "policy":
+            setattr(policy, name, term)
+        setattr(critic, name, term)
+    out = ObservationsCfg(policy=policy)
+    if task.privileged_obs:
+        out.critic = critic
+    return out
 
 
 def _terminations(task: WheelLegEnvCfg) -> TerminationsCfg:
@@ -228,31 +252,37 @@ def _events(task: WheelLegEnvCfg) -> EventsCfg:
     if unknown:
         raise ValueError(f"the Isaac Lab wheel-leg task has no counterpart of {unknown}; "
                          "run that config on the MuJoCo env, or add the event to dexwheel/isaaclab/tasks")  # fmt: skip
-    terms = _start_pose(0.0)  # every reset starts from the start pose, noise or not
+    terms = _start_pose(0.0, task)  # every reset starts from the start pose, noise or not
     for name, (t, interval) in active.items():
         terms.update(EVENT_MAP[func_path(t.func)](name, interval, task))
-    cfg = EventsCfg(reset_base=terms.pop("reset_base"), reset_knees=terms.pop("reset_knees"))
+    cfg = EventsCfg(reset_start=terms.pop("reset_start"))
     for name, term in terms.items():
         setattr(cfg, name, term)
     return cfg
 
 
-def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
-    """Fill an Isaac Lab env config from the MuJoCo task's config (see the module docstring)."""
+def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: dict | None = None) -> None:
+    """Fill an Isaac Lab env config from the MuJoCo task's config (see the module docstring); ``overrides``
+    are the ``make_cfg`` keywords that made ``task`` (the action term rebuilds it from them)."""
     _refuse_unsupported(task)
     desc = get_robot(task.robot)
-    knees = dict(zip(KNEE_JOINTS, task.stance_pose, strict=True))
+    settled_knees, settled_height = settled_stance(task)
+    knees = dict(zip(KNEE_JOINTS, settled_knees, strict=True))
     gains = {
         **{j: (task.knee_kp, task.knee_kd) for j in KNEE_JOINTS},
         **{j: (0.0, task.wheel_kd) for j in WHEEL_JOINTS},
     }
-    height = start_height(task.robot, np.array(task.stance_pose)) + START_DROP_M
+    height = settled_height + START_DROP_M
     env.decimation = task.decimation
     env.episode_length_s = task.episode_length_s
     # device "cuda:0" as Isaac Lab's default (parse_env_cfg sets the real one); CUDA graphs only act on a GPU
     env.sim = simulation_cfg(desc, "cuda:0")
     env.sim.render_interval = task.decimation
     env.scene.robot = articulation_cfg(task.robot, "{ENV_REGEX_NS}/Robot", knees, (0.0, 0.0, height), gains=gains)
+    randomizes = _E + "randomize_model" in {func_path(t.func) for t, _ in active_events(task).values()}
+    if randomizes and task.domain_rand.friction is not None:  # the shared ground must not cap the robot's draw
+        low = min(GROUND_FRICTION, task.domain_rand.friction[0])
+        env.scene.ground = AssetBaseCfg(prim_path="/World/ground", spawn=ground_cfg(low))
     c = task.commands
     env.commands = CommandsCfg(base_velocity=dw.ReversingVelocityCommandCfg(
         asset_name="robot", resampling_time_range=c.resampling_time_s, rel_standing_envs=c.rel_standing_envs,
@@ -260,8 +290,8 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg) -> None:
         heading_command=False, rel_heading_envs=0.0, debug_vis=False,
         ranges=mdp.UniformVelocityCommandCfg.Ranges(lin_vel_x=c.lin_vel_x, lin_vel_y=(0.0, 0.0), ang_vel_z=c.ang_vel_z),
     ))  # fmt: skip
-    env.actions = _actions(task)
-    env.observations = ObservationsCfg(policy=_observations(task))
+    env.actions = _actions(task.robot, dict(overrides or {}))
+    env.observations = _observations(task)
     env.rewards = _rewards(task)
     env.terminations = _terminations(task)
     env.events = _events(task)
@@ -277,7 +307,7 @@ class WheelLegFlatEnvCfg(ManagerBasedRLEnvCfg):
     scene: WheelLegSceneCfg = WheelLegSceneCfg(num_envs=4096, env_spacing=3.0)
 
     def __post_init__(self):
-        apply_task_cfg(self, make_cfg(robot=self.robot, **self.task_overrides))
+        apply_task_cfg(self, make_cfg(robot=self.robot, **self.task_overrides), self.task_overrides)
 
 
 @configclass

@@ -41,14 +41,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from dexwheel.control import (
-    ActionError,
-    JointCommandComposer,
-    JointCommandLayer,
-    JointCommandResolver,
-    JointTargetBuffer,
-)
-from dexwheel.control.layout import env_layout
+from dexwheel.control import ActionError, JointCommandComposer
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import (
     BASE_BODY,
@@ -56,7 +49,6 @@ from dexwheel.robots.wheel_leg import (
     LINKS,
     NON_WHEEL_BODIES,
     PARAMS,
-    POLICY_JOINT_ORDER,
     ROBOT_JOINT_ORDER,
     START_DROP_M,
     WheelLegParams,
@@ -67,15 +59,16 @@ from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
 from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
-from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics, write_initial_state
+from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics
 from dexwheel.tasks import terms
 from dexwheel.tasks.velocity import events, kernels
-from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, joint_group, mirror_maps
+from dexwheel.tasks.velocity.action_path import WheelLegActionPath
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, mirror_maps
 from dexwheel.tasks.velocity.observations import height_scan_mirror
+from dexwheel.tasks.velocity.settle import settle
 from dexwheel.tasks.velocity.terrain import TaskTerrain
 
 _LINKS = LINKS
-_SETTLE_S = 1.5
 _NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # the action dtypes map_actions compiles for
 
@@ -163,97 +156,31 @@ class WheelLegTask:
 
     # -- construction ---------------------------------------------------------------------------
     def _settle(self, model: mujoco.MjModel) -> tuple[np.ndarray, float]:
-        """Knee angles and base height the stance settles to under its own weight (nominal model).
-
-        A commanded A stance splays further under load (Solenopsis: 0.5 -> ~0.6 rad); starting episodes
-        there, rather than at the commanded angles, spares every episode the same initial sag.
-        """
-        cfg = self.cfg
-        bias = model.actuator_biasprm.copy()
-        for j, name in enumerate(ROBOT_JOINT_ORDER):
-            knee = name in KNEE_JOINTS
-            model.actuator_biasprm[j, 1] = -cfg.knee_kp if knee else 0.0
-            model.actuator_biasprm[j, 2] = -(cfg.knee_kd if knee else cfg.wheel_kd)
-        d = mujoco.MjData(model)
-        qpos = self._home.copy()
-        qpos[self.knee_qadr] = self.stance
-        qpos[2] = float(self.params.leg_heights(self.stance).max()) + START_DROP_M
-        write_initial_state(model, d, qpos, np.zeros(model.nv))
-        for j, name in enumerate(ROBOT_JOINT_ORDER):
-            d.ctrl[j] = cfg.knee_kp * self.stance[KNEE_JOINTS.index(name)] if name in KNEE_JOINTS else 0.0
-        for _ in range(round(_SETTLE_S / model.opt.timestep)):
-            mujoco.mj_step(model, d)
-        model.actuator_biasprm[:] = bias
-        return d.qpos[self.knee_qadr].copy(), float(d.qpos[2])
-
-    def _layer_buffer(self, kind: str, joints: Sequence[str], n: int) -> JointTargetBuffer:
-        """A layer's buffer with its fixed values (knee position/gains, wheel damping) for every env."""
-        c, cc = self.cfg, self.cfg.composer
-        pos, kp, kd = [], [], []
-        for j in joints:
-            knee = j in KNEE_JOINTS
-            pos.append(self.stance[KNEE_JOINTS.index(j)] if knee else 0.0)
-            if kind == "override":
-                kp.append(cc.override_knee_kp if knee else 0.0)
-                kd.append(cc.override_knee_kd if knee else cc.override_wheel_kd)
-            else:
-                kp.append(c.knee_kp if knee else 0.0)
-                kd.append(c.knee_kd if knee else c.wheel_kd)
-        return JointTargetBuffer(env_layout(joints, n, kind), position=np.tile(pos, n), kp=np.tile(kp, n),
-                                 kd=np.tile(kd, n))  # fmt: skip
-
-    def _buffers(self, n: int) -> dict[str, JointTargetBuffer]:
-        joints = {"policy": self.policy_joints, "stance": self._stance_joints, "override": self._override_joints}
-        return {name: self._layer_buffer(name, joints[name], n) for name in self.cfg.composer.layers}
-
-    def _composer(self, n: int, buffers: dict[str, JointTargetBuffer], with_override: bool) -> JointCommandComposer:
-        layers = [JointCommandLayer(name, buf.view, override=name == "override")
-                  for name, buf in buffers.items() if with_override or name != "override"]  # fmt: skip
-        return JointCommandComposer(env_layout(POLICY_JOINT_ORDER, n, "task"), layers)
+        """Knee angles and base height the stance settles to under its own weight (nominal model):
+        :func:`~dexwheel.tasks.velocity.settle.settle`, which the Isaac Lab task's start pose comes from too."""
+        return settle(model, self.cfg)
 
     def _build_action_path(self) -> None:
-        cc, n = self.cfg.composer, self.num_envs
-        self._stance_joints = joint_group(cc.stance_joints, "composer.stance_joints") if "stance" in cc.layers else ()
-        self._override_joints = joint_group(cc.override_joints, "composer.override_joints")
-        if cc.policy_joints is None:
-            self.policy_joints = tuple(j for j in POLICY_JOINT_ORDER if j not in self._stance_joints)
-        else:
-            self.policy_joints = joint_group(cc.policy_joints, "composer.policy_joints")
-        if not self.policy_joints:
-            raise ValueError(f"composer: the policy layer holds no joint (layers {cc.layers})")
-        self._composer(1, self._buffers(1), True)  # checks the wiring with plain joint names
-        self.action_dim = len(self.policy_joints)
-        self._nk = sum(j in KNEE_JOINTS for j in self.policy_joints)
-        self.buffers = self._buffers(n)
-        self._composers: dict[bool, JointCommandComposer | None] = {True: self._composer(n, self.buffers, True)}
-        self._composers[False] = None if "override" in cc.layers else self._composers[True]
-        self.resolver = JointCommandResolver(env_layout(ROBOT_JOINT_ORDER, n, "robot"))
-        self.override_active = "override" in cc.layers
-        self._bind_frames()
-        if self.override_active and not cc.override_active:
-            self.set_override(False)
-        controlled = [j for j in self.policy_joints if not (self.override_active and j in self._override_joints)]
-        if not controlled:
-            warnings.warn(
-                f"composer: the active override layer holds every joint of the policy ({', '.join(self.policy_joints)}),"
-                " so the policy controls nothing until set_override(False); to train a policy, use "
-                "composer.override_active=false (the stop then engages when switched on) or composer.override_joints "
-                "without some of them",
-                UserWarning,
-                stacklevel=4,
-            )
-        self._policy_block = self.buffers["policy"].block.reshape(5, n, self.action_dim)
-        a = self.cfg.actions
-        nw = self.action_dim - self._nk
-        self._act_scale = np.array([a.knee_scale] * self._nk + [a.wheel_velocity_scale] * nw)
-        self._act_offset = np.array([self.stance[KNEE_JOINTS.index(j)] for j in self.policy_joints[: self._nk]])
+        """The layers, composers and resolver (:class:`~dexwheel.tasks.velocity.action_path.WheelLegActionPath`,
+        the Isaac Lab task's too) on numpy."""
+        self.path = path = WheelLegActionPath(self.cfg, self.num_envs, stacklevel=4)
+        self.policy_joints, self.action_dim, self._nk = path.policy_joints, path.action_dim, path.nk
+        self._stance_joints, self._override_joints = path.stance_joints, path.override_joints
+        self.buffers, self.resolver = path.buffers, path.resolver
+        self._policy_block, self._act_scale, self._act_offset = path.policy_block, path.act_scale, path.act_offset
 
-    def _bind_frames(self) -> None:
-        composer = self._composers[self.override_active]
-        assert composer is not None
-        self.composer = composer
-        out = self.resolver.bind(composer.output_layout)
-        self._robot_block = out.block.reshape(5, self.num_envs, len(ROBOT_JOINT_ORDER))
+    @property
+    def composer(self) -> JointCommandComposer:
+        """The composer in use (with or without the override layer, :meth:`set_override`)."""
+        return self.path.composer
+
+    @property
+    def override_active(self) -> bool:
+        return self.path.override_active
+
+    @property
+    def _robot_block(self) -> np.ndarray:
+        return self.path.robot_block
 
     def set_override(self, active: bool) -> None:
         """Switch the override layer on or off (it must be among the configured layers).
@@ -261,13 +188,7 @@ class WheelLegTask:
         Both composers read the same layer buffers, so switching keeps every target; switching off
         fails, naming the joints, when the override is the only layer covering some joint.
         """
-        if "override" not in self.cfg.composer.layers:
-            raise ValueError(f"composer: no 'override' layer configured (layers {self.cfg.composer.layers})")
-        if not active and self._composers[False] is None:
-            self._composer(1, self._buffers(1), False)  # names the uncovered joints
-            self._composers[False] = self._composer(self.num_envs, self.buffers, False)
-        self.override_active = bool(active)
-        self._bind_frames()
+        self.path.set_override(active)
 
     def _bind_state(self) -> None:
         """The named state terms read: ``(N, k)`` views of the sensor rows, valid for the task's lifetime."""
