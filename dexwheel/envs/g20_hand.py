@@ -22,13 +22,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from dexwheel.control import ActionError
-from dexwheel.envs.gym_api import closed_error, not_ready
+from dexwheel.envs.base import TaskEnv
 from dexwheel.robots.g20 import ALL_JOINTS, GOAL_PRESETS
-from dexwheel.sim.snapshot import Reconstructible
 from dexwheel.tasks.hand_pose.action import G20ActionMap
 from dexwheel.tasks.hand_pose.config import (  # re-exported: the env's config and choices
     ACTIONS,
@@ -53,7 +51,7 @@ def camera_config(task: G20HandTask, override: Mapping[str, Any] | None) -> dict
     return cam
 
 
-class G20HandEnv(Reconstructible, gym.Env):
+class G20HandEnv(TaskEnv):
     """Gymnasium env of the G20 hand tracking a goal pose; the ``N = 1`` case of :class:`G20HandTask`.
 
     Keyword arguments: ``cfg`` (a :class:`G20HandConfig` to start from) and the changes
@@ -87,9 +85,7 @@ class G20HandEnv(Reconstructible, gym.Env):
         self.action_space = task.actions.space
         self.observation_space = task.observation_space
         self.obs_slices = dict(task.obs_slices)
-        self._renderer: Any = None
-        self._needs_reset = True
-        self._closed = False
+        self._start_env("G20Hand")
         self._obs = task.obs[0]  # env 0's row of the task's buffer (a view, made once: step() reads it)
 
     def _init_kwargs(self) -> dict[str, Any]:
@@ -99,8 +95,7 @@ class G20HandEnv(Reconstructible, gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        if self._closed:
-            raise closed_error("G20Hand")
+        self._check_open()
         options = self.task.checked_options(options)  # bad options raise before anything changes
         super().reset(seed=seed)
         self.task.reset_env(0, self.np_random, options)
@@ -111,8 +106,7 @@ class G20HandEnv(Reconstructible, gym.Env):
         return self.task.observation()[0], info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._needs_reset:
-            raise not_ready("G20Hand", self._closed)
+        self._check_ready()
         task = self.task
         if not isinstance(action, np.ndarray):
             action = self._as_array(action)
@@ -138,33 +132,9 @@ class G20HandEnv(Reconstructible, gym.Env):
                 f"action ({task.actions.kind}) must be numeric with shape {self.action_space.shape}: {exc}"
             ) from None
 
-    def render(self) -> np.ndarray | None:
-        if self.render_mode is None:
-            gym.logger.warn("G20Hand: render() without render_mode; pass render_mode='rgb_array' or 'human'")
-            return None
-        if self._renderer is None:
-            from dexwheel.sim.rendering import check_render_mode  # no display, no OpenGL: say what to set
-
-            check_render_mode(self.render_mode, "G20Hand-v0")
-            from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
-
-            self._renderer = MujocoRenderer(
-                self.model,
-                self.data,
-                default_cam_config=camera_config(self.task, self.config.default_camera_config),
-                width=self.config.width,
-                height=self.config.height,
-            )
-        return self._renderer.render(self.render_mode)
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = self._needs_reset = True
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
-        self.task.close()
+    def _renderer_kwargs(self) -> dict[str, Any]:
+        cam = camera_config(self.task, self.config.default_camera_config)
+        return {"default_cam_config": cam, "width": self.config.width, "height": self.config.height}
 
     # -- conveniences ------------------------------------------------------------------------------
     def set_goal(self, goal: Any) -> None:

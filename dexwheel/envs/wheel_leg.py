@@ -40,13 +40,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
-from dexwheel.sim.rendering import check_render_mode
-from dexwheel.sim.snapshot import Reconstructible
+from dexwheel.envs.base import TaskEnv
+from dexwheel.envs.gym_api import reset_options
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
@@ -67,7 +65,7 @@ def env_name(cfg: WheelLegEnvCfg) -> str:
     return {"solenopsis": "Solenopsis", "m20_legacy": "M20Legacy"}.get(cfg.robot, cfg.robot)
 
 
-class WheelLegEnv(TaskViews, Reconstructible, gymnasium.Env):
+class WheelLegEnv(TaskViews, TaskEnv):
     """Velocity tracking for a wheel-leg robot. Keyword arguments: see :func:`make_cfg`.
 
     Besides the config fields: ``cfg`` (a :class:`WheelLegEnvCfg` to start from), ``render_mode``,
@@ -90,10 +88,7 @@ class WheelLegEnv(TaskViews, Reconstructible, gymnasium.Env):
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "render_fps": round(1.0 / self.task.dt)}
         self._width, self._height, self._camera_name = width, height, camera_name
-        self._renderer = None
-        self._name = env_name(self.cfg)
-        self._needs_reset = True
-        self._closed = False
+        self._start_env(env_name(self.cfg))
 
     def _init_kwargs(self) -> dict[str, Any]:
         return {"cfg": self.cfg, "render_mode": self.render_mode, "width": self._width, "height": self._height,
@@ -110,8 +105,7 @@ class WheelLegEnv(TaskViews, Reconstructible, gymnasium.Env):
 
     # -- gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        if self._closed:
-            raise closed_error(self._name)
+        self._check_open()
         reset_options(self._name, options, ())  # it takes none: a typo fails instead of being ignored
         super().reset(seed=seed)
         self.task.rngs[0] = self.np_random
@@ -123,8 +117,7 @@ class WheelLegEnv(TaskViews, Reconstructible, gymnasium.Env):
         return obs, {key: value.item() for key, value in self.task.reset_info(np.arange(1)).items()}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._needs_reset:
-            raise not_ready(self._name, self._closed)
+        self._check_ready()
         obs, reward, terminated, truncated, _ = self.task.step(np.asarray(action)[None])
         info = self.task.step_info_of(0)
         if self.render_mode == "human":
@@ -140,27 +133,8 @@ class WheelLegEnv(TaskViews, Reconstructible, gymnasium.Env):
         """Engage or release the configured override (safety stop) layer."""
         self.task.set_override(active)
 
-    def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='rgb_array' to make()")
-            return None
-        if self._renderer is None:
-            from gymnasium.envs.mujoco.mujoco_rendering import MujocoRenderer
-
-            check_render_mode(self.render_mode, self.spec.id if self.spec is not None else type(self).__name__)
-
-            self._renderer = MujocoRenderer(self.model, self.data, width=self._width, height=self._height,
-                                            camera_name=self._camera_name)  # fmt: skip
-        return self._renderer.render(self.render_mode)
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = self._needs_reset = True
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
-        self.task.close()
+    def _renderer_kwargs(self) -> dict[str, Any]:
+        return {"width": self._width, "height": self._height, "camera_name": self._camera_name}
 
 
 class WheelLegRoughEnv(WheelLegEnv):
