@@ -24,7 +24,6 @@ from typing import Any
 
 import mujoco
 import numpy as np
-from mujoco import batch as mj_batch
 
 from dexwheel.control.coupling import MimicCompletion, complete_into
 from dexwheel.jit import kernel
@@ -45,6 +44,7 @@ from dexwheel.sim.mujoco_c import (
     mj_forward,
     mj_setState,
 )
+from dexwheel.sim.physics import BatchPhysics
 from dexwheel.sim.projection import (
     CollisionProjector,
     contact_depth,
@@ -386,29 +386,28 @@ class PDDrive(_BatchDrive):
             d = self.datas[0]
             #: ``(N, nq)`` / ``(N, nv)`` state after the last step or reset.
             self.qpos, self.qvel = d.qpos[None], d.qvel[None]
-            self.batch: mj_batch.Batch | None = None
-        else:
-            self.batch = mj_batch.Batch(model, n, nthread=max(1, int(num_threads)))
-            self.qpos, self.qvel = self.batch.bind("qpos"), self.batch.bind("qvel")
+            self.batch: BatchPhysics | None = None
+            self.monitor = DivergenceMonitor(self.datas)
+        else:  # every env on the one model, in the shared batch wrapper
+            self.batch = BatchPhysics([model] * n, self.nsub, max(1, int(num_threads)))
+            self.qpos, self.qvel = self.batch.qpos, self.batch.qvel
             self._record = {"sensordata": np.zeros((n, self.nsub, model.nsensordata))}
+            self.monitor = self.batch.monitor
         #: Smallest contact distance of each env over the last step's physics steps (negative: penetration).
         self._min_dist = np.zeros(n)
-        self.monitor = DivergenceMonitor(self.datas if self.batch is None else self.batch.warning[..., 1])
 
     def set_pose(self, i: int, full: np.ndarray) -> None:
         super().set_pose(i, full)
         self.depth[i] = sensor_depth(self.datas[i].sensordata[self._depth_adr])
         self.monitor.rebase(i)  # the task reset env i's MjData (its warning counters) before this
         if self.batch is not None:  # the env's simulation is its batch row; its MjData was scratch
-            mujoco.mj_getState(self.model, self.datas[i], self.batch.state[i], INTEGRATION)
+            self.batch.load_state(i, self.datas[i])
 
     def sync_data(self, i: int) -> mujoco.MjData:
         """Env ``i``'s MjData at its current state, forward-computed (for rendering)."""
-        d = self.datas[i]
         if self.batch is not None:
-            mujoco.mj_setState(self.model, d, self.batch.state[i], INTEGRATION)
-            mujoco.mj_forward(self.model, d)
-        return d
+            return self.batch.sync_into(i, self.datas[i])
+        return self.datas[i]
 
     def step(self, target: np.ndarray, command: np.ndarray) -> None:
         """Advance every env by ``nsub`` physics steps; ``target`` (N, nactive) is updated in place."""
@@ -416,7 +415,7 @@ class PDDrive(_BatchDrive):
         if self.batch is None:
             self.depth[0] = sensor_depth(self._step_single())
             return
-        self.batch.rollout(self.nsub, control=self.control, record=("sensordata",), out=self._record)
+        self.batch.rollout(self.control, self._record)
         np.minimum.reduce(self._record["sensordata"][:, :, self._depth_adr], axis=1, out=self._min_dist)
         depth = np.minimum(self._min_dist, 0.0, out=self.depth)
         np.subtract(0.0, depth, out=depth)  # sensor_depth, batched: -min(dist, 0), +0.0 without contact

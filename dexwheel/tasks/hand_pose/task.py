@@ -435,7 +435,7 @@ class G20HandTask:
         if isinstance(self.drive, PDDrive):
             names += ["drive.control", "drive.monitor._last"]
             if self.drive.batch is not None:
-                names += ["drive.batch.state", "drive.batch.warning"]
+                names += ["drive.batch._batch.state", "drive.batch._batch.warning"]
         return snapshot.capture(self, names)
 
     def restore(self, state: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from dexwheel.robots import WHEEL_LEG_ROBOTS, get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, PARAMS, ROBOT_JOINT_ORDER, START_DROP_M
-from dexwheel.sim.wheel_leg_physics import write_initial_state
+from dexwheel.sim.physics import write_initial_state
 from dexwheel.tasks.velocity import settled
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
 

@@ -56,10 +56,10 @@ from dexwheel.robots.wheel_leg import (
 from dexwheel.sim import snapshot
 from dexwheel.sim.divergence import contain
 from dexwheel.sim.model_checks import check_robot_model
+from dexwheel.sim.physics import BatchPhysics, SerialPhysics
 from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
 from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
-from dexwheel.sim.wheel_leg_physics import BatchPhysics, SerialPhysics
 from dexwheel.tasks import terms
 from dexwheel.tasks.velocity import events, kernels
 from dexwheel.tasks.velocity.action_path import WheelLegActionPath
