@@ -54,8 +54,6 @@ from dexwheel.sim.projection import (
 )
 from dexwheel.sim.slew import slew_budget, slew_toward
 
-INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
-
 
 def default_threads(num_envs: int) -> int:
     """Worker threads for ``num_envs`` envs: one per core, never more than the envs."""
