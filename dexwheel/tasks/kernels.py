@@ -71,3 +71,14 @@ def any_row(flags: Array, out: Array) -> None:
         for k in range(flags.shape[1]):
             if flags[i, k]:
                 out[i] = True
+
+
+@kernel
+def weigh_and_sum(v: Array, coef: Array) -> float:
+    """Row ``v``'s reward-term columns (its first ``len(coef)``) times their weights, in place, and their
+    sum, left to right from 0.0: the reward of one env (both tasks' ``finish_step``)."""
+    total = 0.0
+    for k in range(coef.shape[0]):
+        v[k] *= coef[k]
+        total += v[k]
+    return total

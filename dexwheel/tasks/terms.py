@@ -25,7 +25,7 @@ import functools
 import importlib
 import inspect
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,6 +171,24 @@ def merge_terms(
             raise ConfigFieldError(where, f"{where}: expected a dict of {names}" +
                                    (", a number (the weight)" if kind is RewardTermCfg else "") + f" or None, got {change!r}")  # fmt: skip
     return out
+
+
+def plain(value: Any) -> Any:
+    """Lists (and Hydra ListConfigs) -> tuples, mappings -> dicts, recursively: a change as a task config takes it."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return tuple(plain(v) for v in value)
+    return value
+
+
+def as_change(value: Any) -> dict[str, Any]:
+    """A term change as a dict of fields (an entry's fields; a bare number is a reward weight)."""
+    if isinstance(value, dict):
+        return dict(value)
+    if dataclasses.is_dataclass(value):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return {"weight": value}
 
 
 def validate_terms(table: Mapping[str, TermCfg], section: str) -> None:

@@ -28,8 +28,10 @@ from dexwheel.tasks.terms import (
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
+    as_change,
     func_path,
     merge_terms,
+    plain,
     validate_terms,
 )
 
@@ -268,15 +270,6 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _plain(value: Any) -> Any:
-    """Lists (and Hydra ListConfigs) -> tuples, mappings -> dicts, recursively."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return tuple(_plain(v) for v in value)
-    return value
-
-
 def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
     """``cfg`` (default: the defaults) with keyword changes applied and checked.
 
@@ -290,7 +283,7 @@ def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
     top: dict[str, Any] = {}
     for key, value in kwargs.items():
         if key in _TERM_KINDS:
-            value = _plain(value)
+            value = plain(value)
             if not isinstance(value, dict):
                 raise _bad(key, f"{key}: expected a dict of terms by name, got {value!r}")
             tables[key].update(value)
@@ -300,7 +293,7 @@ def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
                 raise _bad(key, f"{key} must be a finite number, got {value!r}")
             entry = tables[section].setdefault(term, {})
             if not isinstance(entry, dict):
-                entry = tables[section][term] = _as_change(entry)
+                entry = tables[section][term] = as_change(entry)
             if param is None:
                 entry[fld] = sign * value
             else:
@@ -315,10 +308,3 @@ def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
     if unknown:
         raise TypeError(f"G20Hand: unknown keyword argument(s) {unknown}; valid: {valid} and {sorted(LEGACY_KEYS)}")
     return dataclasses.replace(cfg, **top)
-
-
-def _as_change(value: Any) -> dict[str, Any]:
-    """A term change as a dict of fields (a bare number is a reward weight)."""
-    if dataclasses.is_dataclass(value):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    return {"weight": value}

@@ -27,6 +27,7 @@ from numba import prange
 
 from dexwheel.jit import fetch_add, kernel
 from dexwheel.sim.hand_drive import hard_write_env
+from dexwheel.tasks.kernels import weigh_and_sum
 
 Array = np.ndarray
 
@@ -160,11 +161,7 @@ def finish_step(values: Array, coef: Array, reward: Array, qpos: Array, active_i
     m = nr + len(METRIC_KEYS)
     for i in range(values.shape[0]):
         v = values[i]
-        total = 0.0
-        for k in range(nr):
-            v[k] *= coef[k]
-            total += v[k]
-        reward[i] = total
+        reward[i] = weigh_and_sum(v, coef)
         worst = 0.0
         abs_sum = 0.0
         worst_cmd = 0.0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,9 +41,11 @@ from dexwheel.tasks.terms import (
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
+    as_change,
     func_path,
     interval_range,
     merge_terms,
+    plain,
     validate_terms,
 )
 from dexwheel.terrain.config import TerrainCfg, make_terrain_cfg
@@ -229,30 +231,12 @@ KWARG_ALIASES: dict[str, tuple[str | None, str]] = {
 }
 
 
-def _plain(value: Any) -> Any:
-    """Lists (and Hydra ListConfigs) -> tuples, mappings -> dicts, recursively."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return tuple(_plain(v) for v in value)
-    return value
-
-
 def _replace(obj: Any, where: str, **changes: Any) -> Any:
     names = [f.name for f in dataclasses.fields(obj)]
     unknown = [k for k in changes if k not in names]
     if unknown:
         raise ConfigFieldError(where, f"{where}: unknown field(s) {unknown}; valid: {names}")
     return dataclasses.replace(obj, **changes)
-
-
-def _as_change(value: Any) -> dict[str, Any]:
-    """A term change as a dict of fields (a bare number is a reward weight)."""
-    if isinstance(value, dict):
-        return dict(value)
-    if dataclasses.is_dataclass(value):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    return {"weight": value}
 
 
 def _legacy(tables: dict[str, dict[str, Any]], top: dict[str, Any]) -> None:
@@ -264,7 +248,7 @@ def _legacy(tables: dict[str, dict[str, Any]], top: dict[str, Any]) -> None:
             if target is None:
                 top[term] = value
                 continue
-            entry = _as_change(tables[target][term]) if term in tables[target] else {}
+            entry = as_change(tables[target][term]) if term in tables[target] else {}
             if param is None:
                 entry[fld] = value
             else:
@@ -280,7 +264,7 @@ def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg
     tables: dict[str, dict[str, Any]] = {s: {} for s in _TERM_KINDS}
     top: dict[str, Any] = {}
     for key, value in kwargs.items():
-        value = _plain(value)
+        value = plain(value)
         if key in _TERM_KINDS:
             if not isinstance(value, dict):
                 raise ConfigFieldError(key, f"{key}: expected a dict of terms by name, got {value!r}")

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from dexwheel.jit import kernel
-from dexwheel.tasks.kernels import any_row  # noqa: F401  (the task reads it here with the rest)
+from dexwheel.tasks.kernels import any_row, weigh_and_sum  # noqa: F401  (any_row: the task reads it here)
 
 #: ``info`` columns between the reward terms and the termination flags (:func:`finish_step`).
 METRIC_COLUMNS = (
@@ -73,11 +73,7 @@ def finish_step(values: Array, coef: Array, reward: Array, commands: Array, lin_
     m = nr + 6
     for i in range(values.shape[0]):
         v = values[i]
-        total = 0.0
-        for k in range(nr):
-            v[k] *= coef[k]
-            total += v[k]
-        reward[i] = total
+        reward[i] = weigh_and_sum(v, coef)
         vx, wz = lin_vel[i, 0], ang_vel[i, 2]
         v[nr], v[nr + 1], v[nr + 2], v[nr + 3] = vx, wz, commands[i, 0], commands[i, 1]
         v[nr + 4], v[nr + 5] = abs(commands[i, 0] - vx), abs(commands[i, 1] - wz)
