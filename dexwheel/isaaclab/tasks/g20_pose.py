@@ -47,7 +47,6 @@ from itertools import combinations
 import gymnasium as gym
 import isaaclab.envs.mdp as mdp
 import numpy as np
-import torch
 from isaaclab.assets import ArticulationCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
 from isaaclab.managers import EventTermCfg as EventTerm
@@ -57,7 +56,7 @@ from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.scene import InteractiveSceneCfg
 from isaaclab.utils import configclass
 
-from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping, g20_normalized_mapping
+from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
@@ -65,6 +64,8 @@ from dexwheel.isaaclab.tasks.term_map import mapped
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS
+from dexwheel.tasks.hand_pose import goal_set
+from dexwheel.tasks.hand_pose.command import joint_group
 from dexwheel.tasks.hand_pose.config import G20HandConfig, make_cfg
 
 #: The MuJoCo env this task is (its registered episode length is the default here).
@@ -81,14 +82,17 @@ _GOAL = {"command_name": COMMAND, "asset_cfg": dw.robot_joints(ACTIVE_JOINTS)}
 REWARD_MAP = {
     _R + "joint_pos_tracking_exp": (dw.joint_pos_tracking, lambda p: {**_GOAL, "std": p["std"]}),
     _R + "max_penetration": (dw.penetration, lambda p: {"action_name": ACTION}),
-    _R + "action_rate_l2": (dw.action_rate_l2, dict),
+    _R + "action_rate_l2": (dw.action_rate_l2, lambda p: {"action_name": ACTION}),
 }
 OBSERVATION_MAP = {
     _O + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": dw.robot_joints(ALL_JOINTS)}),
     _O + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": dw.robot_joints(ALL_JOINTS)}),
     _O + "goal_pose": (mdp.generated_commands, lambda p: {"command_name": COMMAND}),
-    _O + "last_action": (mdp.last_action, dict),
+    _O + "last_action": (dw.last_action, lambda p: {"action_name": ACTION}),
 }
+#: The MuJoCo task's config fields the action term builds its action path from (:class:`~.mdp.HandPoseAction`).
+ACTION_FIELDS = ("hand", "drive", "action", "out_of_range", "delta_scale", "slew_rad_s", "track_test",
+                 "composer_layers", "hold_joints", "hold_pose")  # fmt: skip
 #: Reset events; the open-hand pose is the task's (filled in by :func:`apply_task_cfg`).
 EVENT_MAP = {
     _E + "reset_joints_by_offset": (dw.reset_hand_pose, lambda p: {"noise": float(p["scale"]), "action_name": ACTION}),
@@ -159,6 +163,8 @@ class RewardsCfg:
 @configclass
 class TerminationsCfg:
     time_out: DoneTerm = DoneTerm(func=mdp.time_out, time_out=True)  # pose tracking never terminates
+    # never terminates: records the step's info (joint errors, penetration) before the resets, for evaluations
+    step_info: DoneTerm = DoneTerm(func=dw.hand_step_info, params={"action_name": ACTION, "command_name": COMMAND})
 
 
 @configclass
@@ -166,19 +172,40 @@ class EventsCfg:
     """Filled from the event table (:func:`apply_task_cfg`)."""
 
 
+#: What the Isaac Lab task refuses, and why (:func:`_refuse_unsupported`).
+REFUSED = {
+    "collision_projection": "the hard-write drive's collision projection is MuJoCo's collision check of each "
+    "slewed pose, which Isaac Lab has no counterpart of; set collision_projection=False "
+    "(Isaac Lab then writes the pose as it is and its contacts push for one physics step; "
+    "docs/isaaclab.md) or use the MuJoCo env",
+    "contact_excludes": "the USD carries the description's contact excludes (filtered pairs); another set needs "
+    "another USD",
+    "max_episode_steps": "Isaac Lab ends episodes by time; give a number of steps",
+    "render_mode": "Isaac Lab renders with its own viewers; record videos on the MuJoCo env",
+}
+
+
 def _refuse_unsupported(task: G20HandConfig) -> None:
     unsupported = {
-        "drive": task.drive != "pd",
-        "action": task.action != "normalized",
-        "goal_mode": task.goal_mode != "presets",
-        "composer_layers": task.composer_layers != ("policy",),
+        "collision_projection": task.projection,
         "contact_excludes": task.contact_excludes is not None,
         "max_episode_steps": task.max_episode_steps is None,
         "render_mode": task.render_mode is not None,
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
     if bad:
-        raise ValueError(f"the Isaac Lab G20 pose task does not support {bad} as set; use the MuJoCo env for them")
+        why = "; ".join(f"{name}: {REFUSED[name]}" for name in bad)
+        raise ValueError(f"the Isaac Lab G20 pose task does not support {bad} as set ({why})")
+
+
+def held(task: G20HandConfig, goals: np.ndarray) -> np.ndarray:
+    """``goals`` with the joints the ``hold`` layer holds at their held position (the MuJoCo task's ``held``)."""
+    if "hold" not in task.composer_layers:
+        return goals
+    goals = np.array(goals, dtype=np.float64)
+    idx = [ACTIVE_JOINTS.index(j) for j in joint_group(task.hold_joints, "hold_joints")]
+    goals[..., idx] = preset_poses(task.hand)[task.hold_pose][idx]
+    return goals
 
 
 def _terms(task: G20HandConfig, open_pose: list[float]) -> tuple[PolicyCfg, RewardsCfg, EventsCfg]:
@@ -204,26 +231,26 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
     if tuple(desc.joint_names) != ALL_JOINTS or tuple(G20_MIMIC.layout.names) != ALL_JOINTS:
         raise AssertionError(f"{robot}: joint order {desc.joint_names} is not the completion's {ALL_JOINTS}")
     presets = preset_poses(task.hand)
-    completion = tuple(np.asarray(a).tolist() for a in G20_MIMIC.arrays)
-    open_pose = dw.MimicCompletion(completion, "cpu", torch.float64)(torch.from_numpy(presets["open"]))
+    open_pose = G20_MIMIC.complete(presets["open"], clip_mimic=True)
     env.decimation = task.substeps(desc.timestep)
     env.episode_length_s = task.max_episode_steps * env.decimation * desc.timestep
     # device "cuda:0" as Isaac Lab's default (parse_env_cfg sets the real one); CUDA graphs only act on a GPU
     env.sim = simulation_cfg(desc, "cuda:0")
+    if task.drive == "hard_write":  # the written pose is the state: nothing but contacts may move it in a step
+        env.sim.gravity = (0.0, 0.0, 0.0)
     env.sim.physics.solver_cfg.nconmax = shape_pairs(desc)
     env.sim.render_interval = env.decimation
     start = dict(zip(ALL_JOINTS, open_pose.tolist(), strict=True))
     env.scene.robot = articulation_cfg(robot, "{ENV_REGEX_NS}/Robot", start)
+    random = [] if task.goal_mode == "presets" else goal_set.goal_set(task).tolist()  # held already
     env.commands = CommandsCfg(goal=dw.HandGoalCommandCfg(
-        joint_names=list(ACTIVE_JOINTS), presets={name: presets[name].tolist() for name in task.goal_presets},
+        joint_names=list(ACTIVE_JOINTS), presets={name: held(task, presets[name]).tolist() for name in task.goal_presets},
+        random_goals=random, mode=task.goal_mode, preset_prob=float(task.preset_goal_prob),
         switch_steps=int(task.goal_switch_steps),
     ))  # fmt: skip
-    mapping = g20_normalized_mapping()
-    env.actions = ActionsCfg(joint_targets=dw.HandPoseActionCfg(
-        asset_name="robot", joint_names=list(ALL_JOINTS), completion=completion,
-        action_lower=mapping.lower.tolist(), action_half_span=mapping.half_span.tolist(),
-        max_step=G20_MIMIC.slew_steps(task.slew, desc.timestep).tolist(),
-    ))  # fmt: skip
+    kwargs = {f: getattr(task, f) for f in ACTION_FIELDS}
+    env.actions = ActionsCfg(joint_targets=dw.HandPoseActionCfg(asset_name="robot", joint_names=list(ALL_JOINTS),
+                                                                task_kwargs=kwargs))  # fmt: skip
     policy, env.rewards, env.events = _terms(task, presets["open"].tolist())
     env.observations = ObservationsCfg(policy=policy)
     env.terminations = TerminationsCfg()
