@@ -45,12 +45,12 @@ class Case:
 #: pushes; the PD case is dynamics (tolerance as the PD rows of :mod:`.scenarios`).
 CASES = (
     Case("hard_write, normalized, slew 5 rad/s: open -> half fist -> open", {**_HW, "action": "normalized"},
-         ("half_fist", "open"), 25, 1e-5),
+         ("half_fist", "open"), 25, 1e-6),
     Case("hard_write, sdk255, slew 0 (track_test): open -> half fist -> open", {"drive": "hard_write",
-         "track_test": True, "action": "sdk255"}, ("half_fist", "open"), 10, 1e-5),
+         "track_test": True, "action": "sdk255"}, ("half_fist", "open"), 10, 1e-6),
     Case("hard_write, nominal, hold thumb open: open -> half fist", {**_HW, "action": "nominal",
-         "composer_layers": ("policy", "hold"), "hold_joints": "thumb"}, ("half_fist",), 25, 1e-5),
-    Case("hard_write, delta 0.05 rad at +0.5: 30 steps", {**_HW, "action": "delta"}, ("open",), 30, 1e-5),
+         "composer_layers": ("policy", "hold"), "hold_joints": "thumb"}, ("half_fist",), 25, 1e-6),
+    Case("hard_write, delta 0.05 rad at +0.5: 30 steps", {**_HW, "action": "delta"}, ("open",), 30, 1e-6),
     Case("pd, sdk255: open -> half fist, pose at 1 s", {"drive": "pd", "action": "sdk255"}, ("half_fist",), 50, 1e-3,
          at_s=1.0),
     Case("hard_write, normalized: open -> full fist (thumb into the palm: contact)", {**_HW, "action": "normalized"},

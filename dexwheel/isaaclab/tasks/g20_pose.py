@@ -266,7 +266,12 @@ class G20PoseEnvCfg(ManagerBasedRLEnvCfg):
     scene: HandPoseSceneCfg = HandPoseSceneCfg(num_envs=4096, env_spacing=0.5)
 
     def __post_init__(self):
-        apply_task_cfg(self, task_cfg(self.hand, **self.task_overrides))
+        overrides = dict(self.task_overrides)
+        hand = overrides.pop("hand", self.hand)  # a run's config names its hand (the robot's), as the MuJoCo env's
+        if hand != self.hand:
+            raise ValueError(f"hand={hand!r}: this is the {self.hand} hand's task; use Dexwheel-Pose-G20"
+                             f"{hand.capitalize()}-v0")  # fmt: skip
+        apply_task_cfg(self, task_cfg(self.hand, **overrides))
 
 
 @configclass
