@@ -1,42 +1,48 @@
-"""G20 pose tracking with the PD drive on Isaac Lab, built from the MuJoCo task's config.
+"""G20 pose tracking on Isaac Lab, built from the MuJoCo task's config: every drive, action mapping, layer and goal mode.
 
-Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (the dataclass ``G20Hand-v0`` runs on,
-with ``drive="pd"``), the robot description and the action path of :mod:`dexwheel.control` (its numpy parts:
-no numba kernel runs here): the goal presets
-(their SDK commands through the hand's SDK table), the normalized action mapping (-1 -> lower limit, +1 ->
-upper), the mimic completion (``dip = 0.89 pip``, ``thumb_ip = 1.02 thumb_mcp``, each clipped to its
-limits), the slew (``slew_rad_s`` per physics step, a source slowed by its fastest mimic), the control rate
-(``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s registered ``max_episode_steps``, which
-``gymnasium.make`` and the Hydra task use), and the term tables: each observation, reward and reset event
-of the config becomes the Isaac Lab term its function maps to (:data:`REWARD_MAP`, :data:`OBSERVATION_MAP`,
-:data:`EVENT_MAP`) under the same name, in the same order, with the same weight, scale and parameters (the
-default observation ``[qpos (21), qvel (21), goal (16), last_action (16)]``); a term without a counterpart
-is refused by name. The PD gains, effort limits and armature are the description's
-(:func:`~dexwheel.isaaclab.robots.articulation_cfg`: one force-clamped motor per hinge, as in MuJoCo); the
-USD has no mimic constraints, so each mimic joint has its own actuator driven to its completed target, as
-in the MuJoCo PD model. The reward is the per-step sum of the terms, as in MuJoCo: Isaac Lab multiplies
-each term by the control period, so the terms divide by it (:mod:`dexwheel.isaaclab.tasks.mdp`).
-MuJoCo-Warp's contact buffers hold every pair of collision shapes that can touch (:func:`shape_pairs`);
-at its default size a fist's contacts overflow them and go missing.
+Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (the dataclass ``G20Hand-v0`` runs on;
+``task_overrides`` are its keywords, :data:`TASK_DEFAULTS` the registered tasks' defaults: the PD drive and the
+presets), the robot description and the action path of :mod:`dexwheel.control`, run on torch (one implementation over
+numpy and torch, :mod:`dexwheel.control._xp`): the action mappings ``normalized``, ``sdk255``, ``nominal`` and
+``delta`` (their ``goals()``), the composer layers (``policy``, ``hold``: the MuJoCo task's
+:class:`~dexwheel.tasks.hand_pose.command.HandCommandPath` with ``xp=torch``) and resolver, the mimic completion
+(:data:`~dexwheel.control.g20_sdk.G20_MIMIC` on torch); the slew (``slew_rad_s`` per physics step, a source slowed by
+its fastest mimic, 0 jumps), the control rate (``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s
+registered ``max_episode_steps``), the goals and the term tables: each observation, reward and reset event of the
+config becomes the Isaac Lab term its function maps to (:data:`REWARD_MAP`, :data:`OBSERVATION_MAP`,
+:data:`EVENT_MAP`) under the same name, in the same order, with the same weight, scale and parameters; a term without
+a counterpart is refused by name. The PD gains, effort limits and armature are the description's
+(:func:`~dexwheel.isaaclab.robots.articulation_cfg`); the USD has no mimic constraints, so each mimic joint has its own
+actuator driven to its completed target, as in the MuJoCo PD model. The reward is the per-step sum of the terms, as
+in MuJoCo (:mod:`dexwheel.isaaclab.tasks.mdp`). MuJoCo-Warp's contact buffers hold every pair of collision shapes
+that can touch (:func:`shape_pairs`).
+
+Drives: ``"pd"`` writes the slewed, completed targets to the PD actuators each physics step. ``"hard_write"`` writes
+them as the joint positions each physics step (velocities zero, the PD targets there too, gravity off: the written
+pose is the state, as MuJoCo's ``mj_forward``-only hard-write), the vendor's Isaac hand simulation
+(``set_dof_positions`` every physics step). Its collision projection is MuJoCo's collision check of each pose, which
+Isaac Lab has no counterpart of: ``collision_projection=True`` with hard-write is refused by name (``track_test`` or
+``collision_projection=False`` turn it off). Without it a written pose that penetrates stays written, and Isaac Lab's
+contacts push the joints apart for the one physics step before the next write (the joint state then differs from
+the written pose by that push: 1.9e-3 rad for the full fist's thumb in the palm).
+
+Goals: ``"presets"``, ``"random"`` and ``"mixed"`` (``preset_goal_prob``), switching every ``goal_switch_steps``. The
+random goals are the MuJoCo task's (:meth:`~dexwheel.tasks.hand_pose.task.G20HandTask.sample_goal`: uniform poses its
+collision check finds free), as a seeded set of them (:mod:`dexwheel.tasks.hand_pose.goal_set`) drawn from uniformly.
 
 Where the two differ (and why):
 
-* goals come from the presets only (``goal_mode="presets"``, the default here): the MuJoCo task's random
-  goals are poses its collision check finds free, which Isaac Lab has no counterpart of (``"mixed"`` and
-  ``"random"`` are refused);
 * the reset noise is not checked for collisions (MuJoCo keeps the open hand when the noisy pose penetrates
   deeper than ``penetration_tol``);
 * ``penetration`` is the deepest of MuJoCo-Warp's contacts; Newton zeroes the geom margins (the MuJoCo
-  model's are 0.5 mm), which changes the forces between nearly touching fingers (docs/isaaclab.md, cross-backend
-  dynamics) but not the depth (a contact within the margin has none in MuJoCo either);
-* actions are clipped to [-1, 1] (the ``out_of_range="clip"`` arithmetic; a NaN is not held at the
-  previous action) and never raised on; the observed last action is the one rsl_rl sends, which its runner
-  clips to [-1, 1] (``clip_actions`` in :mod:`dexwheel.isaaclab.tasks.agents`);
+  model's are 0.5 mm), which changes the forces between nearly touching fingers (docs/isaaclab.md) but not the depth;
+* actions take the ``out_of_range="clip"`` arithmetic (a NaN holds the previous action; clipped to the mapping's
+  range; ``sdk255`` rounded) and are never raised on (a GPU sync per step); the evaluation and training wrappers do
+  not clip the hand's actions to [-1, 1], the term clips to its mapping's range;
 * no divergence containment (the MuJoCo env truncates an episode whose physics blew up);
-* not here: the hard-write drive and its collision projection, the ``sdk255``/``nominal``/``delta``
-  actions, the ``hold`` composer layer, custom ``contact_excludes`` (the USD carries the description's) and
-  rendering (a config that asks for them is refused, naming the field); reset options (``goal``,
-  ``init_qpos``): Isaac Lab's reset takes none.
+* refused by name (:data:`REFUSED`): the hard-write collision projection, custom ``contact_excludes`` (the USD carries
+  the description's), no episode limit and rendering; reset options (``goal``, ``init_qpos``): Isaac Lab's reset
+  takes none.
 """
 
 from __future__ import annotations

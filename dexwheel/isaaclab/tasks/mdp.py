@@ -5,9 +5,10 @@ stock terms from the base's centre of mass; the base CoM sits 7.7 cm above the o
 pitching moves the two apart. Its command has no lateral part, so the tracking term is x only and the
 observation carries (vx, wz), not (vx, vy, wz).
 
-Hand pose tracking (the G20): a normalized action term that ramps PD targets per physics step and completes
-the mimic joints (:class:`HandPoseAction`), a goal-pose command drawn from presets (:class:`HandGoalCommand`),
-the reset to a noisy start pose, and the reward terms of the MuJoCo task, per control step.
+Hand pose tracking (the G20): the MuJoCo task's action path on torch (any mapping, the layers, the slew per physics
+step, the PD or hard-write drive: :class:`HandPoseAction`), a goal-pose command drawn from the presets and the MuJoCo
+task's random goals (:class:`HandGoalCommand`), the reset to a noisy start pose, the reward terms of the MuJoCo task
+per control step, and the step's info for evaluations (:func:`hand_step_info`).
 """
 
 from __future__ import annotations
@@ -448,7 +449,8 @@ class HandPoseAction(ActionTerm):
         return (a - sub) / div - one
 
     def hold_action(self, q_active: torch.Tensor) -> torch.Tensor:
-        """The action that commands ``q_active`` (the MuJoCo task's ``G20ActionMap.hold_action``), float64."""
+        """The action that commands ``q_active`` (the MuJoCo task's ``G20ActionMap.hold_action``, in float64), in
+        ``q_active``'s dtype."""
         q = q_active.detach().double().cpu().numpy()
         if self.kind == "sdk255":  # the SDK inverse takes one pose at a time
             hold = np.stack([self.map.hold_action(row) for row in q.reshape(-1, q.shape[-1])]).reshape(
@@ -456,7 +458,7 @@ class HandPoseAction(ActionTerm):
             )
         else:
             hold = self.map.hold_action(q)
-        return torch.as_tensor(hold, device=q_active.device, dtype=torch.float64)
+        return torch.as_tensor(hold, device=q_active.device, dtype=q_active.dtype)
 
     def process_actions(self, actions: torch.Tensor) -> None:
         self._raw[:] = actions
