@@ -4,6 +4,7 @@ Run in the Isaac Lab venv (it starts the MuJoCo half in .venv itself):
 
 .venv-isaaclab/bin/python scripts/cross_backend.py                   # both groups, the table on stdout
 .venv-isaaclab/bin/python scripts/cross_backend.py --group hand      # G20 hands only
+.venv-isaaclab/bin/python scripts/cross_backend.py --group hand_task # the G20 task cases (mappings, hard-write)
 .venv-isaaclab/bin/python scripts/cross_backend.py --isaac-pd-split  # Isaac Lab's own kp/kd split
 
 Exits 1 when a quantity misses its tolerance. Set WARP_CACHE_PATH to reuse compiled kernels (make does).
@@ -22,13 +23,13 @@ from dexwheel.isaaclab import cross_backend, scenarios
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--group", action="append", choices=list(scenarios.GROUPS), help="default: all")
+    parser.add_argument("--group", action="append", choices=list(cross_backend.GROUPS), help="default: all")
     parser.add_argument("--device", default="cpu", help="Isaac Lab device (cpu, cuda:0)")
     parser.add_argument("--isaac-pd-split", action="store_true", help="Isaac Lab's kp/kd split, not one motor")
     parser.add_argument("--workdir", type=Path, help="keep the trajectories (.npz) here")
     parser.add_argument("--json", type=Path, help="also write the table and run details as JSON")
     args = parser.parse_args()
-    groups = tuple(args.group or scenarios.GROUPS)
+    groups = tuple(args.group or cross_backend.GROUPS)
     with tempfile.TemporaryDirectory() as tmp:
         result = cross_backend.run(args.workdir or Path(tmp), groups, args.device, not args.isaac_pd_split)
     print(scenarios.format_table(result.rows))

@@ -29,6 +29,14 @@ def namespace(x: Any) -> ModuleType:
     raise TypeError(f"expected a numpy array or a torch tensor, got {type(x).__name__}")
 
 
+def namespace_or_none(x: Any) -> ModuleType | None:
+    """:func:`namespace`, or None for anything that is neither a numpy array nor a torch tensor."""
+    try:
+        return namespace(x)
+    except TypeError:
+        return None
+
+
 def resolve(xp: ModuleType | None) -> ModuleType:
     """``xp`` or numpy for None; only numpy and torch are supported."""
     if xp is None or xp is np:
@@ -109,3 +117,42 @@ def index(xp: ModuleType, idx: np.ndarray, device: Any) -> Any:
     if xp is np:
         return np.asarray(idx, dtype=np.intp)
     return xp.as_tensor(np.asarray(idx, dtype=np.int64), device=device)
+
+
+def constants(owner: Any, like: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
+    """``owner``'s numpy attributes ``names`` in the library (and on the device) of the array ``like``.
+
+    numpy: the attributes themselves (the numpy calls stay the ones they were). torch: tensors of the same dtype
+    (float64 stays float64, index arrays become int64), made once per device and kept on ``owner``."""
+    if isinstance(like, np.ndarray):
+        return tuple(getattr(owner, n) for n in names)
+    xp = namespace(like)
+    cache = owner.__dict__.setdefault("_xp_constants", {})
+    key = str(like.device)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = {}
+    out = []
+    for n in names:
+        t = found.get(n)
+        if t is None:
+            value = np.asarray(getattr(owner, n))
+            dtype = xp.int64 if value.dtype.kind in "iu" else xp.float64
+            t = found[n] = xp.as_tensor(value, dtype=dtype, device=like.device)
+        out.append(t)
+    return tuple(out)
+
+
+def empty64(like: Any, shape: tuple[int, ...]) -> Any:
+    """An uninitialised float64 array of ``like``'s library and device."""
+    if isinstance(like, np.ndarray):
+        return np.empty(shape)
+    xp = namespace(like)
+    return xp.empty(shape, dtype=xp.float64, device=like.device)
+
+
+def float64(a: Any) -> Any:
+    """A float64 copy of ``a`` (numpy: ``np.array(a, dtype=np.float64)``)."""
+    if isinstance(a, np.ndarray) or not hasattr(a, "device"):
+        return np.array(a, dtype=np.float64)
+    return a.to(namespace(a).float64, copy=True)

@@ -17,10 +17,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dexwheel.control import _xp
 from dexwheel.control.errors import ActionError
 from dexwheel.control.layout import JointLayout
 from dexwheel.jit import kernel
 
+#: :attr:`MimicCompletion.arrays`' attributes, in its order.
+_ARRAYS = ("active_idx", "mimic_idx", "mimic_src", "mimic_ratio", "full_lower", "full_upper")
 #: Per active joint: ``[(full index, ratio or None for the joint itself, lower, upper)]``.
 Followers = list[list[tuple[int, float | None, float, float]]]
 
@@ -98,6 +101,8 @@ class MimicCompletion:
         active ones unchanged when they are within theirs (the drives' case; otherwise use
         :meth:`clip_and_complete`).
         """
+        if not isinstance(q_active, np.ndarray) and _xp.namespace_or_none(q_active) is not None:
+            return self._complete_array(q_active, out, clip_mimic)
         q = self._checked(q_active)
         shape = q.shape[:-1] + (self.nfull,)
         if out is None or out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
@@ -111,8 +116,33 @@ class MimicCompletion:
             return out
         return result
 
+    def _complete_array(self, q: ArrayLike, out, clip: bool):
+        """:meth:`complete` of a torch tensor (any leading batch, its dtype and device): :func:`complete_into`'s
+        arithmetic as array operations, the index maps and limits in the tensor's library
+        (:mod:`dexwheel.control._xp`); the same numbers (min, max and one product per entry)."""
+        if tuple(q.shape[-1:]) != (self.nactive,):
+            raise ActionError(f"active joint positions must have shape (..., {self.nactive}), got {tuple(q.shape)}")
+        xp = _xp.namespace(q)
+        a, m, src, ratio, lower, upper = _xp.constants(self, q, _ARRAYS)
+        full = xp.empty((*q.shape[:-1], self.nfull), dtype=q.dtype, device=q.device) if out is None else out
+        mimic = q[..., src] * ratio.to(q.dtype)
+        if clip:
+            lo, hi = lower.to(q.dtype), upper.to(q.dtype)
+            full[..., a] = xp.minimum(xp.maximum(q, lo[a]), hi[a])
+            full[..., m] = xp.minimum(xp.maximum(mimic, lo[m]), hi[m])
+        else:
+            full[..., a] = q
+            full[..., m] = mimic
+        return full
+
     def clip_and_complete(self, q_active: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
-        """Clip the active joints to their limits, then complete the mimic joints from the clipped values."""
+        """Clip the active joints to their limits, then complete the mimic joints from the clipped values
+        (numpy, or a torch tensor: :meth:`complete`)."""
+        if not isinstance(q_active, np.ndarray) and _xp.namespace_or_none(q_active) is not None:
+            lower, upper = _xp.constants(self, q_active, ("active_lower", "active_upper"))
+            xp = _xp.namespace(q_active)
+            q = xp.minimum(xp.maximum(q_active, lower.to(q_active.dtype)), upper.to(q_active.dtype))
+            return self._complete_array(q, out, True)
         q = self._checked(q_active)
         return self.complete(np.minimum(np.maximum(q, self.active_lower), self.active_upper), out, clip_mimic=True)
 

@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dexwheel.control import _xp
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.errors import ActionError
 from dexwheel.control.mappings import (
@@ -61,6 +62,8 @@ Hand = Literal["left", "right"]
 G20_MIMIC = MimicCompletion(ACTIVE_JOINTS, ALL_JOINTS, MIMIC_RATIOS, JOINT_LIMITS)
 G20_ACTIVE_LIMITS: dict[str, tuple[float, float]] = {j: JOINT_LIMITS[j] for j in ACTIVE_JOINTS}
 
+#: :meth:`G20SdkMapping.goals`' table attributes (:attr:`G20SdkMapping.table`'s order)
+_SDK_TABLE = ("channels", "_active_pos", "_dir", "_min", "_max", "_span", "_div")
 _TABLES = {"left": (G20_L_MIN, G20_L_MAX, G20_L_DIR), "right": (G20_R_MIN, G20_R_MAX, G20_R_DIR)}
 
 
@@ -146,12 +149,16 @@ class G20SdkMapping(BoundedMapping):
 
     def goals(self, values: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
         """Checked SDK values ``(..., 20)`` -> active joint goals ``(..., 16)``, ACTIVE_JOINTS order, clipped
-        to the joint limits (clip-then-complete's first half); pure (no state), any batch."""
-        t = values[..., self.channels] / SDK_MAX_VALUE
-        value = np.where(self._dir > 0, self._min + t * self._span, self._max - t * self._span)
-        q = np.empty((*values.shape[:-1], len(ACTIVE_JOINTS)))
-        q[..., self._active_pos] = value / self._div
-        return np.minimum(np.maximum(q, G20_MIMIC.active_lower, out=q), G20_MIMIC.active_upper, out=q)
+        to the joint limits (clip-then-complete's first half); pure (no state), any batch; numpy or torch
+        (float64; the tables in ``values``' library and device: :mod:`dexwheel.control._xp`)."""
+        xp = _xp.namespace(values)
+        channels, active_pos, sign, lo, hi, span, div = _xp.constants(self, values, _SDK_TABLE)
+        lower, upper = _xp.constants(G20_MIMIC, values, ("active_lower", "active_upper"))
+        t = values[..., channels] / SDK_MAX_VALUE
+        value = xp.where(sign > 0, lo + t * span, hi - t * span)
+        q = _xp.empty64(values, (*values.shape[:-1], len(ACTIVE_JOINTS)))
+        q[..., active_pos] = value / div
+        return xp.minimum(xp.maximum(q, lower, out=q), upper, out=q)
 
     __call__ = to_joint_positions
 

@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dexwheel.control import _xp
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.errors import ActionClipWarning, ActionError, UnknownJointError
 from dexwheel.control.layout import JointLayout
@@ -199,8 +200,11 @@ class _GoalMapping(BoundedMapping):
         return f"action[{i}] ({self.action_layout.names[i]})"
 
     def _clip_to_limits(self, goal: np.ndarray) -> np.ndarray:
-        # np.minimum(np.maximum(...)) is np.clip for finite values, without np.clip's Python overhead
-        return np.minimum(np.maximum(goal, self.lower, out=goal), self.upper, out=goal)
+        # np.minimum(np.maximum(...)) is np.clip for finite values, without np.clip's Python overhead;
+        # numpy or torch (the limits in ``goal``'s library and device: dexwheel.control._xp)
+        xp = _xp.namespace(goal)
+        lower, upper = _xp.constants(self, goal, ("lower", "upper"))
+        return xp.minimum(xp.maximum(goal, lower, out=goal), upper, out=goal)
 
     def _emit(self, out: np.ndarray | None) -> np.ndarray:
         target = self._out if out is None else out
@@ -237,8 +241,10 @@ class NormalizedMapping(_GoalMapping):
         self._goal[:] = self.lower + self.half_span
 
     def goals(self, actions: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
-        """Checked actions ``(..., A)`` -> goals ``(..., A)`` within the limits; pure (no state), any batch."""
-        return self._clip_to_limits(self.lower + (actions + 1.0) * self.half_span)
+        """Checked actions ``(..., A)`` -> goals ``(..., A)`` within the limits; pure (no state), any batch;
+        numpy or torch (float64)."""
+        lower, half_span = _xp.constants(self, actions, ("lower", "half_span"))
+        return self._clip_to_limits(lower + (actions + 1.0) * half_span)
 
     def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._last, self._label)
@@ -282,8 +288,10 @@ class DeltaMapping(_GoalMapping):
         np.clip(g, self.lower, self.upper, out=self._goal)
 
     def goals(self, actions: np.ndarray, previous: np.ndarray) -> np.ndarray:
-        """Checked actions ``(..., A)`` and the previous goals -> new goals within the limits; pure, any batch."""
-        return self._clip_to_limits(previous + self.scale * actions)
+        """Checked actions ``(..., A)`` and the previous goals -> new goals within the limits; pure, any batch;
+        numpy or torch (float64)."""
+        (scale,) = _xp.constants(self, actions, ("scale",))
+        return self._clip_to_limits(previous + scale * actions)
 
     def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._zero, self._label)
@@ -340,8 +348,9 @@ class NominalMapping(_GoalMapping):
                 np.clip(self._vector(goal, self.action_dim, "goal"), self.lower, self.upper, out=self._goal)
 
     def goals(self, actions: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
-        """Checked radians ``(..., A)`` for every action joint -> goals within the limits; pure, any batch."""
-        return self._clip_to_limits(np.array(actions, dtype=np.float64))
+        """Checked radians ``(..., A)`` for every action joint -> goals within the limits; pure, any batch;
+        numpy or torch (float64)."""
+        return self._clip_to_limits(_xp.float64(actions))
 
     def _named(self, targets: Mapping[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
         """``(names, indices, values)`` of a ``{joint: radians}`` dict; raises for anything but a dict, an

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from dexwheel.isaaclab import scenarios
+from dexwheel.isaaclab import hand_cases, scenarios
 
 REPO = Path(__file__).resolve().parents[2]
 MUJOCO_PYTHON = Path(os.environ.get("DEXWHEEL_MUJOCO_PYTHON", REPO / ".venv" / "bin" / "python"))
@@ -35,13 +35,32 @@ def _run(cmd: list[str], what: str) -> None:
         raise RuntimeError(f"{what} failed ({' '.join(cmd)}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
 
 
-def run(workdir: Path, groups: tuple[str, ...] = tuple(scenarios.GROUPS), device: str = "cpu",
-        motor_pd: bool = True) -> Result:  # fmt: skip
+#: The G20 task cases (:mod:`.hand_cases`): the tasks end to end, not physics-step targets.
+HAND_TASK = "hand_task"
+#: Every group: the physics-step scenarios' (:data:`.scenarios.GROUPS`) and the G20 task cases.
+GROUPS = (*scenarios.GROUPS, HAND_TASK)
+
+
+def run(workdir: Path, groups: tuple[str, ...] = GROUPS, device: str = "cpu", motor_pd: bool = True) -> Result:
     """Both halves for ``groups``; intermediate ``.npz`` files are left in ``workdir``."""
     if not MUJOCO_PYTHON.exists():
         raise FileNotFoundError(f"the MuJoCo half needs the core venv's python at {MUJOCO_PYTHON} (make .venv, "
                                 "or set DEXWHEEL_MUJOCO_PYTHON)")  # fmt: skip
     workdir.mkdir(parents=True, exist_ok=True)
+    physics = tuple(g for g in groups if g in scenarios.GROUPS)
+    result = _run_physics(workdir, physics, device, motor_pd) if physics else Result([], {})
+    if HAND_TASK not in groups:
+        return result
+    mj_file, il_file = workdir / "mujoco_hand_task.npz", workdir / "isaaclab_hand_task.npz"
+    module = "dexwheel.isaaclab.hand_cases"
+    _run([str(MUJOCO_PYTHON), "-m", module, "mujoco", str(mj_file)], "MuJoCo half (G20 task cases)")
+    _run([sys.executable, "-m", module, "isaac", str(il_file), "--device", device], "Isaac half (G20 task cases)")
+    (mj, mj_meta), (il, il_meta) = hand_cases.load(str(mj_file)), hand_cases.load(str(il_file))
+    meta = {**result.meta, "mujoco_hand_task": mj_meta, "isaaclab_hand_task": il_meta}
+    return Result(result.rows + hand_cases.compare(mj, il), meta)
+
+
+def _run_physics(workdir: Path, groups: tuple[str, ...], device: str, motor_pd: bool) -> Result:
     mj_file = workdir / "mujoco.npz"
     group_args = [a for g in groups for a in ("--group", g)]
     _run([str(MUJOCO_PYTHON), "-m", "dexwheel.isaaclab.mujoco_reference", str(mj_file), *group_args], "MuJoCo half")

@@ -27,6 +27,8 @@ from dexwheel.rl.rsl.cfg import CLIP_ACTIONS
 TASK_IDS = {
     "solenopsis": "Dexwheel-Velocity-Flat-Solenopsis-v0",
     "m20_legacy": "Dexwheel-Velocity-Flat-M20Legacy-v0",
+    "g20_left": "Dexwheel-Pose-G20Left-v0",
+    "g20_right": "Dexwheel-Pose-G20Right-v0",
 }
 #: a batched policy: the observation groups in, actions out (torch, on the env's device)
 BatchPolicy = Callable[[TensorDict], torch.Tensor]
@@ -60,7 +62,8 @@ def make_task_venv(cfg: DictConfig, num_envs: int, device: str, seed: int, overr
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
     env = make_task_env(cfg, num_envs, device, seed, overrides)
-    venv = RslRlVecEnvWrapper(env, clip_actions=CLIP_ACTIONS)
+    # the hand's action term clips to its mapping's own range (0..255 for sdk255, the joint limits for nominal)
+    venv = RslRlVecEnvWrapper(env, clip_actions=None if hand_action_term(env) is not None else CLIP_ACTIONS)
     venv.mirror_maps = mirror_maps(env)
     return venv
 
@@ -94,7 +97,38 @@ def _velocity_info(env) -> dict[str, np.ndarray]:
     }
 
 
-STEP_INFO = {"velocity_tracking": _velocity_info}
+def _hand_info(env) -> dict[str, np.ndarray]:
+    """What the MuJoCo G20 env reports per step for its metrics, recorded by the task before its resets
+    (:func:`dexwheel.isaaclab.tasks.mdp.hand_step_info`): an episode's last step is its own, not the reset's."""
+    info = getattr(env.unwrapped, "dexwheel_step_info", None)
+    if info is None:  # before the first step
+        n = env.unwrapped.num_envs
+        return {k: np.zeros(n) for k in ("mean_joint_error", "tracking_error", "max_penetration")}
+    return {k: v.detach().cpu().numpy().astype(np.float64) for k, v in info.items()}
+
+
+def hand_action_term(env):
+    """The G20 task's action term (:class:`~dexwheel.isaaclab.tasks.mdp.HandPoseAction`), or None."""
+    from dexwheel.isaaclab.tasks.mdp import HandPoseAction
+
+    manager = env.unwrapped.action_manager
+    terms = [manager.get_term(name) for name in manager.active_terms]
+    return next((t for t in terms if isinstance(t, HandPoseAction)), None)
+
+
+def action_bounds(env) -> tuple[torch.Tensor, torch.Tensor]:
+    """The actions a policy sends: the hand's mapping's range (:attr:`HandPoseAction.bounds`), else +-1."""
+    term = hand_action_term(env)
+    if term is not None:
+        low, high = term.bounds
+        return low.float(), high.float()
+    n, device = env.unwrapped.action_manager.total_action_dim, env.unwrapped.device
+    return -CLIP_ACTIONS * torch.ones(n, device=device), CLIP_ACTIONS * torch.ones(n, device=device)
+
+
+STEP_INFO = {"velocity_tracking": _velocity_info, "hand_pose_tracking": _hand_info}
+#: Tasks whose step info is recorded before the resets (an ended episode's last step is in ``after``).
+PRE_RESET_INFO = {"hand_pose_tracking"}
 
 
 def isaac_episodes(venv, policy: BatchPolicy, task: str, n_episodes: int, seed: int) -> EvalResult:
@@ -120,7 +154,8 @@ def isaac_episodes(venv, policy: BatchPolicy, task: str, n_episodes: int, seed: 
             if rows[i] is not None:
                 continue
             # an env that finished is already reset: its last step counts with the state before it
-            metrics[i].step({k: (before if done[i] else after)[k][i] for k in after})
+            last = before if done[i] and task not in PRE_RESET_INFO else after
+            metrics[i].step({k: last[k][i] for k in after})
             returns[i] += rew[i]
             lengths[i] += 1
             if done[i]:
@@ -129,10 +164,13 @@ def isaac_episodes(venv, policy: BatchPolicy, task: str, n_episodes: int, seed: 
     return EvalResult(episodes=[r for r in rows if r is not None])
 
 
-def actor_batch_policy(actor) -> BatchPolicy:
-    """An rsl_rl actor's deterministic actions, clipped as the runner clips them before the env."""
+def actor_batch_policy(actor, bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> BatchPolicy:
+    """An rsl_rl actor's deterministic actions, clipped as the runner clips them before the env (or to
+    ``bounds``, :func:`action_bounds`)."""
 
     def act(obs: TensorDict) -> torch.Tensor:
+        if bounds is not None:
+            return torch.maximum(torch.minimum(actor(obs), bounds[1]), bounds[0])
         return actor(obs).clamp(-CLIP_ACTIONS, CLIP_ACTIONS)
 
     return act

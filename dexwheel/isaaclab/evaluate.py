@@ -17,7 +17,13 @@ import torch
 from omegaconf import OmegaConf
 from tensordict import TensorDict
 
-from dexwheel.isaaclab.episodes import BatchPolicy, actor_batch_policy, isaac_episodes, make_task_venv
+from dexwheel.isaaclab.episodes import (
+    BatchPolicy,
+    action_bounds,
+    actor_batch_policy,
+    isaac_episodes,
+    make_task_venv,
+)
 from dexwheel.rl.isaaclab_launch import child_main
 from dexwheel.rl.rsl.cfg import POLICY_GROUP
 from dexwheel.rl.schema import ConfigError
@@ -39,14 +45,18 @@ def onnx_policy(path: Path, clip: tuple[list[float], list[float]], device: str) 
     return act
 
 
-def baseline(kind: str, num_actions: int, seed: int, device: str) -> BatchPolicy:
+def baseline(kind: str, num_actions: int, seed: int, device: str,
+             bounds: tuple[torch.Tensor, torch.Tensor] | None = None) -> BatchPolicy:  # fmt: skip
+    """``zero`` actions, or ``random`` ones uniform over ``bounds`` (default [-1, 1])."""
     generator = torch.Generator(device=device).manual_seed(seed)
+    low, high = bounds if bounds is not None else (-torch.ones(num_actions), torch.ones(num_actions))
+    low, high = low.to(device), high.to(device)
 
     def act(obs: TensorDict) -> torch.Tensor:
         n = obs.batch_size[0]
         if kind == "zero":
             return torch.zeros(n, num_actions, device=device)
-        return torch.rand(n, num_actions, generator=generator, device=device) * 2.0 - 1.0
+        return low + torch.rand(n, num_actions, generator=generator, device=device) * (high - low)
 
     return act
 
@@ -64,7 +74,7 @@ def evaluate(job: dict) -> dict[str, float]:
             raise ConfigError(
                 f"checkpoint: the actor reads {actor.obs_dim} observations, the Isaac Lab task gives {obs_dim}"
             )
-        policy = actor_batch_policy(actor.to(device))
+        policy = actor_batch_policy(actor.to(device), action_bounds(venv))
     elif job["policy"] == "onnx":
         meta = job["metadata"]
         if int(meta["observation"]["size"]) != obs_dim:
@@ -73,7 +83,7 @@ def evaluate(job: dict) -> dict[str, float]:
             )
         policy = onnx_policy(Path(job["onnx"]), tuple(meta["action"]["clip"]), device)
     else:
-        policy = baseline(job["policy"], venv.num_actions, int(job["eval_seed"]), device)
+        policy = baseline(job["policy"], venv.num_actions, int(job["eval_seed"]), device, action_bounds(venv))
     try:
         return isaac_episodes(venv, policy, cfg.task.name, n, int(job["eval_seed"])).summary()
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from dexwheel.isaaclab.episodes import actor_batch_policy, isaac_episodes, make_task_venv
+from dexwheel.isaaclab.episodes import action_bounds, actor_batch_policy, isaac_episodes, make_task_venv
 from dexwheel.rl.checkpoints import check_checkpoint, latest_checkpoint
 from dexwheel.rl.isaaclab_launch import child_main
 from dexwheel.rl.rsl import RslLearner
@@ -25,11 +25,14 @@ from dexwheel.rl.training import CONFIG_FILE, Evaluator, run_training
 
 
 class IsaacRslLearner(RslLearner):
+    #: the actions the task takes (:func:`~dexwheel.isaaclab.episodes.action_bounds`; None: +-1)
+    bounds = None
+
     def policy(self):
         """Deterministic batched actions for the Isaac Lab evaluation episodes."""
         actor = self.runner.alg.get_policy()
         actor.eval()  # rsl_rl's learn() switches back to training mode
-        return actor_batch_policy(actor)
+        return actor_batch_policy(actor, self.bounds)
 
 
 def train(run_dir: Path) -> dict[str, float]:
@@ -45,6 +48,7 @@ def train(run_dir: Path) -> dict[str, float]:
         check_checkpoint(checkpoint)
     venv = make_task_venv(cfg, train_cfg.num_envs, train_cfg.device, cfg.seed)
     learner = IsaacRslLearner(cfg, train_cfg, params, policy, run_dir, checkpoint, venv=venv)
+    learner.bounds = action_bounds(venv)
 
     def episodes(act, n_episodes: int, seed: int):
         return isaac_episodes(venv, act, cfg.task.name, n_episodes, seed)

@@ -1,7 +1,9 @@
 """Isaac Lab (Newton + MuJoCo-Warp, CPU) reproduces the MuJoCo models' dynamics (scripts/cross_backend.py).
 
 From the same initial state and open-loop commands: settled stance height within 0.1 mm, distance after
-2 s of driving within 0.5 %, skid-turn yaw within 2 %, the G20's half-fist pose at 1 s within 1e-3 rad.
+2 s of driving within 0.5 %, skid-turn yaw within 2 %, the G20's half-fist pose at 1 s within 1e-3 rad. The G20
+task cases (:mod:`dexwheel.isaaclab.hand_cases`): hard-write poses through each action mapping and the hold layer
+within 1e-6 rad at every control step, the PD drive's sdk255 half fist at 1 s within 1e-3 rad.
 The halves run as subprocesses (MuJoCo's in the core venv): about 45 s warm, 3 minutes cold.
 """
 
@@ -9,7 +11,7 @@ import math
 
 import pytest
 
-from dexwheel.isaaclab import cross_backend, scenarios
+from dexwheel.isaaclab import cross_backend, hand_cases, scenarios
 from dexwheel.robots import get_robot
 
 
@@ -21,7 +23,8 @@ def result(tmp_path_factory):
 def test_every_headline_quantity_is_within_its_tolerance(result):
     print("\n" + scenarios.format_table(result.rows))
     asserted = [r for r in result.rows if not math.isinf(r.tol)]
-    assert len(asserted) == 2 * 3 + 2, [r.quantity for r in asserted]  # 2 wheel-leg robots x 3, 2 hands x 1
+    # 2 wheel-leg robots x 3, 2 hands x 1, the G20 task cases: 4 hard-write, 1 PD (the contact case is reported)
+    assert len(asserted) == 2 * 3 + 2 + 5, [r.quantity for r in asserted]
     assert not result.failures, scenarios.format_table(result.failures)
 
 
@@ -53,3 +56,14 @@ def test_the_isaac_model_carries_the_description_gains_armature_and_limits(resul
         nj = sum(len(get_robot(r).joint_names) for r in scenarios.GROUPS[group])
         npos = sum(a.kind == "position" for r in scenarios.GROUPS[group] for a in get_robot(r).actuators)
         assert (solver["nu"], solver["forcelimited"]) == (nj, npos)
+
+
+def test_g20_task_cases_hard_write_poses_are_the_mujoco_tasks(result):
+    rows = [r for r in result.rows if r.robot.endswith(" task")]
+    assert len(rows) == len(hand_cases.CASES)
+    for r in rows:
+        if r.quantity.startswith("hard_write") and "contact" not in r.quantity:
+            assert r.diff <= 1e-6, f"{r.quantity} = {r.diff}"
+    # where a written pose penetrates, Isaac Lab's contacts push it for a physics step: reported, bounded
+    contact = next(r for r in rows if "contact" in r.quantity)
+    assert 0.0 < contact.diff < 1e-2, contact

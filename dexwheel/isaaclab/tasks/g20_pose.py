@@ -1,42 +1,48 @@
-"""G20 pose tracking with the PD drive on Isaac Lab, built from the MuJoCo task's config.
+"""G20 pose tracking on Isaac Lab, built from the MuJoCo task's config: every drive, action mapping, layer and goal mode.
 
-Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (the dataclass ``G20Hand-v0`` runs on,
-with ``drive="pd"``), the robot description and the action path of :mod:`dexwheel.control` (its numpy parts:
-no numba kernel runs here): the goal presets
-(their SDK commands through the hand's SDK table), the normalized action mapping (-1 -> lower limit, +1 ->
-upper), the mimic completion (``dip = 0.89 pip``, ``thumb_ip = 1.02 thumb_mcp``, each clipped to its
-limits), the slew (``slew_rad_s`` per physics step, a source slowed by its fastest mimic), the control rate
-(``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s registered ``max_episode_steps``, which
-``gymnasium.make`` and the Hydra task use), and the term tables: each observation, reward and reset event
-of the config becomes the Isaac Lab term its function maps to (:data:`REWARD_MAP`, :data:`OBSERVATION_MAP`,
-:data:`EVENT_MAP`) under the same name, in the same order, with the same weight, scale and parameters (the
-default observation ``[qpos (21), qvel (21), goal (16), last_action (16)]``); a term without a counterpart
-is refused by name. The PD gains, effort limits and armature are the description's
-(:func:`~dexwheel.isaaclab.robots.articulation_cfg`: one force-clamped motor per hinge, as in MuJoCo); the
-USD has no mimic constraints, so each mimic joint has its own actuator driven to its completed target, as
-in the MuJoCo PD model. The reward is the per-step sum of the terms, as in MuJoCo: Isaac Lab multiplies
-each term by the control period, so the terms divide by it (:mod:`dexwheel.isaaclab.tasks.mdp`).
-MuJoCo-Warp's contact buffers hold every pair of collision shapes that can touch (:func:`shape_pairs`);
-at its default size a fist's contacts overflow them and go missing.
+Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (the dataclass ``G20Hand-v0`` runs on;
+``task_overrides`` are its keywords, :data:`TASK_DEFAULTS` the registered tasks' defaults: the PD drive and the
+presets), the robot description and the action path of :mod:`dexwheel.control`, run on torch (one implementation over
+numpy and torch, :mod:`dexwheel.control._xp`): the action mappings ``normalized``, ``sdk255``, ``nominal`` and
+``delta`` (their ``goals()``), the composer layers (``policy``, ``hold``: the MuJoCo task's
+:class:`~dexwheel.tasks.hand_pose.command.HandCommandPath` with ``xp=torch``) and resolver, the mimic completion
+(:data:`~dexwheel.control.g20_sdk.G20_MIMIC` on torch); the slew (``slew_rad_s`` per physics step, a source slowed by
+its fastest mimic, 0 jumps), the control rate (``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s
+registered ``max_episode_steps``), the goals and the term tables: each observation, reward and reset event of the
+config becomes the Isaac Lab term its function maps to (:data:`REWARD_MAP`, :data:`OBSERVATION_MAP`,
+:data:`EVENT_MAP`) under the same name, in the same order, with the same weight, scale and parameters; a term without
+a counterpart is refused by name. The PD gains, effort limits and armature are the description's
+(:func:`~dexwheel.isaaclab.robots.articulation_cfg`); the USD has no mimic constraints, so each mimic joint has its own
+actuator driven to its completed target, as in the MuJoCo PD model. The reward is the per-step sum of the terms, as
+in MuJoCo (:mod:`dexwheel.isaaclab.tasks.mdp`). MuJoCo-Warp's contact buffers hold every pair of collision shapes
+that can touch (:func:`shape_pairs`).
+
+Drives: ``"pd"`` writes the slewed, completed targets to the PD actuators each physics step. ``"hard_write"`` writes
+them as the joint positions each physics step (velocities zero, the PD targets there too, gravity off: the written
+pose is the state, as MuJoCo's ``mj_forward``-only hard-write), the vendor's Isaac hand simulation
+(``set_dof_positions`` every physics step). Its collision projection is MuJoCo's collision check of each pose, which
+Isaac Lab has no counterpart of: ``collision_projection=True`` with hard-write is refused by name (``track_test`` or
+``collision_projection=False`` turn it off). Without it a written pose that penetrates stays written, and Isaac Lab's
+contacts push the joints apart for the one physics step before the next write (the joint state then differs from
+the written pose by that push: 1.9e-3 rad for the full fist's thumb in the palm).
+
+Goals: ``"presets"``, ``"random"`` and ``"mixed"`` (``preset_goal_prob``), switching every ``goal_switch_steps``. The
+random goals are the MuJoCo task's (:meth:`~dexwheel.tasks.hand_pose.task.G20HandTask.sample_goal`: uniform poses its
+collision check finds free), as a seeded set of them (:mod:`dexwheel.tasks.hand_pose.goal_set`) drawn from uniformly.
 
 Where the two differ (and why):
 
-* goals come from the presets only (``goal_mode="presets"``, the default here): the MuJoCo task's random
-  goals are poses its collision check finds free, which Isaac Lab has no counterpart of (``"mixed"`` and
-  ``"random"`` are refused);
 * the reset noise is not checked for collisions (MuJoCo keeps the open hand when the noisy pose penetrates
   deeper than ``penetration_tol``);
 * ``penetration`` is the deepest of MuJoCo-Warp's contacts; Newton zeroes the geom margins (the MuJoCo
-  model's are 0.5 mm), which changes the forces between nearly touching fingers (docs/isaaclab.md, cross-backend
-  dynamics) but not the depth (a contact within the margin has none in MuJoCo either);
-* actions are clipped to [-1, 1] (the ``out_of_range="clip"`` arithmetic; a NaN is not held at the
-  previous action) and never raised on; the observed last action is the one rsl_rl sends, which its runner
-  clips to [-1, 1] (``clip_actions`` in :mod:`dexwheel.isaaclab.tasks.agents`);
+  model's are 0.5 mm), which changes the forces between nearly touching fingers (docs/isaaclab.md) but not the depth;
+* actions take the ``out_of_range="clip"`` arithmetic (a NaN holds the previous action; clipped to the mapping's
+  range; ``sdk255`` rounded) and are never raised on (a GPU sync per step); the evaluation and training wrappers do
+  not clip the hand's actions to [-1, 1], the term clips to its mapping's range;
 * no divergence containment (the MuJoCo env truncates an episode whose physics blew up);
-* not here: the hard-write drive and its collision projection, the ``sdk255``/``nominal``/``delta``
-  actions, the ``hold`` composer layer, custom ``contact_excludes`` (the USD carries the description's) and
-  rendering (a config that asks for them is refused, naming the field); reset options (``goal``,
-  ``init_qpos``): Isaac Lab's reset takes none.
+* refused by name (:data:`REFUSED`): the hard-write collision projection, custom ``contact_excludes`` (the USD carries
+  the description's), no episode limit and rendering; reset options (``goal``, ``init_qpos``): Isaac Lab's reset
+  takes none.
 """
 
 from __future__ import annotations
@@ -47,7 +53,6 @@ from itertools import combinations
 import gymnasium as gym
 import isaaclab.envs.mdp as mdp
 import numpy as np
-import torch
 from isaaclab.assets import ArticulationCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
 from isaaclab.managers import EventTermCfg as EventTerm
@@ -57,7 +62,7 @@ from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.scene import InteractiveSceneCfg
 from isaaclab.utils import configclass
 
-from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping, g20_normalized_mapping
+from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
@@ -65,6 +70,8 @@ from dexwheel.isaaclab.tasks.term_map import mapped
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS
+from dexwheel.tasks.hand_pose import goal_set
+from dexwheel.tasks.hand_pose.command import joint_group
 from dexwheel.tasks.hand_pose.config import G20HandConfig, make_cfg
 
 #: The MuJoCo env this task is (its registered episode length is the default here).
@@ -81,14 +88,17 @@ _GOAL = {"command_name": COMMAND, "asset_cfg": dw.robot_joints(ACTIVE_JOINTS)}
 REWARD_MAP = {
     _R + "joint_pos_tracking_exp": (dw.joint_pos_tracking, lambda p: {**_GOAL, "std": p["std"]}),
     _R + "max_penetration": (dw.penetration, lambda p: {"action_name": ACTION}),
-    _R + "action_rate_l2": (dw.action_rate_l2, dict),
+    _R + "action_rate_l2": (dw.action_rate_l2, lambda p: {"action_name": ACTION}),
 }
 OBSERVATION_MAP = {
     _O + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": dw.robot_joints(ALL_JOINTS)}),
     _O + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": dw.robot_joints(ALL_JOINTS)}),
     _O + "goal_pose": (mdp.generated_commands, lambda p: {"command_name": COMMAND}),
-    _O + "last_action": (mdp.last_action, dict),
+    _O + "last_action": (dw.last_action, lambda p: {"action_name": ACTION}),
 }
+#: The MuJoCo task's config fields the action term builds its action path from (:class:`~.mdp.HandPoseAction`).
+ACTION_FIELDS = ("hand", "drive", "action", "out_of_range", "delta_scale", "slew_rad_s", "track_test",
+                 "composer_layers", "hold_joints", "hold_pose")  # fmt: skip
 #: Reset events; the open-hand pose is the task's (filled in by :func:`apply_task_cfg`).
 EVENT_MAP = {
     _E + "reset_joints_by_offset": (dw.reset_hand_pose, lambda p: {"noise": float(p["scale"]), "action_name": ACTION}),
@@ -159,6 +169,8 @@ class RewardsCfg:
 @configclass
 class TerminationsCfg:
     time_out: DoneTerm = DoneTerm(func=mdp.time_out, time_out=True)  # pose tracking never terminates
+    # never terminates: records the step's info (joint errors, penetration) before the resets, for evaluations
+    step_info: DoneTerm = DoneTerm(func=dw.hand_step_info, params={"action_name": ACTION, "command_name": COMMAND})
 
 
 @configclass
@@ -166,19 +178,40 @@ class EventsCfg:
     """Filled from the event table (:func:`apply_task_cfg`)."""
 
 
+#: What the Isaac Lab task refuses, and why (:func:`_refuse_unsupported`).
+REFUSED = {
+    "collision_projection": "the hard-write drive's collision projection is MuJoCo's collision check of each "
+    "slewed pose, which Isaac Lab has no counterpart of; set collision_projection=False "
+    "(Isaac Lab then writes the pose as it is and its contacts push for one physics step; "
+    "docs/isaaclab.md) or use the MuJoCo env",
+    "contact_excludes": "the USD carries the description's contact excludes (filtered pairs); another set needs "
+    "another USD",
+    "max_episode_steps": "Isaac Lab ends episodes by time; give a number of steps",
+    "render_mode": "Isaac Lab renders with its own viewers; record videos on the MuJoCo env",
+}
+
+
 def _refuse_unsupported(task: G20HandConfig) -> None:
     unsupported = {
-        "drive": task.drive != "pd",
-        "action": task.action != "normalized",
-        "goal_mode": task.goal_mode != "presets",
-        "composer_layers": task.composer_layers != ("policy",),
+        "collision_projection": task.projection,
         "contact_excludes": task.contact_excludes is not None,
         "max_episode_steps": task.max_episode_steps is None,
         "render_mode": task.render_mode is not None,
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
     if bad:
-        raise ValueError(f"the Isaac Lab G20 pose task does not support {bad} as set; use the MuJoCo env for them")
+        why = "; ".join(f"{name}: {REFUSED[name]}" for name in bad)
+        raise ValueError(f"the Isaac Lab G20 pose task does not support {bad} as set ({why})")
+
+
+def held(task: G20HandConfig, goals: np.ndarray) -> np.ndarray:
+    """``goals`` with the joints the ``hold`` layer holds at their held position (the MuJoCo task's ``held``)."""
+    if "hold" not in task.composer_layers:
+        return goals
+    goals = np.array(goals, dtype=np.float64)
+    idx = [ACTIVE_JOINTS.index(j) for j in joint_group(task.hold_joints, "hold_joints")]
+    goals[..., idx] = preset_poses(task.hand)[task.hold_pose][idx]
+    return goals
 
 
 def _terms(task: G20HandConfig, open_pose: list[float]) -> tuple[PolicyCfg, RewardsCfg, EventsCfg]:
@@ -204,26 +237,26 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
     if tuple(desc.joint_names) != ALL_JOINTS or tuple(G20_MIMIC.layout.names) != ALL_JOINTS:
         raise AssertionError(f"{robot}: joint order {desc.joint_names} is not the completion's {ALL_JOINTS}")
     presets = preset_poses(task.hand)
-    completion = tuple(np.asarray(a).tolist() for a in G20_MIMIC.arrays)
-    open_pose = dw.MimicCompletion(completion, "cpu", torch.float64)(torch.from_numpy(presets["open"]))
+    open_pose = G20_MIMIC.complete(presets["open"], clip_mimic=True)
     env.decimation = task.substeps(desc.timestep)
     env.episode_length_s = task.max_episode_steps * env.decimation * desc.timestep
     # device "cuda:0" as Isaac Lab's default (parse_env_cfg sets the real one); CUDA graphs only act on a GPU
     env.sim = simulation_cfg(desc, "cuda:0")
+    if task.drive == "hard_write":  # the written pose is the state: nothing but contacts may move it in a step
+        env.sim.gravity = (0.0, 0.0, 0.0)
     env.sim.physics.solver_cfg.nconmax = shape_pairs(desc)
     env.sim.render_interval = env.decimation
     start = dict(zip(ALL_JOINTS, open_pose.tolist(), strict=True))
     env.scene.robot = articulation_cfg(robot, "{ENV_REGEX_NS}/Robot", start)
+    random = [] if task.goal_mode == "presets" else goal_set.goal_set(task).tolist()  # held already
     env.commands = CommandsCfg(goal=dw.HandGoalCommandCfg(
-        joint_names=list(ACTIVE_JOINTS), presets={name: presets[name].tolist() for name in task.goal_presets},
+        joint_names=list(ACTIVE_JOINTS), presets={name: held(task, presets[name]).tolist() for name in task.goal_presets},
+        random_goals=random, mode=task.goal_mode, preset_prob=float(task.preset_goal_prob),
         switch_steps=int(task.goal_switch_steps),
     ))  # fmt: skip
-    mapping = g20_normalized_mapping()
-    env.actions = ActionsCfg(joint_targets=dw.HandPoseActionCfg(
-        asset_name="robot", joint_names=list(ALL_JOINTS), completion=completion,
-        action_lower=mapping.lower.tolist(), action_half_span=mapping.half_span.tolist(),
-        max_step=G20_MIMIC.slew_steps(task.slew, desc.timestep).tolist(),
-    ))  # fmt: skip
+    kwargs = {f: getattr(task, f) for f in ACTION_FIELDS}
+    env.actions = ActionsCfg(joint_targets=dw.HandPoseActionCfg(asset_name="robot", joint_names=list(ALL_JOINTS),
+                                                                task_kwargs=kwargs))  # fmt: skip
     policy, env.rewards, env.events = _terms(task, presets["open"].tolist())
     env.observations = ObservationsCfg(policy=policy)
     env.terminations = TerminationsCfg()
@@ -239,7 +272,12 @@ class G20PoseEnvCfg(ManagerBasedRLEnvCfg):
     scene: HandPoseSceneCfg = HandPoseSceneCfg(num_envs=4096, env_spacing=0.5)
 
     def __post_init__(self):
-        apply_task_cfg(self, task_cfg(self.hand, **self.task_overrides))
+        overrides = dict(self.task_overrides)
+        hand = overrides.pop("hand", self.hand)  # a run's config names its hand (the robot's), as the MuJoCo env's
+        if hand != self.hand:
+            raise ValueError(f"hand={hand!r}: this is the {self.hand} hand's task; use Dexwheel-Pose-G20"
+                             f"{hand.capitalize()}-v0")  # fmt: skip
+        apply_task_cfg(self, task_cfg(self.hand, **overrides))
 
 
 @configclass

@@ -5,9 +5,10 @@ stock terms from the base's centre of mass; the base CoM sits 7.7 cm above the o
 pitching moves the two apart. Its command has no lateral part, so the tracking term is x only and the
 observation carries (vx, wz), not (vx, vy, wz).
 
-Hand pose tracking (the G20): a normalized action term that ramps PD targets per physics step and completes
-the mimic joints (:class:`HandPoseAction`), a goal-pose command drawn from presets (:class:`HandGoalCommand`),
-the reset to a noisy start pose, and the reward terms of the MuJoCo task, per control step.
+Hand pose tracking (the G20): the MuJoCo task's action path on torch (any mapping, the layers, the slew per physics
+step, the PD or hard-write drive: :class:`HandPoseAction`), a goal-pose command drawn from the presets and the MuJoCo
+task's random goals (:class:`HandGoalCommand`), the reset to a noisy start pose, the reward terms of the MuJoCo task
+per control step, and the step's info for evaluations (:func:`hand_step_info`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from dataclasses import MISSING
 
 import isaaclab.envs.mdp as isaac_mdp
+import numpy as np
 import torch
 import warp as wp
 from isaaclab.envs import ManagerBasedRLEnv
@@ -332,29 +334,6 @@ def _env_index(env_ids, num_envs: int, device) -> torch.Tensor:
     return torch.as_tensor(env_ids, device=device).long()
 
 
-class MimicCompletion:
-    """Active joints -> every joint, as :meth:`dexwheel.control.MimicCompletion.complete` with ``clip_mimic``:
-    each active joint clipped to its limits, each mimic joint ``ratio * source`` (the unclipped source)
-    clipped to its own; ``arrays`` is that class's :attr:`~dexwheel.control.MimicCompletion.arrays`."""
-
-    def __init__(self, arrays, device, dtype: torch.dtype = torch.float32) -> None:
-        active_idx, mimic_idx, mimic_src, ratio, lower, upper = arrays
-        self.active_idx = torch.as_tensor(active_idx, device=device).long()
-        self.mimic_idx = torch.as_tensor(mimic_idx, device=device).long()
-        self.mimic_src = torch.as_tensor(mimic_src, device=device).long()
-        self.ratio = torch.as_tensor(ratio, device=device, dtype=dtype)
-        self.lower = torch.as_tensor(lower, device=device, dtype=dtype)
-        self.upper = torch.as_tensor(upper, device=device, dtype=dtype)
-        self.nfull = self.lower.shape[0]
-
-    def __call__(self, q: torch.Tensor) -> torch.Tensor:
-        full = torch.empty(*q.shape[:-1], self.nfull, device=q.device, dtype=q.dtype)
-        a, m = self.active_idx, self.mimic_idx
-        full[..., a] = torch.clamp(q, self.lower[a], self.upper[a])
-        full[..., m] = torch.clamp(q[..., self.mimic_src] * self.ratio, self.lower[m], self.upper[m])
-        return full
-
-
 def contact_depth(num_envs: int, device) -> torch.Tensor:
     """Per env, the deepest contact of the last physics step (m, >= 0; 0 without one): the MuJoCo models'
     deepest-contact sensor (``-min(dist, 0)`` over every contact), read from MuJoCo-Warp's contact list.
@@ -369,48 +348,82 @@ def contact_depth(num_envs: int, device) -> torch.Tensor:
 
 
 class HandPoseAction(ActionTerm):
-    """Normalized actions in [-1, 1] -> slewed PD targets of every hinge, mimic joints completed.
+    """The MuJoCo G20 task's action path on torch: its action mapping, composer layers and resolver (those of
+    :mod:`dexwheel.control`, one implementation over numpy and torch), then its slew and its drive.
 
-    Once per control step (:meth:`process_actions`) the action, clipped to [-1, 1], becomes the goal of each
-    active joint, ``lower + (a + 1) * half_span`` within its limits (the MuJoCo env's normalized mapping).
-    Each physics step (:meth:`apply_actions`) the active targets move from the last control step's toward
-    those goals by at most ``k * max_step`` at the ``k``-th physics step (the MuJoCo PD drive's ramp; an
-    infinite step jumps), are completed to every joint (:class:`MimicCompletion`) and written as the
-    position targets of the joints' own PD actuators. It also keeps the deepest contact over the control
-    step's physics steps (:attr:`depth`, the ``penetration`` term's) and, at a reset, starts the slew at the
-    reset pose with the action history at the action that holds it (the MuJoCo env's previous action of a
-    fresh episode).
+    Built from the MuJoCo task's config (``task_kwargs``, what ``make_cfg`` takes): the mapping is the
+    MuJoCo task's :class:`~dexwheel.tasks.hand_pose.action.G20ActionMap`'s (``normalized``, ``sdk255``,
+    ``nominal`` or ``delta``; its bounds, its ``normalize`` and ``hold_action``), the layers its
+    :class:`~dexwheel.tasks.hand_pose.command.HandCommandPath` (``policy`` and optionally ``hold``) with
+    ``xp=torch``. Once per control step (:meth:`process_actions`) the action, in float64 as on MuJoCo, takes
+    the ``out_of_range="clip"`` arithmetic (a NaN holds the previous action, 0 for ``delta``; clipped to the
+    mapping's bounds; ``sdk255`` rounded to integers; never raised on: that would sync a GPU every step),
+    goes through the mapping (``delta``: from the previous command) and the layers: the command. Each
+    physics step (:meth:`apply_actions`) the active targets move from the last control step's toward the
+    command by at most ``k * max_step`` at the ``k``-th physics step (:func:`dexwheel.sim.slew.slew_budget`;
+    0 slew jumps), are completed to every joint (:class:`dexwheel.control.MimicCompletion` on torch) and:
+
+    * ``drive="pd"``: written as the position targets of the joints' PD actuators;
+    * ``drive="hard_write"``: written as the joints' positions, velocities zero, and as their PD targets
+      (so the actuators push nothing; the task runs without gravity, so a free hand stays exactly at the
+      written pose through the physics step). Contacts still act during each physics step: a written pose
+      that penetrates is pushed for one step and written again at the next (no collision projection).
+
+    It keeps the deepest contact over the control step's physics steps (:attr:`depth`), the accepted
+    action scaled to [-1, 1] and the one before it (:attr:`normalized`, :attr:`prev_normalized`: the MuJoCo
+    task's ``action`` and ``last_action``), and at a reset starts the slew and the command at the reset
+    pose with the previous action the one that holds it (the MuJoCo task's reset).
     """
 
     cfg: HandPoseActionCfg
 
     def __init__(self, cfg: HandPoseActionCfg, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, env)
+        from dexwheel.control.g20_sdk import G20_MIMIC
+        from dexwheel.sim.slew import slew_budget
+        from dexwheel.tasks.hand_pose.action import G20ActionMap
+        from dexwheel.tasks.hand_pose.command import HandCommandPath
+        from dexwheel.tasks.hand_pose.config import make_cfg
+
         if getattr(env, "_physics_handles_decimation", False):
             raise RuntimeError("HandPoseAction ramps its targets per physics step, but this physics backend runs "
                                "the whole decimation loop in one call (Newton actuators only)")  # fmt: skip
+        task = make_cfg(**cfg.task_kwargs)
+        n = self.num_envs
         ids, _ = self._asset.find_joints(list(cfg.joint_names), preserve_order=True)
         self._joint_ids = torch.tensor(ids, device=self.device, dtype=torch.int32)
-        self.completion = MimicCompletion(cfg.completion, self.device)
-        self._active_cols = self._joint_ids[self.completion.active_idx].long()
-        f32 = {"device": self.device, "dtype": torch.float32}
-        self._lower = torch.tensor(cfg.action_lower, **f32)
-        self._half_span = torch.tensor(cfg.action_half_span, **f32)
-        self._upper = self._lower + 2.0 * self._half_span
-        self._max_step = torch.tensor(cfg.max_step, **f32)
-        n, na = self.num_envs, self._lower.shape[0]
-        start = self._asset.data.default_joint_pos.torch[:, self._active_cols].clone()
-        self._raw = torch.zeros(n, na, **f32)
-        self._command = start.clone()  # the active joints' goals of this control step
+        self.completion = G20_MIMIC
+        self._active_cols = self._joint_ids[torch.as_tensor(G20_MIMIC.active_idx, device=self.device)].long()
+        self.map = G20ActionMap(task, G20_MIMIC, 1)
+        self.kind, self.hard_write = task.action, task.drive == "hard_write"
+        self.path = HandCommandPath(task.composer_layers, task.hold_joints, self.map.preset(task.hold_pose),
+                                    (G20_MIMIC.active_lower, G20_MIMIC.active_upper), n, xp=torch,
+                                    device=self.device)  # fmt: skip
+        f64 = {"device": self.device, "dtype": torch.float64}
+        self._low, self._high = torch.tensor(self.map.low, **f64), torch.tensor(self.map.high, **f64)
+        sub, div, one = self.map.norm_params
+        self._norm = (torch.tensor(sub, **f64), torch.tensor(div, **f64), float(one))
+        nsub = int(env.cfg.decimation)
+        #: Per physics step k of a control step (rows), the largest move of each active joint's target so far.
+        self.budget = torch.tensor(slew_budget(G20_MIMIC.slew_steps(task.slew, env.physics_dt), nsub), **f64)
+        na = G20_MIMIC.nactive
+        start = self._asset.data.default_joint_pos.torch[:, self._active_cols].double()
+        self._raw = torch.zeros(n, self.map.dim, device=self.device)
+        self._accepted = torch.zeros(n, self.map.dim, **f64)  # the last accepted action (a NaN holds it)
+        self.normalized = torch.zeros(n, self.map.dim, **f64)
+        self.prev_normalized = torch.zeros(n, self.map.dim, **f64)
+        self._command = start.clone()  # the active joints' command of this control step (after the layers)
         self._start = start.clone()  # the active targets at the start of this control step
         self._target = start.clone()  # the active targets of the last physics step
+        self._zeros = torch.zeros(n, len(ids), device=self.device)
         self._substep = 0
         #: Per env, the deepest contact (m) over this control step's physics steps before the last one.
-        self.depth = torch.zeros(n, **f32)
+        self.depth = torch.zeros(n, device=self.device)
+        assert na == self._command.shape[1]
 
     @property
     def action_dim(self) -> int:
-        return self._lower.shape[0]
+        return self.map.dim
 
     @property
     def raw_actions(self) -> torch.Tensor:
@@ -422,78 +435,106 @@ class HandPoseAction(ActionTerm):
 
     @property
     def targets(self) -> torch.Tensor:
-        """The active joints' PD targets of the last physics step (the slew's state)."""
+        """The active joints' targets of the last physics step (the slew's state)."""
         return self._target
 
+    @property
+    def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The action's range (the mapping's units: [-1, 1], 0..255, radians)."""
+        return self._low, self._high
+
+    def normalize(self, a: torch.Tensor) -> torch.Tensor:
+        """Actions in their own units -> [-1, 1] (the MuJoCo task's ``G20ActionMap.normalize``)."""
+        sub, div, one = self._norm
+        return (a - sub) / div - one
+
     def hold_action(self, q_active: torch.Tensor) -> torch.Tensor:
-        """The action that commands ``q_active`` (the MuJoCo env's ``hold_action``)."""
-        return torch.clamp((q_active - self._lower) / self._half_span - 1.0, -1.0, 1.0)
+        """The action that commands ``q_active`` (the MuJoCo task's ``G20ActionMap.hold_action``, in float64), in
+        ``q_active``'s dtype."""
+        q = q_active.detach().double().cpu().numpy()
+        if self.kind == "sdk255":  # the SDK inverse takes one pose at a time
+            hold = np.stack([self.map.hold_action(row) for row in q.reshape(-1, q.shape[-1])]).reshape(
+                *q.shape[:-1], -1
+            )
+        else:
+            hold = self.map.hold_action(q)
+        return torch.as_tensor(hold, device=q_active.device, dtype=q_active.dtype)
 
     def process_actions(self, actions: torch.Tensor) -> None:
         self._raw[:] = actions
-        a = torch.clamp(actions, -1.0, 1.0)
-        self._command = torch.clamp(self._lower + (a + 1.0) * self._half_span, self._lower, self._upper)
-        self._start = self._target.clone()
+        a = actions.to(torch.float64)
+        hold = torch.zeros_like(a) if self.kind == "delta" else self._accepted
+        a = torch.where(torch.isnan(a), hold, a)
+        a = torch.minimum(torch.maximum(a, self._low), self._high)
+        if self.map.integer:
+            a = torch.round(a)  # half to even, as np.rint
+        goals = self.map.reference.goals(a, self._command)  # dexwheel.control's mapping, on torch
+        self._command.copy_(self.path(goals))
+        self._accepted.copy_(a)
+        self.prev_normalized.copy_(self.normalized)
+        self.normalized.copy_(self.normalize(a))
+        self._start.copy_(self._target)
         self._substep = 0
         self.depth.zero_()
 
     def apply_actions(self) -> None:
         if self._substep > 0:  # the contacts of the previous physics step of this control step
             torch.maximum(self.depth, contact_depth(self.num_envs, self.device), out=self.depth)
+        budget = self.budget[min(self._substep, len(self.budget) - 1)]
         self._substep += 1
-        budget = self._substep * self._max_step
         diff = self._command - self._start
-        self._target = self._command - (diff - torch.clamp(diff, -budget, budget))
-        full = self.completion(self._target)
-        self._asset.actuators.target_command.set_position_index(value=full, joint_ids=self._joint_ids)
+        self._target = self._command - (diff - torch.minimum(torch.maximum(diff, -budget), budget))
+        full = self.completion.complete(self._target, clip_mimic=True).float()
+        asset, joints = self._asset, self._joint_ids
+        if self.hard_write:
+            asset.write_joint_position_to_sim_index(position=full, joint_ids=joints)
+            asset.write_joint_velocity_to_sim_index(velocity=self._zeros, joint_ids=joints)
+        asset.actuators.target_command.set_position_index(value=full, joint_ids=joints)
 
     def reset(self, env_ids=None) -> None:
         ids = _env_index(env_ids, self.num_envs, self.device)
-        q0 = self._asset.data.joint_pos.torch[ids][:, self._active_cols]
+        q0 = self._asset.data.joint_pos.torch[ids][:, self._active_cols].double()
         self._command[ids] = q0
         self._start[ids] = q0
         self._target[ids] = q0
         self.depth[ids] = 0.0
         hold = self.hold_action(q0)
-        self._raw[ids] = hold
+        self._accepted[ids] = hold
+        self._raw[ids] = hold.float()
+        self.normalized[ids] = self.normalize(hold)
+        self.prev_normalized[ids] = self.normalized[ids]
         manager, offset = self._env.action_manager, 0
         for name in manager.active_terms:  # this term's columns of the manager's action history
             if manager.get_term(name) is self:
                 break
             offset += manager.get_term(name).action_dim
         cols = slice(offset, offset + self.action_dim)
-        manager.action[ids, cols] = hold
-        manager.prev_action[ids, cols] = hold
+        manager.action[ids, cols] = hold.float()
+        manager.prev_action[ids, cols] = hold.float()
 
 
 @configclass
 class HandPoseActionCfg(ActionTermCfg):
-    """:class:`HandPoseAction`'s settings (per active joint unless said otherwise)."""
+    """:class:`HandPoseAction`'s settings: the MuJoCo task's config as ``make_cfg(**task_kwargs)``."""
 
     class_type: type = HandPoseAction
     joint_names: list[str] = MISSING
-    """Every driven joint, in the order of ``completion``'s full vector."""
-    completion: tuple = MISSING
-    """``(active_idx, mimic_idx, mimic_src, mimic_ratio, lower, upper)``: :class:`MimicCompletion`'s arrays."""
-    action_lower: list[float] = MISSING
-    """The joint position of action -1."""
-    action_half_span: list[float] = MISSING
-    """Radians per unit of action (half the joint's range)."""
-    max_step: list[float] = MISSING
-    """The largest target move per physics step (rad; inf: jump)."""
+    """Every driven joint, in the completion's full order (ALL_JOINTS)."""
+    task_kwargs: dict = MISSING
+    """The MuJoCo task's config (:func:`dexwheel.tasks.hand_pose.config.make_cfg` keywords)."""
 
 
 def reset_hand_pose(env: ManagerBasedRLEnv, env_ids, pose: list[float], noise: float, action_name: str,
                     asset_cfg: SceneEntityCfg = _ROBOT) -> None:  # fmt: skip
     """Start an episode at ``pose`` (the active joints) plus uniform noise of ``noise`` rad, within the limits,
-    mimic joints completed by action term ``action_name``'s completion, at rest, its PD targets there."""
+    mimic joints completed (:class:`dexwheel.control.MimicCompletion`), at rest, its PD targets there."""
     term: HandPoseAction = env.action_manager.get_term(action_name)
     asset = env.scene[asset_cfg.name]
     ids = _env_index(env_ids, env.num_envs, env.device)
-    q0 = torch.tensor(pose, device=env.device, dtype=torch.float32).repeat(len(ids), 1)
+    q0 = torch.tensor(pose, device=env.device, dtype=torch.float64).repeat(len(ids), 1)
     if noise > 0:
         q0 += torch.empty_like(q0).uniform_(-noise, noise)
-    full = term.completion(q0)  # clips the active joints to their limits too
+    full = term.completion.clip_and_complete(q0).float()
     joints, envs = term._joint_ids, ids.to(torch.int32)
     asset.write_joint_position_to_sim_index(position=full, joint_ids=joints, env_ids=envs)
     asset.write_joint_velocity_to_sim_index(velocity=torch.zeros_like(full), joint_ids=joints, env_ids=envs)
@@ -501,9 +542,12 @@ def reset_hand_pose(env: ManagerBasedRLEnv, env_ids, pose: list[float], noise: f
 
 
 class HandGoalCommand(CommandTerm):
-    """A goal pose of the active joints per env: one of ``presets`` drawn uniformly at every reset and, with
-    ``switch_steps`` > 0, every ``switch_steps`` control steps within an episode (the MuJoCo env's
-    ``goal_mode="presets"`` with ``goal_switch_steps``). Metrics: the mean and largest |q - goal| (rad)."""
+    """A goal pose of the active joints per env, drawn as the MuJoCo task's ``sample_goal`` draws it: at every
+    reset and, with ``switch_steps`` > 0, every ``switch_steps`` control steps within an episode, one of
+    ``presets`` (``mode="presets"``), one of ``random_goals`` (``"random"``: the MuJoCo task's collision-free
+    random goals, :mod:`dexwheel.tasks.hand_pose.goal_set`), or a preset with probability ``preset_prob``
+    and a random goal otherwise (``"mixed"``); each uniformly. Held joints are at their held position in
+    both (the caller passes them so). Metrics: the mean and largest |q - goal| (rad)."""
 
     cfg: HandGoalCommandCfg
 
@@ -512,8 +556,11 @@ class HandGoalCommand(CommandTerm):
         self.robot = env.scene[cfg.asset_name]
         ids, _ = self.robot.find_joints(list(cfg.joint_names), preserve_order=True)
         self._joint_ids = torch.tensor(ids, device=self.device).long()
-        self.presets = torch.tensor(list(cfg.presets.values()), device=self.device, dtype=torch.float32)
-        self.goal = self.presets[0].repeat(self.num_envs, 1)
+        na = len(ids)
+        self.presets = torch.tensor(list(cfg.presets.values()), device=self.device, dtype=torch.float32).reshape(-1, na)
+        self.random_goals = torch.tensor(cfg.random_goals, device=self.device, dtype=torch.float32).reshape(-1, na)
+        first = self.presets if len(self.presets) else self.random_goals
+        self.goal = first[0].repeat(self.num_envs, 1)
         self.metrics["mean_joint_error"] = torch.zeros(self.num_envs, device=self.device)
         self.metrics["tracking_error"] = torch.zeros(self.num_envs, device=self.device)
 
@@ -530,17 +577,31 @@ class HandGoalCommand(CommandTerm):
             if len(due) > 0:
                 self._resample(due)
 
+    def _draw(self, pool: torch.Tensor, n: int) -> torch.Tensor:
+        return pool[torch.randint(len(pool), (n,), device=self.device)]
+
     def _resample_command(self, env_ids) -> None:
         ids = _env_index(env_ids, self.num_envs, self.device)
-        self.goal[ids] = self.presets[torch.randint(len(self.presets), (len(ids),), device=self.device)]
+        mode, n = self.cfg.mode, len(ids)
+        if mode == "presets":
+            self.goal[ids] = self._draw(self.presets, n)
+        elif mode == "random":
+            self.goal[ids] = self._draw(self.random_goals, n)
+        else:
+            preset = torch.rand(n, device=self.device) < self.cfg.preset_prob
+            self.goal[ids] = torch.where(preset[:, None], self._draw(self.presets, n), self._draw(self.random_goals, n))
 
     def _update_command(self) -> None:
         pass
 
     def _update_metrics(self) -> None:
-        err = torch.abs(self.robot.data.joint_pos.torch[:, self._joint_ids] - self.goal)
+        err = self.errors()
         self.metrics["mean_joint_error"][:] = err.mean(dim=1)
         self.metrics["tracking_error"][:] = err.max(dim=1).values
+
+    def errors(self) -> torch.Tensor:
+        """|q - goal| per env and active joint (rad), the state as it is now."""
+        return torch.abs(self.robot.data.joint_pos.torch[:, self._joint_ids] - self.goal)
 
 
 @configclass
@@ -552,11 +613,40 @@ class HandGoalCommandCfg(CommandTermCfg):
     joint_names: list[str] = MISSING
     """The active joints, in the goal's order."""
     presets: dict[str, list[float]] = MISSING
-    """The goals drawn from, by name."""
+    """The preset goals, by name."""
+    random_goals: list[list[float]] = []
+    """The random goals drawn from (``mode`` ``"random"`` or ``"mixed"``)."""
+    mode: str = "presets"
+    """The MuJoCo task's ``goal_mode``: ``"presets"``, ``"random"`` or ``"mixed"``."""
+    preset_prob: float = 0.25
+    """``"mixed"``: the probability of a preset goal (the MuJoCo task's ``preset_goal_prob``)."""
     switch_steps: int = 0
     """A new goal every this many control steps within an episode (0: one goal per episode)."""
     resampling_time_range: tuple[float, float] = (0.0, 0.0)
     """Unused: :attr:`switch_steps` decides (CommandTerm's timer is a float sum of step lengths)."""
+
+
+def last_action(env: ManagerBasedRLEnv, action_name: str) -> torch.Tensor:
+    """The action just applied, scaled to [-1, 1] (the MuJoCo task's ``last_action`` observation)."""
+    term: HandPoseAction = env.action_manager.get_term(action_name)
+    return term.normalized.float()
+
+
+#: What :func:`hand_step_info` records per env: the MuJoCo env's info entries of a step.
+STEP_INFO_KEYS = ("mean_joint_error", "tracking_error", "max_penetration")
+
+
+def hand_step_info(env: ManagerBasedRLEnv, action_name: str, command_name: str) -> torch.Tensor:
+    """Never terminates; records the step's ``mean_joint_error``, ``tracking_error`` and ``max_penetration``
+    (as the MuJoCo env's info: the active joints against the goal, the deepest contact over the step's physics
+    steps) in ``env.dexwheel_step_info``, after the physics and before the resets (the termination terms run
+    there: an evaluation reads an episode's last step from it)."""
+    command: HandGoalCommand = env.command_manager.get_term(command_name)
+    term: HandPoseAction = env.action_manager.get_term(action_name)
+    err = command.errors()
+    env.dexwheel_step_info = {"mean_joint_error": err.mean(dim=1), "tracking_error": err.max(dim=1).values,
+                              "max_penetration": torch.maximum(term.depth, contact_depth(env.num_envs, env.device))}  # fmt: skip
+    return torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
 
 
 # Isaac Lab's reward manager multiplies each term by the control period; the MuJoCo G20 task does not (its
@@ -578,6 +668,7 @@ def penetration(env: ManagerBasedRLEnv, action_name: str) -> torch.Tensor:
     return torch.maximum(term.depth, contact_depth(env.num_envs, env.device)) / env.step_dt
 
 
-def action_rate_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """sum((a - a_prev)^2) over the action (Isaac Lab's ``action_rate_l2``)."""
-    return torch.sum(torch.square(env.action_manager.action - env.action_manager.prev_action), dim=1) / env.step_dt
+def action_rate_l2(env: ManagerBasedRLEnv, action_name: str) -> torch.Tensor:
+    """sum((a - a_prev)^2) over the action scaled to [-1, 1] (the MuJoCo task's ``action_rate_l2``)."""
+    term: HandPoseAction = env.action_manager.get_term(action_name)
+    return torch.sum(torch.square(term.normalized - term.prev_normalized), dim=1).float() / env.step_dt

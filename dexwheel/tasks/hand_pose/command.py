@@ -10,7 +10,9 @@ order (the 16 active joints; the drive completes the mimic joints). Layers (``co
   :data:`~dexwheel.robots.g20.JOINT_GROUPS`, e.g. ``thumb``, or joint names) at the goal preset
   ``hold_pose``, so that the policy (or a teleoperation stream, in the bridge) drives the rest.
 
-For several envs the layouts carry an env prefix, so one ``compose()`` serves every env. Frames are
+For several envs the layouts carry an env prefix, so one ``compose()`` serves every env. The path runs on
+numpy (the MuJoCo task) or torch (``xp=torch``, ``device``: the Isaac Lab task), the composer's and the
+resolver's own two libraries (:mod:`dexwheel.control._xp`): one implementation for both backends. Frames are
 float32 (the composer's vocabulary; targets are clipped back into the joint limits, which float32 can
 round outward); the hand's drives read their position targets and keep their actuator gains (the frames carry the actuators' kp and kv, which the composer requires of every source).
 """
@@ -18,10 +20,12 @@ round outward); the hand's drives read their position targets and keep their act
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
-from dexwheel.control import JointCommandComposer, JointCommandLayer, JointCommandResolver, JointTargetBuffer
+from dexwheel.control import JointCommandComposer, JointCommandLayer, JointCommandResolver, JointTargetBuffer, _xp
 from dexwheel.control.layout import env_layout
 from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_KP, ACTUATOR_KV, JOINT_GROUPS
@@ -45,13 +49,21 @@ def joint_group(value: str | Sequence[str], field: str) -> tuple[str, ...]:
 
 
 class HandCommandPath:
-    """``(N, 16)`` mapped goals -> the composed ``(N, 16)`` joint targets the drive moves toward."""
+    """``(N, 16)`` mapped goals -> the composed ``(N, 16)`` joint targets the drive moves toward (numpy, or
+    torch tensors on ``device`` with ``xp=torch``)."""
 
     def __init__(self, layers: Sequence[str], hold_joints: str | Sequence[str], hold_pose: np.ndarray,
-                 limits: tuple[np.ndarray, np.ndarray], num_envs: int) -> None:  # fmt: skip
+                 limits: tuple[np.ndarray, np.ndarray], num_envs: int, *, xp: ModuleType | None = None,
+                 device: Any = None) -> None:  # fmt: skip
         layers = self.check(layers, hold_joints)
-        self._lower, self._upper = limits
+        self.xp, self.device = xp, device
         n, na = num_envs, len(ACTIVE_JOINTS)
+        if _xp.resolve(xp) is np:
+            self._lower, self._upper = limits
+            self.command = np.zeros((n, na))
+        else:
+            self._lower, self._upper = (xp.as_tensor(np.asarray(v), dtype=xp.float64, device=device) for v in limits)
+            self.command = xp.zeros((n, na), dtype=xp.float64, device=device)
         self.layers = layers
         self.policy = self._buffer("policy", ACTIVE_JOINTS, np.zeros(na), n)
         sources = [JointCommandLayer("policy", self.policy.view)]
@@ -62,10 +74,9 @@ class HandCommandPath:
             self.hold = self._buffer("hold", self.hold_joints, pose, n)
             sources.append(JointCommandLayer("hold", self.hold.view, override=True))
         self.composer = JointCommandComposer(env_layout(ACTIVE_JOINTS, n, "task"), sources)
-        self.resolver = JointCommandResolver(env_layout(ACTIVE_JOINTS, n, "robot"))
+        self.resolver = JointCommandResolver(env_layout(ACTIVE_JOINTS, n, "robot"), xp=xp, device=device)
         self._targets = self.resolver.bind(self.composer.output_layout).qpos.reshape(n, na)
         self._goals = self.policy.position.reshape(n, na)
-        self.command = np.zeros((n, na))
 
     @staticmethod
     def check(layers: Sequence[str], hold_joints: str | Sequence[str]) -> tuple[str, ...]:
@@ -80,11 +91,11 @@ class HandCommandPath:
                                    "policy would control nothing; hold a group (thumb, index, ..., fingers) instead")  # fmt: skip
         return layers
 
-    @staticmethod
-    def _buffer(name: str, joints: Sequence[str], position: np.ndarray, n: int) -> JointTargetBuffer:
+    def _buffer(self, name: str, joints: Sequence[str], position: np.ndarray, n: int) -> JointTargetBuffer:
         k = len(joints)
         return JointTargetBuffer(env_layout(joints, n, name), position=np.tile(position, n),
-                                 kp=np.full(n * k, ACTUATOR_KP), kd=np.full(n * k, ACTUATOR_KV))  # fmt: skip
+                                 kp=np.full(n * k, ACTUATOR_KP), kd=np.full(n * k, ACTUATOR_KV),
+                                 xp=self.xp, device=self.device)  # fmt: skip
 
     def __call__(self, goals: np.ndarray) -> np.ndarray:
         """The composed targets of ``goals`` (a reused buffer: copy it to keep it)."""
@@ -92,7 +103,8 @@ class HandCommandPath:
         self.resolver.resolve_into(self.composer.compose())
         # float32 can round a limit outward (1.74 -> 1.7400000095): back within the limits, so that mimic
         # joints complete from in-range values
-        return np.minimum(np.maximum(self._targets, self._lower, out=self.command), self._upper, out=self.command)
+        xp = _xp.namespace(self.command)
+        return xp.minimum(xp.maximum(self._targets, self._lower, out=self.command), self._upper, out=self.command)
 
     def describe(self) -> Mapping[str, tuple[str, ...]]:
         """Which joints each layer owns (``hold`` overrides the policy's)."""
