@@ -170,13 +170,14 @@ def make_cfg(changes: dict | None = None, prefix: str = "steps") -> StepBenchmar
 def _scene(name: str, height: float, rects: list[tuple[float, float, float]], edges: tuple[float, ...],
            cfg: StepBenchmarkCfg) -> Scene:  # fmt: skip
     """A scene from floor strips ``(x0, x1, top)`` across the whole path width, each a box down to a common
-    bottom; its one origin is the middle of its first edge at ground level."""
+    bottom; its one origin (where a reset without a start pose stands the robot) is the ``up`` trials' start
+    on the ground, ``start_distance`` before the first edge."""
     hy = cfg.path_width / 2
     bottom = min(0.0, *(t for *_, t in rects)) - BOTTOM_MARGIN_M
     boxes = np.array([((x0 + x1) / 2, 0.0, (top + bottom) / 2, (x1 - x0) / 2, hy, (top - bottom) / 2, 0.0)
                       for x0, x1, top in rects], dtype=np.float64)  # fmt: skip
     xmin, xmax = rects[0][0], rects[-1][1]
-    desc = TerrainDescription(boxes=boxes, heightfields=(), origins=np.array([[[edges[0], 0.0, 0.0]]]),
+    desc = TerrainDescription(boxes=boxes, heightfields=(), origins=np.array([[[edges[0] - cfg.start_distance, 0.0, 0.0]]]),
                               tile_types=(name,), difficulty=np.zeros((1, 1)), bounds=(xmin, xmax, -hy, hy),
                               tile_size=(xmax - xmin, 2 * hy))  # fmt: skip
     return Scene(name, float(height), edges, desc)

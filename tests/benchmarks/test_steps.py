@@ -131,9 +131,8 @@ def test_a_bad_protocol_is_refused_naming_the_key(changes, message):
 
 
 def test_the_evaluate_config_holds_the_protocols_defaults():
-    from omegaconf import OmegaConf
-
     from cfgutil import CONFIGS
+    from omegaconf import OmegaConf
 
     node = OmegaConf.to_container(OmegaConf.load(CONFIGS / "evaluate.yaml").steps)
     assert steps.make_cfg(node) == steps.StepBenchmarkCfg()
