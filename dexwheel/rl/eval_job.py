@@ -12,6 +12,10 @@ Each evaluation is kept: its JSON is named by what was evaluated,
 exclusively: two evaluations finishing at once get two files); its videos are ``<same name>_<robot>.mp4``
 next to it. ``out=<path>`` names the JSON instead and refuses an existing file; ``overwrite=true`` replaces
 existing files instead of keeping them.
+
+``benchmark=steps`` runs the step benchmark (:mod:`dexwheel.benchmarks.steps`, its protocol ``steps.*``) instead of
+episodes, on MuJoCo (:mod:`dexwheel.rl.step_benchmark`): its table per robot, its JSON named
+``steps_<policy>[_<checkpoint>]_<robots>_seed<eval_seed>_tr<trials>[_<overrides>].json``, kept the same way.
 """
 
 from __future__ import annotations
