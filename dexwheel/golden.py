@@ -64,6 +64,8 @@ class GoldenCase:
 _G20 = "G20Hand-v0"
 _SOL = "Solenopsis-v0"
 _M20 = "M20Legacy-v0"
+_SOL_ROUGH = "Solenopsis-Rough-v0"
+_M20_ROUGH = "M20Legacy-Rough-v0"
 _PUSHES = {"enabled": True, "push_interval_s": (1.0, 1.5)}  # a push every 1-1.5 s, so a short run has several
 _SHORT_EPISODES = {"episode_length_s": 2.0}  # so the vector cases cross autoresets
 
@@ -115,6 +117,11 @@ CASES: tuple[GoldenCase, ...] = (
         {**_SHORT_EPISODES, "domain_rand": _PUSHES},
         num_envs=3,
     ),  # fmt: skip
+    # rough terrain: the generated grid, the height scan, the spawn on the tile and the curriculum's moves at
+    # the resets (short episodes, so a short run crosses several); single and vector
+    GoldenCase("solenopsis_rough_drive_turn", _SOL_ROUGH, "drive_turn", 240, _SHORT_EPISODES, seed=1),
+    GoldenCase("solenopsis_rough_vector_random", _SOL_ROUGH, "random", 150, _SHORT_EPISODES, num_envs=2),
+    GoldenCase("m20_legacy_rough_random", _M20_ROUGH, "random", 120, _SHORT_EPISODES),
 )
 
 

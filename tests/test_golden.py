@@ -38,9 +38,8 @@ def test_recordings_name_their_versions_and_command() -> None:
 
 def test_every_registered_env_mode_and_mapping_is_pinned() -> None:
     ids = {c.env_id for c in CASES}
-    # the rough-terrain ids (Solenopsis-Rough-v0, M20Legacy-Rough-v0) get their recordings with issue 27 part 2
     registered = {i for i in gym.registry if i.split("-")[0] in ("G20Hand", "Solenopsis", "M20Legacy")}
-    assert {i for i in registered if "-Rough-" not in i} <= ids
+    assert registered <= ids
     g20 = [c for c in CASES if c.env_id == "G20Hand-v0"]
     assert {c.kwargs.get("action", "normalized") for c in g20} == {"normalized", "sdk255", "nominal", "delta"}
     assert {c.kwargs.get("hand", "left") for c in g20} == {"left", "right"}
@@ -64,6 +63,11 @@ def test_the_pinned_runs_exercise_contacts_resets_and_pushes() -> None:
     _, pushed = golden.load(golden.case_named("solenopsis_domain_rand_pushes").path)
     _, plain = golden.load(golden.case_named("solenopsis_drive_turn").path)
     assert not np.array_equal(pushed["qvel"], plain["qvel"])
+    _, rough = golden.load(golden.case_named("solenopsis_rough_drive_turn").path)
+    assert len(np.unique(rough["info/terrain_level"])) >= 2  # the curriculum moved the env at a reset
+    assert rough["truncated"].sum() >= 2
+    _, rough_vec = golden.load(golden.case_named("solenopsis_rough_vector_random").path)
+    assert rough_vec["truncated"].sum() >= 2 and rough_vec["obs"].shape[-1] > plain["obs"].shape[-1]  # the scan
 
 
 def test_compare_names_the_first_divergence() -> None:

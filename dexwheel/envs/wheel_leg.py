@@ -60,6 +60,25 @@ def action_space(task: WheelLegTask) -> spaces.Box:
     return spaces.Box(-1.0, 1.0, shape=(task.action_dim,), dtype=np.float32)
 
 
+#: ``reset(options=...)``: ``base_pose`` (x, y, yaw): start there (on the ground; the reset's draws as without it,
+#: :meth:`WheelLegTask.place_base`); ``command`` (forward m/s, yaw rate rad/s): held for the episode.
+RESET_OPTIONS = ("base_pose", "command")
+
+
+def _pair(env: str, name: str, value: Any, n: int = 2) -> tuple[float, ...]:
+    try:
+        out = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        out = ()
+    if len(out) != n or not all(np.isfinite(out)):
+        raise ValueError(f"{env}.reset: options[{name!r}] must be {n} finite numbers, got {value!r}")
+    return out
+
+
+def _base_pose(env: str, value: Any) -> tuple[float, ...]:
+    return _pair(env, "base_pose", value, 3)
+
+
 def env_name(cfg: WheelLegEnvCfg) -> str:
     """The env's name in its messages (its id without the version)."""
     return {"solenopsis": "Solenopsis", "m20_legacy": "M20Legacy"}.get(cfg.robot, cfg.robot)
@@ -106,10 +125,14 @@ class WheelLegEnv(TaskViews, TaskEnv):
     # -- gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         self._check_open()
-        reset_options(self._name, options, ())  # it takes none: a typo fails instead of being ignored
+        opts = reset_options(self._name, options, RESET_OPTIONS)  # a typo fails instead of being ignored
         super().reset(seed=seed)
         self.task.rngs[0] = self.np_random
         self.task.reset_env(0)
+        if "base_pose" in opts:
+            self.task.place_base(0, *_base_pose(self._name, opts["base_pose"]))
+        if "command" in opts:
+            self.task.set_command(*_pair(self._name, "command", opts["command"]), hold=True)
         self._needs_reset = False
         obs = self.task.compute_obs()[0].copy()
         if self.render_mode == "human":

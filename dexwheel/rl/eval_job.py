@@ -12,6 +12,10 @@ Each evaluation is kept: its JSON is named by what was evaluated,
 exclusively: two evaluations finishing at once get two files); its videos are ``<same name>_<robot>.mp4``
 next to it. ``out=<path>`` names the JSON instead and refuses an existing file; ``overwrite=true`` replaces
 existing files instead of keeping them.
+
+``benchmark=steps`` runs the step benchmark (:mod:`dexwheel.benchmarks.steps`, its protocol ``steps.*``) instead of
+episodes, on MuJoCo (:mod:`dexwheel.rl.step_benchmark`): its table per robot, its JSON named
+``steps_<policy>[_<checkpoint>]_<robots>_seed<eval_seed>_tr<trials>[_<overrides>].json``, kept the same way.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from dexwheel.sim.rendering import check_offscreen
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 #: evaluate.py's own settings
 OWN = ("run", "checkpoint", "policy", "onnx", "episodes", "eval_seed", "robots", "env_overrides", "video",
-       "video_episodes", "out", "overwrite")  # fmt: skip
+       "video_episodes", "out", "overwrite", "benchmark", "steps")  # fmt: skip
+#: ``benchmark=``: the named evaluations run instead of episodes
+BENCHMARKS = ("steps",)
 #: settings of how the evaluation runs, taken as typed
 RUNS_ON = ("backend", "train.device")
 #: an override list this long or longer is named by its start and a hash
@@ -121,12 +127,14 @@ def overrides_tag(lines: list[str]) -> str:
 
 
 def eval_name(policy: str, checkpoint: str | None, robots: list[str], seed: int, episodes: int,
-              backend: str = "mujoco", overrides: list[str] = ()) -> str:  # fmt: skip
+              backend: str = "mujoco", overrides: list[str] = (), benchmark: str | None = None) -> str:  # fmt: skip
     """``trained_final_solenopsis+m20_legacy_seed20000_ep10``: what was evaluated, filesystem-safe (another
     backend than MuJoCo is named after the robots: ``..._solenopsis_isaaclab_seed...``; the overrides that
-    changed the env at the end: ``..._ep10_drive-pd``)."""
-    parts = [policy, *([checkpoint] if checkpoint else []), "+".join(robots),
-             *([backend] if backend != "mujoco" else []), f"seed{seed}", f"ep{episodes}"]  # fmt: skip
+    changed the env at the end: ``..._ep10_drive-pd``). A benchmark comes first and counts trials:
+    ``steps_trained_final_solenopsis_seed20000_tr20``."""
+    count = f"tr{episodes}" if benchmark else f"ep{episodes}"
+    parts = [*([benchmark] if benchmark else []), policy, *([checkpoint] if checkpoint else []), "+".join(robots),
+             *([backend] if backend != "mujoco" else []), f"seed{seed}", count]  # fmt: skip
     name = "_".join(_safe(p) for p in parts)
     return f"{name}_{overrides_tag(list(overrides))}" if overrides else name
 
@@ -196,6 +204,21 @@ def _check(cfg: DictConfig) -> None:
     for key in ("video", "overwrite"):
         if not isinstance(cfg[key], bool):
             raise ConfigError(f"{key}: must be true or false, got {cfg[key]!r}")
+    if cfg.get("benchmark") is not None and cfg.benchmark not in BENCHMARKS:
+        raise ConfigError(f"benchmark: {cfg.benchmark!r} is not one of {list(BENCHMARKS)} (or null: episodes)")
+
+
+def step_benchmark_cfg(cfg: DictConfig):
+    """``steps.*`` as the protocol's config (:mod:`dexwheel.benchmarks.steps`), checked; trial ``k`` resets with
+    ``eval_seed + k``. A bad value is refused in one line naming its key."""
+    from dexwheel.benchmarks.steps import make_cfg
+    from dexwheel.fields import ConfigFieldError
+
+    changes = OmegaConf.to_container(cfg.steps, resolve=True) if cfg.get("steps") is not None else {}
+    try:
+        return make_cfg({**changes, "reset_seed": cfg.eval_seed})
+    except (ConfigFieldError, TypeError) as e:
+        raise ConfigError(" ".join(str(e).split())) from None
 
 
 def _exported(cfg: DictConfig):
@@ -223,7 +246,14 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
         raise ConfigError("video: videos are rendered on the MuJoCo backend; drop video=true or backend=isaaclab")
     if cfg.video:
         check_offscreen("video=true")  # before any episode runs: RenderingError saying what to set
-    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, cfg.episodes, backend, changed)
+    bench = step_benchmark_cfg(cfg) if cfg.get("benchmark") == "steps" else None
+    if bench is not None and backend != "mujoco":
+        raise ConfigError("benchmark=steps: the step benchmark runs on the MuJoCo backend (its scenes are "
+                          "backend-neutral; the Isaac Lab runner is to come); drop backend=isaaclab")  # fmt: skip
+    if bench is not None and env_cfg.robot.family != "wheel_leg":
+        raise ConfigError(f"benchmark=steps: the step benchmark is for the wheel-leg robots, not {env_cfg.robot.name}")
+    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, bench.trials if bench else cfg.episodes, backend,
+                     changed, "steps" if bench else None)  # fmt: skip
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, robots)
     env_overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
     configs = {r: env_cfg if r == env_cfg.robot.name else with_robot(env_cfg, r) for r in robots}  # all checked first
@@ -237,6 +267,12 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
                 results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, env_overrides)
                 continue
             render = {"render_mode": "rgb_array"} if cfg.video else {}
+            if cfg.video:  # recorded under a temporary name; it takes the JSON's name once that is claimed
+                videos[robot] = out.with_name(f".{out.stem}_{robot}.{os.getpid()}.tmp.mp4")
+            if bench is not None:
+                results[robot] = _step_benchmark(cfg, bench, rcfg, run, run_cfg, checkpoint, exported, robot,
+                                                 {**render, **env_overrides}, videos.get(robot))  # fmt: skip
+                continue
             env = make_env(rcfg, **render, **env_overrides)
             if checkpoint is not None:
                 policy = load_policy(run, str(checkpoint), run_cfg)
@@ -244,8 +280,6 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
                 policy = exported.policy(env, robot)  # refuses an env whose observation size differs
             else:
                 policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
-            if cfg.video:  # recorded under a temporary name; it takes the JSON's name once that is claimed
-                videos[robot] = out.with_name(f".{out.stem}_{robot}.{os.getpid()}.tmp.mp4")
             try:
                 result = run_episodes(env, policy, rcfg.task.name, cfg.episodes, cfg.eval_seed,
                                       video_path=videos.get(robot), progress=True,
@@ -261,7 +295,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
             "robots": robots,
             "backend": backend,
             "eval_seed": cfg.eval_seed,
-            "episodes": cfg.episodes,
+            **({"benchmark": "steps", "protocol": _protocol(bench)} if bench else {"episodes": cfg.episodes}),
             "overrides": changed,
             "env_overrides": env_overrides,
             "results": results,
@@ -270,11 +304,47 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     finally:
         for tmp in videos.values():
             tmp.unlink(missing_ok=True)
-    print(format_table(results))
+    if bench is not None:
+        from dexwheel.benchmarks.steps import format_table as steps_table
+
+        for robot, result in results.items():
+            print(steps_table(result["rows"], f"step benchmark: {robot}"))
+    else:
+        print(format_table(results))
     for robot in videos:
-        print(f"video: {video_path(out, robot)} ({min(cfg.video_episodes, cfg.episodes)} episode(s))")
+        what = "one climb per height" if bench else f"{min(cfg.video_episodes, cfg.episodes)} episode(s)"
+        print(f"video: {video_path(out, robot)} ({what})")
     print(f"metrics: {out}")
     return results
+
+
+def _protocol(bench: Any) -> dict[str, Any]:
+    import dataclasses
+
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(bench).items()}
+
+
+def _step_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | None, run_cfg: DictConfig,
+                    checkpoint: Path | None, exported: Any, robot: str, env_kwargs_: dict[str, Any],
+                    video: Path | None) -> dict[str, Any]:  # fmt: skip
+    """The step benchmark on ``rcfg``'s env (:mod:`dexwheel.rl.step_benchmark`) with the policy evaluated."""
+    from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
+
+    fixed = benchmark_env_kwargs(bench)
+    clash = sorted(set(fixed) & set(env_kwargs_))
+    if clash:
+        raise ConfigError(f"env_overrides: {clash} are fixed by the step benchmark's protocol")
+    trained = load_policy(run, str(checkpoint), run_cfg) if checkpoint is not None else None
+
+    def policy_for(env):
+        if trained is not None:
+            return trained
+        if exported is not None:
+            return exported.policy(env, robot)
+        return baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
+
+    return run_step_benchmark(lambda desc: make_env(rcfg, terrain=desc, **fixed, **env_kwargs_), policy_for, bench,
+                              video_path=video, progress=True)  # fmt: skip
 
 
 def _on_isaaclab(cfg: DictConfig, rcfg: DictConfig, checkpoint: Path | None, exported: Any,

@@ -19,7 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from dexwheel.fields import ConfigFieldError, check_types
+from dexwheel.terrain.description import TerrainDescription
 
 #: The longest outline of the wheel-leg robots (M20 with its wheels: ~0.9 m): a tile side must give it room
 #: to move (twice this), a spawn platform must hold it.
@@ -113,9 +116,12 @@ def _range(value: Any, key: str, low: float, high: float, unit: str) -> None:
         raise _bad(key, f"expected (low, high) {unit} with {low:g} <= low <= high <= {high:g}, got {value!r}")
 
 
-def validate(cfg: TerrainCfg, prefix: str = "terrain") -> None:
+def validate(cfg: TerrainCfg | TerrainDescription, prefix: str = "terrain") -> None:
     """Refuse a terrain that cannot be built, naming the key (``terrain.sub_terrains.stairs.height_range``)
-    and the allowed values."""
+    and the allowed values. A :class:`TerrainDescription` (a fixed scene) needs its arrays' shapes."""
+    if isinstance(cfg, TerrainDescription):
+        _validate_scene(cfg, prefix)
+        return
     check_types(cfg, f"{prefix}.")
     if not isinstance(cfg.seed, numbers.Integral) or isinstance(cfg.seed, bool) or cfg.seed < 0:
         raise _bad(f"{prefix}.seed", f"expected an integer >= 0, got {cfg.seed!r}")
@@ -165,19 +171,31 @@ def validate(cfg: TerrainCfg, prefix: str = "terrain") -> None:
         raise _bad(f"{prefix}.sub_terrains", f"the proportions must sum to 1, got {total:g} ({shares})")
 
 
-def make_terrain_cfg(base: TerrainCfg | None, changes: Any, prefix: str = "terrain") -> TerrainCfg | None:
-    """``base`` with ``changes`` applied: a :class:`TerrainCfg`, None or False (no terrain: flat ground), True
-    (the default terrain) or a dict of fields. ``sub_terrains`` merges by name: a dict updates a sub-terrain's
+def _validate_scene(desc: TerrainDescription, prefix: str) -> None:
+    boxes, origins = np.asarray(desc.boxes), np.asarray(desc.origins)
+    if boxes.ndim != 2 or boxes.shape[1] != 7:
+        raise _bad(f"{prefix}.boxes", f"expected a (K, 7) array (centre, half sizes, yaw), got shape {boxes.shape}")
+    if origins.ndim != 3 or origins.shape[2] != 3 or origins.shape[0] < 1 or origins.shape[1] < 1:
+        raise _bad(f"{prefix}.origins", f"expected a (rows >= 1, cols >= 1, 3) array, got shape {origins.shape}")
+    if not (len(boxes) or desc.heightfields):
+        raise _bad(prefix, "a terrain description needs at least one box or height field")
+
+
+def make_terrain_cfg(base: TerrainCfg | TerrainDescription | None, changes: Any,
+                     prefix: str = "terrain") -> TerrainCfg | TerrainDescription | None:  # fmt: skip
+    """``base`` with ``changes`` applied: a :class:`TerrainCfg`, a :class:`TerrainDescription` (a fixed scene,
+    used as it is: the step benchmark's, :mod:`dexwheel.benchmarks.steps`), None or False (no terrain: flat
+    ground), True (the default terrain) or a dict of fields. ``sub_terrains`` merges by name: a dict updates a sub-terrain's
     fields (a new one needs ``type``), None removes one. Not validated here (:func:`validate`)."""
     if changes is None or changes is False:
         return None
     if changes is True:
-        return base if base is not None else TerrainCfg()
-    if isinstance(changes, TerrainCfg):
+        return base if isinstance(base, TerrainCfg) else TerrainCfg()
+    if isinstance(changes, (TerrainCfg, TerrainDescription)):
         return changes
     if not isinstance(changes, Mapping):
         raise _bad(prefix, f"expected a dict of terrain fields, true, false or None, got {changes!r}")
-    base = base if base is not None else TerrainCfg()
+    base = base if isinstance(base, TerrainCfg) else TerrainCfg()
     names = [f.name for f in dataclasses.fields(TerrainCfg)]
     unknown = [k for k in changes if k not in names]
     if unknown:

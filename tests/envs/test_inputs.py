@@ -199,7 +199,7 @@ def test_wheel_leg_envs_need_a_reset_before_step(env_id):
 @pytest.mark.parametrize(
     ("make", "options", "match"),
     [
-        (lambda: WheelLegEnv(), {"goal": 1}, r"Solenopsis.reset: unknown options \['goal'\]; valid: \[\]"),
+        (lambda: WheelLegEnv(), {"goal": 1}, r"Solenopsis.reset: unknown options \['goal'\]; valid: \['base_pose', 'command'\]"),
         (lambda: WheelLegEnv(), ["reset_mask"], r"Solenopsis.reset: options must be a dict or None, got list"),
         (lambda: gym.make_vec("Solenopsis-v0", num_envs=2, **VEC), {"mask": [True, False]},
          r"unknown options \['mask'\]; valid: \['reset_mask'\]"),

@@ -50,6 +50,7 @@ from dexwheel.tasks.terms import (
 )
 from dexwheel.terrain.config import TerrainCfg, make_terrain_cfg
 from dexwheel.terrain.config import validate as validate_terrain
+from dexwheel.terrain.description import TerrainDescription
 
 LAYER_NAMES = ("policy", "stance", "override")
 _JOINT_GROUPS = {"all": POLICY_JOINT_ORDER, "knees": KNEE_JOINTS, "wheels": WHEEL_JOINTS}
@@ -203,8 +204,9 @@ class WheelLegEnvCfg:
     scale_rewards_by_dt: bool = True
     domain_rand: DomainRandCfg = field(default_factory=DomainRandCfg)
     # The ground: None is the flat floor (Solenopsis-v0); a TerrainCfg the generated terrain grid the rough tasks
-    # run on (dexwheel.terrain, docs/tasks.md#rough-terrain), one for all envs.
-    terrain: TerrainCfg | None = None
+    # run on (dexwheel.terrain, docs/tasks.md#rough-terrain), one for all envs; a TerrainDescription a fixed scene
+    # as it is, no curriculum (the step benchmark's, dexwheel.benchmarks.steps).
+    terrain: TerrainCfg | TerrainDescription | None = None
 
     @property
     def stance_pose(self) -> tuple[float, ...]:

@@ -464,6 +464,22 @@ class WheelLegTask:
         self.action[i] = 0.0
         self.last_action[i] = 0.0
 
+    def place_base(self, i: int, x: float, y: float, yaw: float) -> None:
+        """Move env ``i``, just reset, to stand at world ``(x, y)`` facing ``yaw`` (rad): the start state its reset
+        events chose (knee angles, velocities) with the base level, turned to ``yaw`` and standing on the ground
+        there (the highest surface under the robot's footprint, flat ground without a terrain), written into the
+        physics; the observation follows. Draws nothing (the step benchmark's start poses,
+        :mod:`dexwheel.benchmarks.steps`)."""
+        q = self.reset_qpos[i]
+        base = self.start_qpos(q[self.knee_qadr])  # level, on flat ground at the origin, for these knees
+        ground = self.terrain.ground_under(x, y) if self.terrain is not None else 0.0
+        q[:3] = x, y, base[2] + ground
+        q[3:7] = math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)
+        if self.terrain is not None:
+            self.terrain.origin[i] = x, y, ground  # where the episode started (the curriculum measures from it)
+        self.physics.reset_env(i, q, self.reset_qvel[i])
+        self.compute_obs()
+
     def _resample_command(self, i: int, reverse: bool = False) -> None:
         """New commands for env ``i``; ``reverse`` (mid-episode) lets ``commands.rel_reversal`` flip the forward one."""
         c = self.cfg.commands

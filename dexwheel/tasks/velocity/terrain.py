@@ -6,6 +6,9 @@ on first use), and per env its level (row), its tile column, its origin (the spa
 frame) and its observation-noise key. Levels and columns are drawn from each env's own generator at its
 first reset (the ``terrain_levels`` event), so a vector env's env ``i`` lands where a single env with the same
 seed lands.
+
+A :class:`~dexwheel.terrain.TerrainDescription` in place of the config is a fixed scene, used as it is (the
+step benchmark's, :mod:`dexwheel.benchmarks.steps`): its origins are the tiles, and there is no curriculum.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import functools
 
 import numpy as np
 
-from dexwheel.terrain import HeightRaster, TerrainCfg, generate
+from dexwheel.terrain import HeightRaster, TerrainCfg, TerrainDescription, generate, height_at
+from dexwheel.terrain.config import ROBOT_FOOTPRINT_M
 
 #: The height raster's sample spacing (m): the scan reads the nearest sample (:class:`HeightRaster`).
 RASTER_RESOLUTION_M = 0.02
@@ -26,9 +30,11 @@ _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 class TaskTerrain:
     """The terrain of a task with ``num_envs`` envs (:attr:`level` -1 until an env's first reset)."""
 
-    def __init__(self, cfg: TerrainCfg, num_envs: int) -> None:
-        self.cfg = cfg
-        self.desc = generate(cfg)
+    def __init__(self, cfg: TerrainCfg | TerrainDescription, num_envs: int) -> None:
+        if isinstance(cfg, TerrainDescription):  # a fixed scene: its origins as the tiles, no curriculum
+            self.cfg, self.desc = TerrainCfg(curriculum=False), cfg
+        else:
+            self.cfg, self.desc = cfg, generate(cfg)
         self.level = np.full(num_envs, -1, dtype=np.int64)
         self.column = np.zeros(num_envs, dtype=np.int64)
         self.origin = np.zeros((num_envs, 3))
@@ -49,6 +55,14 @@ class TaskTerrain:
         self.level[env] = rng.integers(self.max_init_level + 1)
         self.column[env] = rng.integers(self.desc.num_cols)
         self.move(env, int(self.level[env]))
+
+    def ground_under(self, x: float, y: float) -> float:
+        """The spawn height at ``(x, y)``: the highest surface under the robot's footprint around it (as each
+        tile's origin is placed, :func:`~dexwheel.terrain.generate`)."""
+        s = np.linspace(-ROBOT_FOOTPRINT_M / 2 + 0.01, ROBOT_FOOTPRINT_M / 2 - 0.01, 21)
+        sx, sy = np.meshgrid(x + s, y + s, indexing="ij")
+        z = height_at(self.desc, sx, sy)
+        return float(np.nanmax(z)) if np.isfinite(z).any() else 0.0
 
     def move(self, env: int, level: int) -> None:
         self.level[env] = level
