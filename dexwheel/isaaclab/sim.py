@@ -18,12 +18,12 @@ def physics_cfg(device: str) -> NewtonCfg:
 
     Isaac's default integrator is Euler, which moves a skid turn's yaw by 1.6 % against MuJoCo's
     implicitfast. CUDA graphs exist only on a GPU. The manager is MuJoCo-Warp's, which also builds the
-    terrain's height fields from their samples (:class:`~dexwheel.isaaclab.terrain.TerrainMJWarpManager`).
+    terrain's height fields from their samples (:class:`~dexwheel.isaaclab.terrain.NewtonTerrainMJWarpManager`).
     """
-    from dexwheel.isaaclab.terrain import TerrainMJWarpManager  # MuJoCo-Warp's, plus the terrain's height fields
+    from dexwheel.isaaclab.terrain import NewtonTerrainMJWarpManager  # MuJoCo-Warp's, plus the terrain's height fields
 
     return NewtonCfg(
-        solver_cfg=MJWarpSolverCfg(integrator="implicitfast", class_type=TerrainMJWarpManager),
+        solver_cfg=MJWarpSolverCfg(integrator="implicitfast", class_type=NewtonTerrainMJWarpManager),
         use_cuda_graph=device.startswith("cuda"),
     )
 

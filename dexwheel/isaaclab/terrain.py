@@ -8,7 +8,7 @@ geoms :func:`dexwheel.terrain.mujoco.add_terrain` gives the MuJoCo model:
   and exports to MuJoCo-Warp as a box geom: vertical edges stay vertical, and box contacts are MuJoCo's;
 * every height field is a ``UsdGeom.Mesh`` of its samples (vertex ``row * ncol + col``, two triangles per cell
   split along the ``(col, row)``-``(col + 1, row + 1)`` diagonal: MuJoCo's split, :mod:`dexwheel.terrain.mesh`)
-  tagged ``dexwheel:heightfield:shape``; :class:`TerrainMJWarpManager` turns each tagged mesh back into its
+  tagged ``dexwheel:heightfield:shape``; :class:`NewtonTerrainMJWarpManager` turns each tagged mesh back into its
   sample grid (no rasterisation) and adds it as a Newton heightfield, which MuJoCo-Warp collides as an
   ``hfield`` with the MuJoCo scene's solid base (:data:`~dexwheel.terrain.description.HFIELD_BASE_M`).
 
@@ -45,7 +45,7 @@ from dexwheel.terrain.mesh import heightfield_mesh
 HFIELD_SHAPE_ATTR = "dexwheel:heightfield:shape"
 #: The solid base under a height field's lowest sample (m), as authored on the mesh.
 HFIELD_BASE_ATTR = "dexwheel:heightfield:base"
-#: The terrain's friction (static = dynamic), read back by :class:`TerrainMJWarpManager` for height fields.
+#: The terrain's friction (static = dynamic), read back by :class:`NewtonTerrainMJWarpManager` for height fields.
 FRICTION_ATTR = "dexwheel:friction"
 
 
@@ -60,7 +60,7 @@ def _material(stage: Usd.Stage, path: str, friction: float) -> UsdShade.Material
 
 def spawn_terrain(stage: Usd.Stage, prim_path: str, desc: TerrainDescription, friction: float = 1.0) -> None:
     """Author ``desc`` under ``prim_path``: a static ``Cube`` collider per box, a tagged ``Mesh`` per height
-    field (:class:`TerrainMJWarpManager` builds those), all with one physics material of ``friction``."""
+    field (:class:`NewtonTerrainMJWarpManager` builds those), all with one physics material of ``friction``."""
     UsdGeom.Xform.Define(stage, prim_path)
     material = _material(stage, f"{prim_path}/physicsMaterial", friction)
     tops = desc.boxes[:, 2] + desc.boxes[:, 5] if len(desc.boxes) else np.zeros(1)
@@ -96,7 +96,7 @@ def spawn_terrain(stage: Usd.Stage, prim_path: str, desc: TerrainDescription, fr
         collider(prim)
 
 
-class TerrainMJWarpManager(NewtonMJWarpManager):
+class NewtonTerrainMJWarpManager(NewtonMJWarpManager):
     """Newton's MuJoCo-Warp manager, adding each tagged height-field mesh of the stage (:func:`spawn_terrain`)
     as a Newton heightfield from its samples (not a rasterised mesh), and giving every ``hfield`` of the
     MuJoCo-Warp model its authored solid base.
@@ -106,7 +106,8 @@ class TerrainMJWarpManager(NewtonMJWarpManager):
     base cannot come from the samples), where the MuJoCo scene has
     :data:`~dexwheel.terrain.description.HFIELD_BASE_M`. A wheel pressed deeper than its cell's prism would
     meet its bottom and sides, not its top, so the base is set on the compiled model, MuJoCo's and
-    MuJoCo-Warp's, before the first step.
+    MuJoCo-Warp's, before the first step. (Isaac Lab picks its backend classes by the manager's name: it must
+    start with "Newton".)
     """
 
     _hfield_bases: list[float] = []
@@ -114,7 +115,7 @@ class TerrainMJWarpManager(NewtonMJWarpManager):
     @classmethod
     def _inject_terrain_heightfields(cls, stage, builder, *, root_paths):
         ignore = list(super()._inject_terrain_heightfields(stage, builder, root_paths=root_paths))
-        TerrainMJWarpManager._hfield_bases = []
+        NewtonTerrainMJWarpManager._hfield_bases = []
         xform_cache = UsdGeom.XformCache()
         for root in root_paths:
             for prim in Usd.PrimRange(stage.GetPrimAtPath(root)):
@@ -131,14 +132,14 @@ class TerrainMJWarpManager(NewtonMJWarpManager):
                 cfg.mu = float(prim.GetAttribute(FRICTION_ATTR).Get())
                 xform = wp.transform(wp.vec3((x0 + x1) / 2, (y0 + y1) / 2, 0.0), wp.quat_identity())
                 builder.add_shape_heightfield(heightfield=hf, xform=xform, cfg=cfg, label=prim.GetPath().pathString)
-                TerrainMJWarpManager._hfield_bases.append(float(prim.GetAttribute(HFIELD_BASE_ATTR).Get()))
+                NewtonTerrainMJWarpManager._hfield_bases.append(float(prim.GetAttribute(HFIELD_BASE_ATTR).Get()))
                 ignore.append(prim.GetPath().pathString)
         return ignore
 
     @classmethod
     def _build_solver(cls, model, solver_cfg) -> None:
         super()._build_solver(model, solver_cfg)
-        bases = TerrainMJWarpManager._hfield_bases
+        bases = NewtonTerrainMJWarpManager._hfield_bases
         if not bases:
             return
         solver = NewtonMJWarpManager._solver
