@@ -614,7 +614,9 @@ def height_scan(env: ManagerBasedRLEnv, size: tuple[float, float], resolution: f
     return torch.clip(out, -clip, clip)
 
 
-def terrain_out_of_bounds(env: ManagerBasedRLEnv, distance_buffer: float, asset_cfg: SceneEntityCfg = _ROBOT) -> torch.Tensor:
+def terrain_out_of_bounds(
+    env: ManagerBasedRLEnv, distance_buffer: float, asset_cfg: SceneEntityCfg = _ROBOT
+) -> torch.Tensor:
     """The MuJoCo task's ``terrain_out_of_bounds``: the base origin within ``distance_buffer`` (m) of the
     description's outer edge (Isaac Lab's term reads a generator config this terrain has not)."""
     xmin, xmax, ymin, ymax = _terrain(env, "terminations.out_of_bounds").description.bounds
