@@ -171,7 +171,8 @@ class DescriptionTerrainImporter(TerrainImporter):
         path = f"{cfg.prim_path}/terrain"
         spawn_terrain(get_current_stage(), path, self.description, cfg.friction)
         self.terrain_prim_paths.append(path)
-        self.configure_env_origins(self.description.origins)
+        # the tiles' origins, or (``use_terrain_origins`` False) Isaac Lab's grid of ``env_spacing``
+        self.configure_env_origins(self.description.origins if cfg.use_terrain_origins else None)
         self.set_debug_vis(cfg.debug_vis)
 
     @functools.cached_property

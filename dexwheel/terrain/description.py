@@ -1,7 +1,7 @@
 """The backend-neutral terrain: static boxes and height fields, and the surface height they give.
 
 What the generator (:mod:`dexwheel.terrain.generator`) produces and every backend builds from: the MuJoCo
-scene (:mod:`dexwheel.terrain.mujoco`) now, Isaac Lab later. :func:`height_at` is the one definition of the
+scene (:mod:`dexwheel.terrain.mujoco`) and Isaac Lab's (:mod:`dexwheel.isaaclab.terrain`). :func:`height_at` is the one definition of the
 surface: the highest top of the boxes covering a point, and the height fields' surface there.
 
 A height field is a grid of samples, ``heights[row, col]`` at ``x = cx - rx + col * dx``, ``y = cy - ry + row
