@@ -165,7 +165,7 @@ def main() -> None:
     parser.add_argument("--isaac-pd-split", action="store_true", help="Isaac Lab's own kp/kd split, not one motor")
     args = parser.parse_args()
     progs, _, _ = scenarios.load(args.programs)
-    progs = [p for p in progs if p.robot in scenarios.GROUPS[args.group]]
+    progs = [p for p in progs if scenarios.group_of(p) == args.group]
     trajectories, info = replay(progs, args.device, motor_pd=not args.isaac_pd_split)
     meta = {"backend": "isaaclab", "device": args.device, "motor_pd": not args.isaac_pd_split, **info}
     scenarios.save(args.out, progs, trajectories, meta)

@@ -99,6 +99,13 @@ def _wheel_leg_programs(robot: str) -> list[Program]:
     return programs
 
 
+def group_of(prog: Program) -> str:
+    """The group whose scene replays ``prog`` (a robot's terrain case runs in the terrain's scene)."""
+    if prog.case == "step":
+        return "terrain"
+    return next(g for g, robots in GROUPS.items() if g != "terrain" and prog.robot in robots)
+
+
 def terrain_of(prog: Program) -> TerrainCfg | None:
     """The terrain a program runs on (None: the flat ground); each backend builds it from ``generate`` of it."""
     return STEP_TERRAIN if prog.case == "step" else None
