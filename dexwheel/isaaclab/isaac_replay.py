@@ -77,7 +77,17 @@ def _build(robots: dict[str, list[scenarios.Program]], dt: float, num_envs: int,
 
     sim = sim_utils.SimulationContext(simulation_cfg(get_robot(next(iter(robots))), device, dt=dt))
     scene_cfg = InteractiveSceneCfg(num_envs=num_envs, env_spacing=ENV_SPACING)
-    scene_cfg.ground = AssetBaseCfg(prim_path="/World/ground", spawn=ground_cfg())
+    terrains = {id(t): t for t in (scenarios.terrain_of(p) for ps in robots.values() for p in ps)}
+    if len(terrains) != 1:
+        raise ValueError("one scene needs one ground: the plane or one terrain")
+    terrain = next(iter(terrains.values()))
+    if terrain is None:
+        scene_cfg.ground = AssetBaseCfg(prim_path="/World/ground", spawn=ground_cfg())
+    else:  # the same description's boxes and height fields; the envs on the grid, in the MuJoCo half's frame
+        from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource
+
+        scene_cfg.terrain = DescriptionTerrainImporterCfg(prim_path="/World/ground", terrain=TerrainSource(terrain),
+                                                          use_terrain_origins=False, env_spacing=ENV_SPACING)  # fmt: skip
     for r, (robot, ps) in enumerate(robots.items()):
         q0 = dict(zip(get_robot(robot).joint_names, ps[0].q0.tolist(), strict=True))
         base = tuple(ps[0].base_pos + np.array([0.0, ROBOT_SPACING * r, 0.0]))
@@ -155,7 +165,7 @@ def main() -> None:
     parser.add_argument("--isaac-pd-split", action="store_true", help="Isaac Lab's own kp/kd split, not one motor")
     args = parser.parse_args()
     progs, _, _ = scenarios.load(args.programs)
-    progs = [p for p in progs if p.robot in scenarios.GROUPS[args.group]]
+    progs = [p for p in progs if scenarios.group_of(p) == args.group]
     trajectories, info = replay(progs, args.device, motor_pd=not args.isaac_pd_split)
     meta = {"backend": "isaaclab", "device": args.device, "motor_pd": not args.isaac_pd_split, **info}
     scenarios.save(args.out, progs, trajectories, meta)

@@ -16,12 +16,20 @@ import numpy as np
 
 from dexwheel.isaaclab import scenarios
 from dexwheel.robots import get_robot
-from dexwheel.robots.mjcf import compile_model
+from dexwheel.robots.mjcf import build_spec, compile_model
+from dexwheel.terrain import generate
+from dexwheel.terrain.mujoco import add_terrain
 
 
 def run(prog: scenarios.Program) -> dict[str, np.ndarray]:
     desc = get_robot(prog.robot)
-    model = compile_model(desc, ground=desc.floating_base)
+    terrain = scenarios.terrain_of(prog)
+    if terrain is None:
+        model = compile_model(desc, ground=desc.floating_base)
+    else:  # the terrain's geoms in place of the floor, as the rough task's model
+        spec = build_spec(desc)
+        add_terrain(spec, generate(terrain))
+        model = spec.compile()
     data = mujoco.MjData(model)
     jid = [model.joint(j).id for j in desc.joint_names]
     qadr, dadr = model.jnt_qposadr[jid], model.jnt_dofadr[jid]

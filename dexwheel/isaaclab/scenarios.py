@@ -24,14 +24,25 @@ import numpy as np
 
 from dexwheel.robots import WHEEL_LEG_ROBOTS, get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, PARAMS, START_DROP_M
+from dexwheel.terrain import SubTerrainCfg, TerrainCfg, generate
 
-GROUPS: dict[str, tuple[str, ...]] = {"wheel_leg": WHEEL_LEG_ROBOTS, "hand": ("g20_left", "g20_right")}
+GROUPS: dict[str, tuple[str, ...]] = {"wheel_leg": WHEEL_LEG_ROBOTS, "hand": ("g20_left", "g20_right"),
+                                      "terrain": ("solenopsis",)}  # fmt: skip
 SETTLE_S = 1.0
 RUN_S = 2.0
 DRIVE_WHEEL_VEL = -5.0  # rad/s; the wheel axis is (0, -1, 0), so negative rolls forward
 HAND_START, HAND_GOAL = "open", "half_fist"
 HAND_POSE_AT_S = 1.0
 SATURATION_S = 0.3  # the G20's 8 N m limit saturates in the first 0.1-0.3 s of a preset move
+#: The terrain case: from the middle of a 2 m pit STEP_M deep (one generated ``pit`` tile, the same
+#: description on both backends), after SETTLE_S the wheels at STEP_WHEEL_VEL for STEP_RUN_S: the front
+#: wheels climb its edge 1 m ahead ~0.7 s into the run, the rear ones ~1.1 s in, and the base ends ~2.3 m out
+#: (the terrain's edge is at 3 m).
+STEP_M = 0.05
+STEP_RUN_S = 1.5
+STEP_WHEEL_VEL = -20.0  # rad/s: at -5 the wheels (damping 0.6 alone) stall at the edge
+STEP_TERRAIN = TerrainCfg(seed=0, size=(4.0, 4.0), border_width=1.0, num_rows=1, num_cols=1, sub_terrains={
+    "step": SubTerrainCfg("pit", 1.0, height_range=(STEP_M, STEP_M), platform_width=2.0)})  # fmt: skip
 #: Fields of a trajectory, each (steps, ...) sampled after every physics step.
 FIELDS = ("base_pos", "base_quat", "q", "qd")
 
@@ -88,6 +99,33 @@ def _wheel_leg_programs(robot: str) -> list[Program]:
     return programs
 
 
+def group_of(prog: Program) -> str:
+    """The group whose scene replays ``prog`` (a robot's terrain case runs in the terrain's scene)."""
+    if prog.case == "step":
+        return "terrain"
+    return next(g for g, robots in GROUPS.items() if g != "terrain" and prog.robot in robots)
+
+
+def terrain_of(prog: Program) -> TerrainCfg | None:
+    """The terrain a program runs on (None: the flat ground); each backend builds it from ``generate`` of it."""
+    return STEP_TERRAIN if prog.case == "step" else None
+
+
+def _terrain_programs(robot: str) -> list[Program]:
+    from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg
+
+    desc = get_robot(robot)
+    names = desc.joint_names
+    knees = np.array(WheelLegEnvCfg(robot=robot).stance_pose)
+    q0 = np.array([dict(zip(KNEE_JOINTS, knees, strict=True)).get(j, 0.0) for j in names])
+    floor = float(generate(STEP_TERRAIN).origins[0, 0, 2])  # the pit's floor, -STEP_M
+    settle, run = round(SETTLE_S / desc.timestep), round(STEP_RUN_S / desc.timestep)
+    vel_target = np.zeros((settle + run, len(names)))
+    vel_target[settle:] = [STEP_WHEEL_VEL if "wheel" in j else 0.0 for j in names]
+    base = np.array([0.0, 0.0, floor + start_height(robot, knees) + START_DROP_M])
+    return [Program(robot, "step", desc.timestep, q0, base, np.tile(q0, (settle + run, 1)), vel_target, settle)]
+
+
 def _hand_programs(robot: str) -> list[Program]:
     # the presets' joint targets through the project's SDK mapping (core venv only: dexwheel.control)
     from dexwheel.control.g20_sdk import G20SdkMapping
@@ -107,7 +145,7 @@ def _hand_programs(robot: str) -> list[Program]:
 
 def programs(group: str) -> list[Program]:
     """Every program of a group (``wheel_leg`` or ``hand``); the hands' need the core venv."""
-    make = _wheel_leg_programs if group == "wheel_leg" else _hand_programs
+    make = {"wheel_leg": _wheel_leg_programs, "hand": _hand_programs, "terrain": _terrain_programs}[group]
     return [prog for robot in GROUPS[group] for prog in make(robot)]
 
 
@@ -180,7 +218,10 @@ def compare(progs: list[Program], mj: Mapping[str, Mapping[str, np.ndarray]],
     rows: list[Row] = []
     by_robot: dict[str, dict[str, Program]] = {}
     for prog in progs:
-        by_robot.setdefault(prog.robot, {})[prog.case] = prog
+        if prog.case == "step":
+            rows += _step_rows(prog, mj[prog.key], il[prog.key])
+        else:
+            by_robot.setdefault(prog.robot, {})[prog.case] = prog
     for robot, cases in by_robot.items():
         if "stand" in cases:
             p = cases["stand"]
@@ -218,6 +259,56 @@ def compare(progs: list[Program], mj: Mapping[str, Mapping[str, np.ndarray]],
             )
         )
     return rows
+
+
+def pitch(quat_wxyz: np.ndarray) -> np.ndarray:
+    """Rotation about the base's y axis (rad; positive: nose down, as MuJoCo's right-handed y)."""
+    w, x, y, z = np.moveaxis(quat_wxyz, -1, 0)
+    return np.arcsin(np.clip(2.0 * (w * y - z * x), -1.0, 1.0))
+
+
+#: The step case's tolerances. Driving up to the edge (the first STEP_APPROACH_S of the run) both backends
+#: agree as on flat ground; the front wheels' impact on the box edge at 2 m/s is where they part (MuJoCo 4's
+#: cylinder-box contacts against MuJoCo-Warp's with Newton's defaults: 0.10 against 0.22 rad of pitch at its
+#: peak), and they meet again on top: the height gained within 1 mm.
+STEP_APPROACH_S = 0.5
+STEP_APPROACH_HEIGHT_TOL_M = 1e-3
+STEP_APPROACH_PITCH_TOL_RAD = 2e-3
+STEP_HEIGHT_TOL_M = 0.03
+STEP_PITCH_TOL_RAD = 0.15
+STEP_GAIN_TOL_M = 1e-3
+
+
+def _step_rows(p: Program, m: Mapping[str, np.ndarray], i: Mapping[str, np.ndarray]) -> list[Row]:
+    s, a = p.run_start - 1, round(STEP_APPROACH_S / p.dt)
+    mz, iz = m["base_pos"][s:, 2], i["base_pos"][s:, 2]
+    mp, ip = pitch(m["base_quat"][s:]), pitch(i["base_quat"][s:])
+    step = f"{STEP_M:g} m step"
+    return [
+        Row(
+            p.robot,
+            f"{step}: max |d base height| driving up to it, {STEP_APPROACH_S:g} s (m)",
+            _max_abs(mz[:a], iz[:a]),
+            STEP_APPROACH_HEIGHT_TOL_M,
+        ),  # fmt: skip
+        Row(
+            p.robot,
+            f"{step}: max |d pitch| driving up to it, {STEP_APPROACH_S:g} s (rad)",
+            _max_abs(mp[:a], ip[:a]),
+            STEP_APPROACH_PITCH_TOL_RAD,
+        ),  # fmt: skip
+        Row(
+            p.robot,
+            f"{step}: max |d base height| over the {STEP_RUN_S:g} s run (m)",
+            _max_abs(mz, iz),
+            STEP_HEIGHT_TOL_M,
+        ),  # fmt: skip
+        Row(
+            p.robot, f"{step}: max |d pitch| over the {STEP_RUN_S:g} s run (rad)", _max_abs(mp, ip), STEP_PITCH_TOL_RAD
+        ),  # fmt: skip
+        _pair(p.robot, f"{step}: height gained (m)", mz[-1] - mz[0], iz[-1] - iz[0], STEP_GAIN_TOL_M),
+        Row(p.robot, f"{step}: max |d base x| over the run (m)", _max_abs(m["base_pos"][s:, 0], i["base_pos"][s:, 0])),
+    ]
 
 
 def format_table(rows: list[Row]) -> str:

@@ -17,10 +17,13 @@ def physics_cfg(device: str) -> NewtonCfg:
     """Newton with the MuJoCo-Warp solver and MuJoCo's integrator of the project's models.
 
     Isaac's default integrator is Euler, which moves a skid turn's yaw by 1.6 % against MuJoCo's
-    implicitfast. CUDA graphs exist only on a GPU.
+    implicitfast. CUDA graphs exist only on a GPU. The manager is MuJoCo-Warp's, which also builds the
+    terrain's height fields from their samples (:class:`~dexwheel.isaaclab.terrain.NewtonTerrainMJWarpManager`).
     """
+    from dexwheel.isaaclab.terrain import NewtonTerrainMJWarpManager  # MuJoCo-Warp's, plus the terrain's height fields
+
     return NewtonCfg(
-        solver_cfg=MJWarpSolverCfg(integrator="implicitfast"),
+        solver_cfg=MJWarpSolverCfg(integrator="implicitfast", class_type=NewtonTerrainMJWarpManager),
         use_cuda_graph=device.startswith("cuda"),
     )
 

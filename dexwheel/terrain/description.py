@@ -1,7 +1,7 @@
 """The backend-neutral terrain: static boxes and height fields, and the surface height they give.
 
 What the generator (:mod:`dexwheel.terrain.generator`) produces and every backend builds from: the MuJoCo
-scene (:mod:`dexwheel.terrain.mujoco`) now, Isaac Lab later. :func:`height_at` is the one definition of the
+scene (:mod:`dexwheel.terrain.mujoco`) and Isaac Lab's (:mod:`dexwheel.isaaclab.terrain`). :func:`height_at` is the one definition of the
 surface: the highest top of the boxes covering a point, and the height fields' surface there.
 
 A height field is a grid of samples, ``heights[row, col]`` at ``x = cx - rx + col * dx``, ``y = cy - ry + row
@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+#: A height field's solid base below its lowest sample (m): every backend builds the same prisms under it.
+HFIELD_BASE_M = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,9 +137,24 @@ class HeightRaster:
         self.grid = grid.astype(np.float32)  # half the memory (18 MB for the default 36 x 51 m); 6e-8 m at 1 m
         self.shape = grid.shape
 
-    def lookup(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The nearest sample's height at each ``(x, y)`` (edge samples beyond the terrain)."""
+    def lookup(self, x, y):
+        """The nearest sample's height at each ``(x, y)`` (edge samples beyond the terrain): numpy arrays (the
+        MuJoCo task) or torch tensors (the Isaac Lab task, on the tensors' device), the same arithmetic."""
         nx, ny = self.shape
-        i = np.clip(np.rint((x - self.x0) / self.resolution), 0, nx - 1).astype(np.intp)
-        j = np.clip(np.rint((y - self.y0) / self.resolution), 0, ny - 1).astype(np.intp)
-        return self.grid[i, j]
+        if isinstance(x, np.ndarray) or np.isscalar(x):
+            i = np.clip(np.rint((x - self.x0) / self.resolution), 0, nx - 1).astype(np.intp)
+            j = np.clip(np.rint((y - self.y0) / self.resolution), 0, ny - 1).astype(np.intp)
+            return self.grid[i, j]
+        import torch  # a torch tensor came in (the Isaac Lab task): round half to even, as np.rint
+
+        i = torch.clip(torch.round((x - self.x0) / self.resolution), 0, nx - 1).long()
+        j = torch.clip(torch.round((y - self.y0) / self.resolution), 0, ny - 1).long()
+        return self._torch_grid(x.device)[i, j]
+
+    def _torch_grid(self, device):
+        import torch
+
+        cache = self.__dict__.setdefault("_torch_grids", {})
+        if str(device) not in cache:
+            cache[str(device)] = torch.as_tensor(self.grid, device=device)
+        return cache[str(device)]

@@ -12,10 +12,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from dexwheel.terrain.description import TerrainDescription
+from dexwheel.terrain.description import HFIELD_BASE_M, TerrainDescription
 
-#: A height field's solid base below its lowest sample (m).
-HFIELD_BASE_M = 0.5
 #: The name prefix of the terrain's geoms and height-field assets.
 PREFIX = "terrain"
 

@@ -143,11 +143,14 @@ def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
     assert cfg.rewards.action_rate_l2.weight == -0.05
 
 
-def test_a_terrain_is_refused_until_its_isaac_lab_side_exists():
+def test_a_terrain_replaces_the_plane():
     from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+    from dexwheel.terrain import TerrainCfg
 
-    with pytest.raises(ValueError, match=r"does not support \['terrain'\] yet"):
-        WheelLegFlatEnvCfg(task_overrides={"terrain": True})
+    cfg = WheelLegFlatEnvCfg(
+        task_overrides={"terrain": True}
+    )  # the rough task's own: tests/isaaclab/test_rough_task.py
+    assert cfg.scene.ground is None and cfg.scene.terrain.terrain.cfg == TerrainCfg()
 
 
 def test_the_events_table_drives_isaac_lab_events():

@@ -2,7 +2,9 @@
 
 ``Dexwheel-Velocity-Flat-Solenopsis-v0`` and ``Dexwheel-Velocity-Flat-M20Legacy-v0``: the MuJoCo
 ``Solenopsis-v0`` / ``M20Legacy-v0`` velocity-tracking task on Newton + MuJoCo-Warp
-(:mod:`dexwheel.isaaclab.tasks.wheel_leg_flat`). ``Dexwheel-Pose-G20Left-v0`` and ``Dexwheel-Pose-G20Right-v0``:
+(:mod:`dexwheel.isaaclab.tasks.wheel_leg_flat`). ``Dexwheel-Velocity-Rough-Solenopsis-v0`` and
+``Dexwheel-Velocity-Rough-M20Legacy-v0``: ``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0`` on the terrain built
+from the same description (:mod:`dexwheel.isaaclab.terrain`). ``Dexwheel-Pose-G20Left-v0`` and ``Dexwheel-Pose-G20Right-v0``:
 the MuJoCo ``G20Hand-v0`` pose-tracking task with the PD drive (:mod:`dexwheel.isaaclab.tasks.g20_pose`).
 Build one as Isaac Lab's own tasks are built::
 
@@ -17,6 +19,8 @@ import gymnasium as gym
 TASKS = {
     "Dexwheel-Velocity-Flat-Solenopsis-v0": ("wheel_leg_flat", "SolenopsisFlatEnvCfg", "WheelLegFlatPPORunnerCfg"),
     "Dexwheel-Velocity-Flat-M20Legacy-v0": ("wheel_leg_flat", "M20LegacyFlatEnvCfg", "M20LegacyFlatPPORunnerCfg"),
+    "Dexwheel-Velocity-Rough-Solenopsis-v0": ("wheel_leg_flat", "SolenopsisRoughEnvCfg", "WheelLegRoughPPORunnerCfg"),
+    "Dexwheel-Velocity-Rough-M20Legacy-v0": ("wheel_leg_flat", "M20LegacyRoughEnvCfg", "M20LegacyRoughPPORunnerCfg"),
     "Dexwheel-Pose-G20Left-v0": ("g20_pose", "G20LeftPoseEnvCfg", "G20LeftPosePPORunnerCfg"),
     "Dexwheel-Pose-G20Right-v0": ("g20_pose", "G20RightPoseEnvCfg", "G20RightPosePPORunnerCfg"),
 }

@@ -88,6 +88,16 @@ class M20LegacyFlatPPORunnerCfg(DexwheelPPORunnerCfg):
 
 
 @configclass
+class WheelLegRoughPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "solenopsis_rough"
+
+
+@configclass
+class M20LegacyRoughPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "m20_legacy_rough"
+
+
+@configclass
 class G20LeftPosePPORunnerCfg(DexwheelPPORunnerCfg):
     experiment_name = "g20_left_pose"
 

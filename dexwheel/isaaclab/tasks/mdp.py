@@ -672,3 +672,89 @@ def action_rate_l2(env: ManagerBasedRLEnv, action_name: str) -> torch.Tensor:
     """sum((a - a_prev)^2) over the action scaled to [-1, 1] (the MuJoCo task's ``action_rate_l2``)."""
     term: HandPoseAction = env.action_manager.get_term(action_name)
     return torch.sum(torch.square(term.normalized - term.prev_normalized), dim=1).float() / env.step_dt
+
+
+# -- the rough task (the terrain: :mod:`dexwheel.isaaclab.terrain`) ------------------------------------------
+
+
+def _terrain(env: ManagerBasedRLEnv, term: str):
+    from dexwheel.isaaclab.terrain import DescriptionTerrainImporter
+
+    terrain = env.scene.terrain
+    if not isinstance(terrain, DescriptionTerrainImporter):
+        raise ValueError(f"{term} reads the dexwheel terrain, and this scene has none (a task with terrain=...)")
+    return terrain
+
+
+def height_scan(env: ManagerBasedRLEnv, size: tuple[float, float], resolution: float, offset: float, clip: float,
+                noise: float = 0.0, asset_cfg: SceneEntityCfg = _ROBOT) -> torch.Tensor:  # fmt: skip
+    """The MuJoCo task's ``height_scan``: base height minus the ground height at its grid of points (yaw-aligned,
+    x-major), minus ``offset``, clipped to +-``clip``; the same lookup in the same description's raster
+    (:func:`dexwheel.tasks.velocity.terrain.scan_heights`, on torch), not ray casts. ``noise``: uniform +-noise
+    per point from torch's generator (the MuJoCo task hashes its own key: the same distribution)."""
+    from dexwheel.tasks.velocity.terrain import TaskTerrain, scan_heights
+
+    terrain = _terrain(env, "observations.height_scan")
+    data = env.scene[asset_cfg.name].data
+    pos, quat = data.root_link_pos_w.torch, data.root_link_quat_w.torch[:, [3, 0, 1, 2]]  # xyzw -> wxyz
+    pts = torch.as_tensor(TaskTerrain.scan_pattern(tuple(size), float(resolution)), device=pos.device,
+                          dtype=pos.dtype)  # fmt: skip
+    out = scan_heights(terrain.raster, pos, quat, pts) - offset
+    if noise:
+        out = out + noise * (2.0 * torch.rand_like(out) - 1.0)
+    return torch.clip(out, -clip, clip)
+
+
+def terrain_out_of_bounds(
+    env: ManagerBasedRLEnv, distance_buffer: float, asset_cfg: SceneEntityCfg = _ROBOT
+) -> torch.Tensor:
+    """The MuJoCo task's ``terrain_out_of_bounds``: the base origin within ``distance_buffer`` (m) of the
+    description's outer edge (Isaac Lab's term reads a generator config this terrain has not)."""
+    xmin, xmax, ymin, ymax = _terrain(env, "terminations.out_of_bounds").description.bounds
+    p = env.scene[asset_cfg.name].data.root_link_pos_w.torch
+    b = distance_buffer
+    return (p[:, 0] < xmin + b) | (p[:, 0] > xmax - b) | (p[:, 1] < ymin + b) | (p[:, 1] > ymax - b)
+
+
+class terrain_levels(ManagerTermBase):
+    """The MuJoCo task's ``terrain_levels`` event as a curriculum term (Isaac Lab runs curricula first at a
+    reset, before the reset events, as the MuJoCo event runs on the ending episode): Isaac Lab's
+    ``terrain_levels_vel`` rule with the description's tile size. ``distance`` is the base origin's horizontal
+    distance from its env origin; promote when ``distance > size_x / 2``, else demote when ``distance <
+    |command (vx, vy)| * episode_length_s / 2``; past the top row a uniformly drawn level, level 0 stays 0
+    (the importer's :meth:`update_env_origins`). An env's first reset only places it (the importer drew its
+    tile), as the MuJoCo event's first reset draws it."""
+
+    def __init__(self, cfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        self._started = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+
+    def __call__(self, env: ManagerBasedRLEnv, env_ids, command_name: str, asset_cfg: SceneEntityCfg = _ROBOT):
+        terrain = _terrain(env, "events.terrain_levels")
+        ids = _env_index(env_ids, env.num_envs, env.device)
+        ids = ids[self._started[ids]]
+        self._started[_env_index(env_ids, env.num_envs, env.device)] = True
+        if len(ids):
+            p = env.scene[asset_cfg.name].data.root_link_pos_w.torch[ids, :2]
+            distance = torch.linalg.norm(p - env.scene.env_origins[ids, :2], dim=1)
+            command = env.command_manager.get_command(command_name)[ids, :2]
+            up = distance > terrain.description.tile_size[0] / 2
+            down = ~up & (distance < torch.linalg.norm(command, dim=1) * env.max_episode_length_s * 0.5)
+            terrain.update_env_origins(ids, up, down)
+        return torch.mean(terrain.terrain_levels.float())
+
+
+def reset_base_on_terrain(env: ManagerBasedRLEnv, env_ids, asset_cfg: SceneEntityCfg = _ROBOT) -> None:
+    """The MuJoCo task's ``reset_base_on_terrain``: the start pose turned to a uniform random heading about
+    world z (the base origin fixed). The tile's origin is the env origin here, where :func:`reset_start_pose`
+    already put the base (x, y and the ground height), so the heading is what is left to do."""
+    _terrain(env, "events.reset_base_on_terrain")
+    asset = env.scene[asset_cfg.name]
+    ids = _env_index(env_ids, env.num_envs, env.device)
+    pose = torch.cat([asset.data.root_link_pos_w.torch[ids], asset.data.root_link_quat_w.torch[ids]], dim=1)
+    yaw = (2.0 * torch.rand(len(ids), device=env.device) - 1.0) * torch.pi
+    cw, sz = torch.cos(yaw / 2), torch.sin(yaw / 2)  # (0, 0, sz, cw) (xyzw) times the start orientation
+    x0, y0, z0, w0 = pose[:, 3].clone(), pose[:, 4].clone(), pose[:, 5].clone(), pose[:, 6].clone()
+    pose[:, 3], pose[:, 4] = cw * x0 - sz * y0, cw * y0 + sz * x0
+    pose[:, 5], pose[:, 6] = cw * z0 + sz * w0, cw * w0 - sz * z0
+    asset.write_root_link_pose_to_sim_index(root_pose=pose, env_ids=ids.to(torch.int32))

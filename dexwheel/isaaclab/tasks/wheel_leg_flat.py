@@ -41,6 +41,7 @@ import isaaclab.envs.mdp as mdp
 import numpy as np
 from isaaclab.assets import ArticulationCfg, AssetBaseCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
+from isaaclab.managers import CurriculumTermCfg as CurrTerm
 from isaaclab.managers import EventTermCfg as EventTerm
 from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
@@ -55,6 +56,7 @@ from dexwheel.isaaclab.scenarios import start_height
 from dexwheel.isaaclab.sim import GROUND_FRICTION, ground_cfg, simulation_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.isaaclab.tasks.term_map import mapped
+from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
 from dexwheel.tasks.terms import func_path
@@ -116,6 +118,11 @@ class TerminationsCfg:
 
 
 @configclass
+class CurriculumCfg:
+    """The terrain curriculum (the MuJoCo task's ``events.terrain_levels``), when the task has one."""
+
+
+@configclass
 class EventsCfg:
     """The start pose (``reset_start``) plus the MuJoCo task's other events (:func:`_events`)."""
 
@@ -125,7 +132,6 @@ class EventsCfg:
 def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
     unsupported = {
         "scale_rewards_by_dt": not task.scale_rewards_by_dt,  # Isaac Lab's reward manager always scales
-        "terrain": getattr(task, "terrain", None) is not None,  # issue 27 part 2 builds it from the same description
     }
     bad = [name for name, is_bad in unsupported.items() if is_bad]
     if bad:
@@ -169,11 +175,13 @@ OBSERVATION_MAP = {
     _O + "last_action": (mdp.last_action, dict),
     _O + "base_lin_vel": (dw.base_lin_vel, dict),
     **{_O + c: (dw.model_param, lambda p, c=c: {"column": c}) for c in dw.MODEL_PARAM_COLUMNS},
+    _O + "height_scan": (dw.height_scan, dict),  # the same lookup in the same description's raster
 }
 TERMINATION_MAP = {
     _T + "illegal_contact": (mdp.illegal_contact,
                              lambda p: {"threshold": CONTACT_THRESHOLD, "sensor_cfg": _contacts(p["bodies"])}),
     _T + "bad_orientation": (mdp.bad_orientation, lambda p: {"limit_angle": p["limit_angle"]}),
+    _T + "terrain_out_of_bounds": (dw.terrain_out_of_bounds, lambda p: {"distance_buffer": p["distance_buffer"]}),
 }  # fmt: skip
 
 
@@ -201,12 +209,26 @@ def _push(name: str, interval: tuple[float, float] | None, task: WheelLegEnvCfg)
                             params={"velocity_range": {"x": (-v, v), "y": (-v, v)}})}  # fmt: skip
 
 
-#: The Isaac Lab events of each MuJoCo event function: ``(name, interval, task config) -> {name: EventTerm}``
+def _terrain_levels(name: str, interval, task: WheelLegEnvCfg) -> dict[str, CurrTerm]:
+    # the curriculum off: the importer's levels stay as drawn (every level, apply_task_cfg), as on MuJoCo
+    if not task.terrain.curriculum:
+        return {}
+    return {name: CurrTerm(func=dw.terrain_levels, params={"command_name": COMMAND})}
+
+
+def _reset_base_on_terrain(name: str, interval, task: WheelLegEnvCfg) -> dict[str, EventTerm]:
+    return {name: EventTerm(func=dw.reset_base_on_terrain, mode="reset")}
+
+
+#: The Isaac Lab terms of each MuJoCo event function: ``(name, interval, task config) -> {name: term}``, event
+#: terms or curriculum terms (``terrain_levels``: Isaac Lab runs its curriculum at the reset, before the events)
 #: (they read the same config fields as the MuJoCo events).
 EVENT_MAP = {
     _E + "randomize_model": _randomize_model,
     _E + "reset_joints_and_base": lambda name, interval, task: _start_pose(task.reset_noise_scale, task),
     _E + "push_by_setting_velocity": _push,
+    _E + "terrain_levels": _terrain_levels,
+    _E + "reset_base_on_terrain": _reset_base_on_terrain,
 }
 
 
@@ -246,7 +268,7 @@ def _terminations(task: WheelLegEnvCfg) -> TerminationsCfg:
     return cfg
 
 
-def _events(task: WheelLegEnvCfg) -> EventsCfg:
+def _events(task: WheelLegEnvCfg) -> tuple[EventsCfg, CurriculumCfg]:
     active = active_events(task)
     unknown = {f"events.{k}": func_path(t.func) for k, (t, _) in active.items() if func_path(t.func) not in EVENT_MAP}
     if unknown:
@@ -255,10 +277,10 @@ def _events(task: WheelLegEnvCfg) -> EventsCfg:
     terms = _start_pose(0.0, task)  # every reset starts from the start pose, noise or not
     for name, (t, interval) in active.items():
         terms.update(EVENT_MAP[func_path(t.func)](name, interval, task))
-    cfg = EventsCfg(reset_start=terms.pop("reset_start"))
+    cfg, curriculum = EventsCfg(reset_start=terms.pop("reset_start")), CurriculumCfg()
     for name, term in terms.items():
-        setattr(cfg, name, term)
-    return cfg
+        setattr(curriculum if isinstance(term, CurrTerm) else cfg, name, term)
+    return cfg, curriculum
 
 
 def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: dict | None = None) -> None:
@@ -280,9 +302,16 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: d
     env.sim.render_interval = task.decimation
     env.scene.robot = articulation_cfg(task.robot, "{ENV_REGEX_NS}/Robot", knees, (0.0, 0.0, height), gains=gains)
     randomizes = _E + "randomize_model" in {func_path(t.func) for t, _ in active_events(task).values()}
+    friction = GROUND_FRICTION
     if randomizes and task.domain_rand.friction is not None:  # the shared ground must not cap the robot's draw
-        low = min(GROUND_FRICTION, task.domain_rand.friction[0])
-        env.scene.ground = AssetBaseCfg(prim_path="/World/ground", spawn=ground_cfg(low))
+        friction = min(GROUND_FRICTION, task.domain_rand.friction[0])
+        env.scene.ground = AssetBaseCfg(prim_path="/World/ground", spawn=ground_cfg(friction))
+    if task.terrain is not None:  # the terrain in place of the plane, the env origins its tiles' (by level)
+        t = task.terrain
+        env.scene.ground = None
+        env.scene.terrain = DescriptionTerrainImporterCfg(
+            prim_path="/World/ground", terrain=TerrainSource(t), friction=friction,
+            max_init_terrain_level=t.max_init_terrain_level if t.curriculum else None)  # fmt: skip
     c = task.commands
     env.commands = CommandsCfg(base_velocity=dw.ReversingVelocityCommandCfg(
         asset_name="robot", resampling_time_range=c.resampling_time_s, rel_standing_envs=c.rel_standing_envs,
@@ -294,7 +323,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: d
     env.observations = _observations(task)
     env.rewards = _rewards(task)
     env.terminations = _terminations(task)
-    env.events = _events(task)
+    env.events, env.curriculum = _events(task)
 
 
 @configclass
@@ -317,4 +346,26 @@ class SolenopsisFlatEnvCfg(WheelLegFlatEnvCfg):
 
 @configclass
 class M20LegacyFlatEnvCfg(WheelLegFlatEnvCfg):
+    robot: str = "m20_legacy"
+
+
+@configclass
+class WheelLegRoughEnvCfg(WheelLegFlatEnvCfg):
+    """A wheel-leg robot's rough-terrain task: the MuJoCo ``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0`` config
+    (:func:`~dexwheel.tasks.velocity.rough.rough_cfg`, ``task_overrides`` on top) on the terrain built from the same
+    description (:mod:`dexwheel.isaaclab.terrain`)."""
+
+    def __post_init__(self):
+        from dexwheel.tasks.velocity.rough import rough_cfg
+
+        apply_task_cfg(self, make_cfg(rough_cfg(self.robot), **self.task_overrides), self.task_overrides)
+
+
+@configclass
+class SolenopsisRoughEnvCfg(WheelLegRoughEnvCfg):
+    robot: str = "solenopsis"
+
+
+@configclass
+class M20LegacyRoughEnvCfg(WheelLegRoughEnvCfg):
     robot: str = "m20_legacy"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dexwheel.robots.wheel_leg import LEGS
+from dexwheel.tasks.velocity.terrain import scan_heights
 
 #: Columns of ``task.model_params``: what domain randomisation drew for each env this episode.
 MODEL_PARAM_COLUMNS = {"friction": slice(0, 1), "base_mass_add": slice(1, 2), "base_com_offset": slice(2, 5),
@@ -94,16 +95,7 @@ def height_scan(task, size: tuple[float, float] = (1.0, 0.6), resolution: float 
     terrain = _terrain(task, "observations.height_scan")
     pts = terrain.scan_pattern(tuple(size), float(resolution))
     q = task.physics.qpos
-    w, qx, qy, qz = q[:, 3], q[:, 4], q[:, 5], q[:, 6]
-    hx, hy = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (w * qz + qx * qy)  # the base's x axis, projected
-    norm = np.sqrt(hx * hx + hy * hy)
-    flat = norm > 0.0
-    c = np.where(flat, hx / np.where(flat, norm, 1.0), 1.0)[:, None]
-    s = np.where(flat, hy / np.where(flat, norm, 1.0), 0.0)[:, None]
-    px, py = pts[:, 0][None], pts[:, 1][None]
-    x = q[:, 0:1] + (c * px - s * py)
-    y = q[:, 1:2] + (s * px + c * py)
-    out = q[:, 2:3] - terrain.raster.lookup(x, y) - offset
+    out = scan_heights(terrain.raster, q[:, 0:3], q[:, 3:7], pts) - offset
     if noise:
         step = getattr(task, "t", 0)  # the control step (0 while the task is built)
         out = out + noise * (2.0 * terrain.uniform_noise(step, pts.shape[0]) - 1.0)

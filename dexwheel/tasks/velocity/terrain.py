@@ -17,6 +17,7 @@ import functools
 
 import numpy as np
 
+from dexwheel.control._xp import namespace
 from dexwheel.terrain import HeightRaster, TerrainCfg, TerrainDescription, generate, height_at
 from dexwheel.terrain.config import ROBOT_FOOTPRINT_M
 
@@ -88,3 +89,21 @@ class TaskTerrain:
             z = (z ^ (z >> np.uint64(27))) * _M2
             z = z ^ (z >> np.uint64(31))
         return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def scan_heights(raster: HeightRaster, pos, quat_wxyz, pts):
+    """Base height minus the ground height (``raster``) at the scan points ``pts`` ``(P, 2)`` around each base:
+    ``(N, P)``. ``pos`` ``(N, 3)`` and ``quat_wxyz`` ``(N, 4)`` are the bases' origins and orientations; the
+    points turn with each base's yaw, not its roll and pitch (Isaac Lab's ``ray_alignment="yaw"``). One
+    implementation for numpy (the MuJoCo task) and torch (the Isaac Lab task)."""
+    xp = namespace(pos)
+    w, qx, qy, qz = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
+    hx, hy = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (w * qz + qx * qy)  # the base's x axis, projected
+    norm = xp.sqrt(hx * hx + hy * hy)
+    flat = norm > 0.0
+    c = xp.where(flat, hx / xp.where(flat, norm, 1.0), 1.0)[:, None]
+    s = xp.where(flat, hy / xp.where(flat, norm, 1.0), 0.0)[:, None]
+    px, py = pts[:, 0][None], pts[:, 1][None]
+    x = pos[:, 0:1] + (c * px - s * py)
+    y = pos[:, 1:2] + (s * px + c * py)
+    return pos[:, 2:3] - raster.lookup(x, y)

@@ -1,0 +1,108 @@
+"""The Isaac Lab rough task is the MuJoCo rough config on the terrain built from the same description.
+
+Its terms map by function (height scan, out-of-bounds, the curriculum, the spawn on the tile), the envs
+start on their tiles' origins, the height scan is the MuJoCo lookup of the same raster, and the curriculum
+moves envs by the MuJoCo rule.
+"""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from dexwheel.tasks.velocity.config import make_cfg
+from dexwheel.tasks.velocity.rough import rough_cfg
+from dexwheel.tasks.velocity.terrain import TaskTerrain, scan_heights
+
+TASK = "Dexwheel-Velocity-Rough-Solenopsis-v0"
+NUM_ENVS = 6
+OVERRIDES = {"terrain": {"num_rows": 3, "size": (4.0, 4.0), "border_width": 1.0}}
+
+
+@pytest.fixture(scope="module")
+def env():
+    import dexwheel.isaaclab.tasks  # noqa: F401
+    from dexwheel.isaaclab.tasks.wheel_leg_flat import SolenopsisRoughEnvCfg
+
+    cfg = SolenopsisRoughEnvCfg(task_overrides=OVERRIDES)
+    cfg.sim.device, cfg.scene.num_envs, cfg.seed = "cpu", NUM_ENVS, 0
+    env = gym.make(TASK, cfg=cfg)
+    env.reset(seed=0)
+    yield env
+    env.close()
+
+
+def test_the_rough_terms_map_by_function(env):
+    u, task = env.unwrapped, make_cfg(rough_cfg(), **OVERRIDES)
+    policy = [k for k, t in task.observations.items() if t.group == "policy"]
+    assert u.observation_manager.active_terms["policy"] == policy  # the MuJoCo columns, height_scan last
+    assert u.observation_manager.group_obs_dim["policy"] == (28 + 77,)
+    assert set(task.terminations) <= set(u.termination_manager.active_terms)
+    assert u.curriculum_manager.active_terms == ["terrain_levels"]
+    assert "reset_base_on_terrain" in u.event_manager.active_terms["reset"]
+    assert u.scene.terrain.description.num_rows == 3 and u.scene.terrain.description.tile_size == (4.0, 4.0)
+
+
+def test_envs_start_on_their_tiles_facing_random_headings(env):
+    u = env.unwrapped
+    terrain, robot = u.scene.terrain, u.scene["robot"]
+    origins = terrain.description.origins[terrain.terrain_levels.numpy(), terrain.terrain_types.numpy()]
+    np.testing.assert_allclose(u.scene.env_origins.numpy(), origins, atol=1e-6)
+    pos = robot.data.root_link_pos_w.torch.numpy()
+    assert np.all(terrain.terrain_levels.numpy() <= 2)  # max_init_terrain_level
+    np.testing.assert_allclose(pos[:, :2], origins[:, :2], atol=0.05)  # the reset's noise, a short drop
+    assert np.all((pos[:, 2] - origins[:, 2] > 0.2) & (pos[:, 2] - origins[:, 2] < 0.4))  # standing on the tile
+    q = robot.data.root_link_quat_w.torch.numpy()  # x, y, z, w
+    yaw = np.arctan2(2 * (q[:, 3] * q[:, 2] + q[:, 0] * q[:, 1]), 1 - 2 * (q[:, 1] ** 2 + q[:, 2] ** 2))
+    assert np.ptp(yaw) > 0.5  # uniform headings, not all the same
+
+
+def test_the_height_scan_is_the_mujoco_lookup_of_the_same_raster(env):
+    u = env.unwrapped
+    for _ in range(5):
+        obs, *_ = env.step(torch.zeros(NUM_ENVS, 8))
+    robot, terrain = u.scene["robot"], u.scene.terrain
+    pos = robot.data.root_link_pos_w.torch.double().numpy()
+    quat = robot.data.root_link_quat_w.torch.double().numpy()[:, [3, 0, 1, 2]]
+    params = u.cfg.observations.policy.height_scan.params
+    pts = TaskTerrain.scan_pattern(tuple(params["size"]), params["resolution"])
+    expected = np.clip(scan_heights(terrain.raster, pos, quat, pts) - params["offset"], -params["clip"], params["clip"])
+    scan = obs["policy"][:, 28:].numpy()
+    assert np.mean(np.abs(scan - expected) < 1e-5) > 0.99  # float32 positions may round to the next sample
+    assert np.all(np.abs(scan[:, 38]) < 0.1)  # the middle point: the base ~0.28 m over the ground under it
+
+
+def test_the_curriculum_follows_the_mujoco_rule(env):
+    u = env.unwrapped
+    terrain, robot = u.scene.terrain, u.scene["robot"]
+    terrain.terrain_levels[:2] = 1
+    terrain.update_env_origins(torch.arange(2), torch.zeros(2, dtype=torch.bool), torch.zeros(2, dtype=torch.bool))
+    pose = torch.cat([robot.data.root_link_pos_w.torch, robot.data.root_link_quat_w.torch], dim=1)[:2].clone()
+    pose[:, :2] = u.scene.env_origins[:2, :2]
+    pose[0, 0] += 2.5  # env 0 left its 4 m tile: promoted
+    robot.write_root_link_pose_to_sim_index(root_pose=pose, env_ids=torch.arange(2, dtype=torch.int32))
+    command = u.command_manager.get_term("base_velocity").vel_command_b
+    command[:2] = torch.tensor([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])  # env 1 asked to go and stayed: demoted
+    u._reset_idx(torch.arange(2))
+    assert terrain.terrain_levels[:2].tolist() == [2, 0]
+
+
+def test_leaving_the_terrain_terminates(env):
+    from dexwheel.isaaclab.tasks import mdp as dw
+
+    u = env.unwrapped
+    xmin, xmax, ymin, ymax = u.scene.terrain.description.bounds
+    robot = u.scene["robot"]
+    pose = torch.cat([robot.data.root_link_pos_w.torch, robot.data.root_link_quat_w.torch], dim=1)[:1].clone()
+    pose[0, 0] = xmax - 0.5
+    robot.write_root_link_pose_to_sim_index(root_pose=pose, env_ids=torch.tensor([0], dtype=torch.int32))
+    out = dw.terrain_out_of_bounds(u, distance_buffer=1.0)
+    assert out[0] and not out[1:].any()
+
+
+def test_without_the_curriculum_envs_start_on_every_level():
+    from dexwheel.isaaclab.tasks.wheel_leg_flat import SolenopsisRoughEnvCfg
+
+    cfg = SolenopsisRoughEnvCfg(task_overrides={"terrain": {"curriculum": False}})
+    assert cfg.scene.terrain.max_init_terrain_level is None
+    assert not hasattr(cfg.curriculum, "terrain_levels")

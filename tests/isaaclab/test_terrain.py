@@ -1,0 +1,82 @@
+"""The terrain on Isaac Lab is the MuJoCo scene's: built from the same description, the same surface.
+
+Rays cast straight down onto the MuJoCo model that Newton hands MuJoCo-Warp (its box and hfield geoms) find
+``height_at``'s heights to ``TOL_M`` at points over every sub-terrain type, and that model holds one box geom
+per description box and one hfield per height field, with the MuJoCo scene's solid base.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+
+from dexwheel.terrain import TerrainCfg, generate, height_at
+from dexwheel.terrain.description import HFIELD_BASE_M
+
+#: Ray cast vs height_at (m): boxes are float32 in MuJoCo-Warp's model export only where Newton stores them
+#: (positions and sizes), a height field float32 samples normalised over its spread (<= 1 m).
+TOL_M = 1e-5
+TERRAIN = TerrainCfg(size=(3.0, 3.0), border_width=1.0, num_rows=2)  # every type of the default mix, two levels
+
+
+@pytest.fixture(scope="module")
+def built():
+    import isaaclab.sim as sim_utils
+    from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
+    from isaaclab_newton.physics import NewtonManager
+
+    from dexwheel.isaaclab.robots import articulation_cfg
+    from dexwheel.isaaclab.sim import simulation_cfg
+    from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource
+    from dexwheel.robots import get_robot
+
+    sim = sim_utils.SimulationContext(simulation_cfg(get_robot("solenopsis"), "cpu"))
+    scene_cfg = InteractiveSceneCfg(num_envs=4, env_spacing=3.0)
+    scene_cfg.terrain = DescriptionTerrainImporterCfg(prim_path="/World/ground", terrain=TerrainSource(TERRAIN))
+    # MuJoCo-Warp needs a joint: a robot held 20 m above each env's origin, out of the rays' way (never stepped)
+    scene_cfg.robot = articulation_cfg("solenopsis", "{ENV_REGEX_NS}/Robot", {}, (0.0, 0.0, 20.0))
+    scene = InteractiveScene(scene_cfg)
+    sim.reset()
+    model = NewtonManager._solver.mj_model
+    origins = scene.env_origins.cpu().numpy()
+    importer = scene.terrain
+    yield model, importer, origins
+    sim_utils.SimulationContext.clear_instance()
+
+
+def test_the_model_holds_the_descriptions_boxes_and_height_fields(built):
+    model, importer, _ = built
+    desc = importer.description
+    assert desc is not None and np.array_equal(desc.boxes, generate(TERRAIN).boxes)  # the same description
+    boxes = (model.geom_type == mujoco.mjtGeom.mjGEOM_BOX) & (model.geom_bodyid == 0)  # the world's (not the robot's)
+    assert boxes.sum() == len(desc.boxes)
+    np.testing.assert_allclose(np.sort(model.geom_size[boxes], axis=0), np.sort(desc.boxes[:, 3:6], axis=0), atol=1e-6)
+    assert model.nhfield == len(desc.heightfields)
+    np.testing.assert_array_equal(model.hfield_size[:, 3], HFIELD_BASE_M)  # the MuJoCo scene's solid base
+    assert (model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE).sum() == 0  # the terrain replaces the plane
+
+
+def test_rays_onto_the_isaac_model_find_height_at(built):
+    model, importer, _ = built
+    desc = importer.description
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    rng = np.random.default_rng(0)
+    xmin, xmax, ymin, ymax = desc.bounds
+    x, y = rng.uniform(xmin, xmax, 3000), rng.uniform(ymin, ymax, 3000)
+    z = np.empty_like(x)
+    geom = np.zeros(1, np.int32)
+    for k in range(len(x)):
+        z[k] = 5.0 - mujoco.mj_ray(model, data, np.array([x[k], y[k], 5.0]), np.array([0.0, 0.0, -1.0]), None, 1, -1,
+                                   geom)  # fmt: skip
+    err = np.abs(z - height_at(desc, x, y))
+    print(f"\nmax |ray - height_at| over {len(x)} points: {err.max():.2e} m")
+    assert err.max() < TOL_M
+
+
+def test_env_origins_are_the_tiles_origins(built):
+    _, importer, origins = built
+    desc = importer.description
+    tiles = desc.origins[importer.terrain_levels.cpu().numpy(), importer.terrain_types.cpu().numpy()]
+    np.testing.assert_allclose(origins, tiles, atol=1e-6)
