@@ -33,6 +33,7 @@ from pathlib import Path
 CASES: dict[str, tuple[str, dict]] = {
     "solenopsis": ("Solenopsis-v0", {}),
     "solenopsis_dr": ("Solenopsis-v0", {"domain_rand": True}),
+    "solenopsis_rough": ("Solenopsis-Rough-v0", {}),  # the terrain: one model and one height raster for all envs
     "m20_legacy": ("M20Legacy-v0", {}),
     "m20_legacy_dr": ("M20Legacy-v0", {"domain_rand": True}),
     "g20_hard_write": ("G20Hand-v0", {"drive": "hard_write"}),

@@ -11,6 +11,9 @@ the same run and printed as ratios (nothing is asserted; shared machines are noi
    envs, at N = 1, 8, 64, random actions, autoreset on both sides: env-steps per second (median rounds)
    and the speed-up: the median over rounds of the ratio of a loop round to the native round just
    before it, with its quartiles (as ``bench_g20_env``).
+3. The native vector env over raw ``mujoco.batch`` stepping the same model (its physics alone).
+4. The rough task (``<Robot>-Rough-v0``: the terrain, the height scan, the curriculum) against the flat one,
+   native vector envs at N = 128, interleaved rounds: the rough env's env-steps/s over the flat env's.
 """
 
 from __future__ import annotations
@@ -174,6 +177,35 @@ def bench_raw_batch(env_id: str, n: int, steps: int, rounds: int) -> None:
     venv.close()
 
 
+def bench_rough(env_id: str, n: int, steps: int, rounds: int) -> None:
+    """The rough task's native vector env against the flat one's, side by side (random actions)."""
+    rough_id = env_id.replace("-v0", "-Rough-v0")
+    envs = {k: gym.make_vec(i, num_envs=n, vectorization_mode="vector_entry_point") for k, i in
+            (("flat", env_id), ("rough", rough_id))}  # fmt: skip
+    dims = {k: e.single_action_space.shape[0] for k, e in envs.items()}
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, dims["flat"])).astype(np.float32)
+    for e in envs.values():
+        e.reset(seed=0)
+
+    def run(e) -> float:
+        t0 = time.perf_counter()
+        for a in actions:
+            e.step(a)
+        return time.perf_counter() - t0
+
+    ratio, t_rough = [], []
+    for _ in range(rounds):
+        f, r = run(envs["flat"]), run(envs["rough"])
+        ratio.append(f / r)
+        t_rough.append(r)
+    q1, _, q3 = statistics.quantiles(ratio, n=4)
+    print(f"N = {n:3d}: {rough_id} at {statistics.median(ratio):4.2f}x the flat env's env-steps/s (median of {rounds} "
+          f"interleaved rounds; quartiles {q1:4.2f}-{q3:4.2f}x), {n * steps / statistics.median(t_rough):7.0f} "
+          "env-steps/s")  # fmt: skip
+    for e in envs.values():
+        e.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (smoke run)")
@@ -197,6 +229,8 @@ def main() -> None:
         print("-- native vector env over its own physics --")
         for n in (32, 128):  # 128: the default training's env count
             bench_raw_batch(env_id, n, vsteps, vrounds)
+        print("-- the rough task over the flat one (terrain, height scan, curriculum) --")
+        bench_rough(env_id, 128, vsteps, vrounds)
 
 
 if __name__ == "__main__":

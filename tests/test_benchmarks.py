@@ -15,8 +15,16 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
     [
         ("bench_composer.py", ["--iters", "200"], ["seed 29+2, wave override: compose()", "solenopsis 8"]),
         ("bench_g20_env.py", ["--quick"], ["ratio over raw incl. projection", "vector hard_write N=8", "speed-up"]),
-        ("bench_wheel_leg_env.py", ["--quick"], ["random actions", "N =   8", "speed-up"]),
-        ("bench_memory.py", ["--quick"], ["MB per env", "m20_legacy_dr   N =     2", "g20_pd", "solenopsis_dr over"]),
+        (
+            "bench_wheel_leg_env.py",
+            ["--quick"],
+            ["random actions", "N =   8", "speed-up", "the flat env's env-steps/s"],
+        ),
+        (
+            "bench_memory.py",
+            ["--quick"],
+            ["MB per env", "m20_legacy_dr   N =     2", "solenopsis_rough", "g20_pd", "solenopsis_dr over"],
+        ),
         (
             "bench_training.py",
             ["--quick"],
