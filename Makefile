@@ -31,6 +31,9 @@ $(STAMP): pyproject.toml
 $(ISAACLAB_STAMP): requirements-isaaclab.txt
 	@test -n "$(ISAACLAB_PYTHON)" || { echo "isaaclab-venv: no Python 3.12 found; set ISAACLAB_PYTHON=/path/to/python3.12"; exit 1; }
 	test -d $(ISAACLAB_VENV) || $(ISAACLAB_PYTHON) -m venv $(ISAACLAB_VENV)
+	# without the source .pth while pip checks: through it pip would see the core package's metadata
+	# (dexwheel.egg-info, written by the core venv's editable install) and its core requirements
+	rm -f "$$($(ISAACLAB_BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/dexwheel_source.pth"
 	$(ISAACLAB_BIN)/pip install --quiet --upgrade pip
 	$(ISAACLAB_BIN)/pip install --quiet -r requirements-isaaclab.txt
 	$(ISAACLAB_BIN)/pip check
