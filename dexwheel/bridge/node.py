@@ -1,11 +1,13 @@
 """The G20 simulation bridge: SDK (or nominal) commands in, the simulated hand's joint state out, in real time.
 
-One action path, the env's: a message is checked and mapped by the control mappings (``G20SdkMapping`` or
-the nominal mapping; a malformed one raises there and is counted, never reaching the simulation); the
-handler only writes the goal into the composer's :class:`~dexwheel.control.LatestValueSlot`. The simulation
-loop owns the env (and its MjData): each step it copies the slot's snapshot into the command layer's
-buffer, composes, and steps ``G20Hand-v0`` with the composed targets as its nominal action, so slew,
-collision projection, mimic completion and the hard-write or PD drive are exactly the env's.
+One action path whichever simulation runs the hand: a message is checked and mapped by the control mappings
+(``G20SdkMapping`` or the nominal mapping; a malformed one raises there and is counted, never reaching the
+simulation); the handler only writes the goal into the composer's :class:`~dexwheel.control.LatestValueSlot`. The
+simulation loop owns the simulation: each step it copies the slot's snapshot into the command layer's buffer,
+composes, and steps the hand with the composed targets as its nominal action. The simulation
+(:class:`HandSimulation`) is ``G20Hand-v0`` on MuJoCo (:mod:`dexwheel.bridge.mujoco_sim`: slew, collision
+projection, mimic completion and the drives are the env's) or the Isaac Lab G20 pose task
+(:mod:`dexwheel.bridge.isaac_sim`: its action term's slew, completion and drives).
 
 Real time: simulated time advances at ``speed`` x the wall clock (the env's ``control_hz`` steps per
 simulated second), and the state is published at ``state_hz`` of wall time.
@@ -18,8 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-import mujoco
 import numpy as np
 
 from dexwheel.bridge.config import BridgeConfig
@@ -39,20 +41,43 @@ from dexwheel.control import (
     SourceTimeoutError,
     g20_nominal_mapping,
 )
-from dexwheel.envs.g20_hand import G20HandEnv
-from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_KP, ACTUATOR_KV, ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
-from dexwheel.sim.model_checks import check_robot_model, require_joints
+from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_KP, ACTUATOR_KV, ALL_JOINTS, GOAL_PRESETS
 
 log = logging.getLogger(__name__)
 
 _ACTIVE_IDX = G20_MIMIC.layout.indices(ACTIVE_JOINTS)  # ALL_JOINTS order -> ACTIVE_JOINTS order
 
 
-def check_model(model: mujoco.MjModel, source: str = "G20 model") -> np.ndarray:
-    """Startup check (vendor bridge §5.7): every hinge and every position actuator exists; returns the hinges' qpos
-    addresses (ALL_JOINTS order). Raises :class:`~dexwheel.sim.model_checks.ModelError` naming what is missing."""
-    check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source)
-    return model.jnt_qposadr[require_joints(model, ALL_JOINTS, source)].astype(np.intp)
+class HandSimulation(Protocol):
+    """What the bridge steps: the hand on one simulation, started at the open hand (its startup checks done)."""
+
+    #: Its name in the log (``"MuJoCo"``, ``"Isaac Lab"``).
+    name: str
+    #: Simulated seconds per :meth:`step`.
+    dt: float
+
+    def step(self, target: np.ndarray) -> None:
+        """One control step toward ``target``: the active joints' radians (ACTIVE_JOINTS order), within limits."""
+
+    def positions(self) -> np.ndarray:
+        """Every hinge's position (ALL_JOINTS order), radians."""
+
+    def velocities(self) -> np.ndarray:
+        """Every hinge's velocity (ALL_JOINTS order), rad/s (hard-write: the joint motion over the last step)."""
+
+    def close(self) -> None: ...
+
+
+def make_simulation(cfg: BridgeConfig, start: np.ndarray) -> HandSimulation:
+    """``cfg.backend``'s simulation, started at ``start`` (active joints). Each is imported here: the MuJoCo one
+    needs the core venv (mujoco 4), the Isaac Lab one the Isaac Lab venv."""
+    if cfg.backend == "isaaclab":
+        from dexwheel.bridge.isaac_sim import IsaacLabHand
+
+        return IsaacLabHand(cfg, start)
+    from dexwheel.bridge.mujoco_sim import MujocoHand
+
+    return MujocoHand(cfg, start)
 
 
 @dataclass
@@ -74,27 +99,19 @@ class G20Bridge:
     """The bridge's simulation and its message handlers; :meth:`run` is the real-time loop.
 
     ``transport`` provides the topics; the bridge subscribes its handler and creates its state publisher
-    here, but starting and closing the transport is the caller's (see :func:`run_bridge`).
+    here, but starting and closing the transport is the caller's (see :func:`run_bridge`). ``make_sim``: default
+    ``cfg.backend``'s (:func:`make_simulation`).
     """
 
-    def __init__(self, cfg: BridgeConfig, transport: Transport, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        cfg: BridgeConfig,
+        transport: Transport,
+        clock: Callable[[], float] = time.monotonic,
+        make_sim: Callable[[BridgeConfig, np.ndarray], HandSimulation] = make_simulation,
+    ) -> None:
         self.cfg = cfg
         self._clock = clock
-        self.env = G20HandEnv(
-            hand=cfg.hand,
-            drive=cfg.drive,
-            action="nominal",
-            slew_rad_s=cfg.slew_rad_s,
-            collision_projection=cfg.collision_projection,
-            track_test=cfg.track_test,
-            control_hz=cfg.control_hz,
-            reset_noise_scale=0.0,
-            goal_mode="presets",
-            goal_presets=("open",),
-        )
-        self.model, self.data = self.env.model, self.env.data
-        self._qpos_adr = check_model(self.model, f"g20_{cfg.hand} model")
-        self.dt = float(self.env.dt)
         sdk = G20SdkMapping(cfg.hand)
         # the bridge has no clipping setting (out_of_range is the envs' and the mappings'): it rejects the message
         sdk.raise_hint = "the bridge rejects such a command (it never clips one): send values in range"
@@ -123,10 +140,9 @@ class G20Bridge:
         self._slot_state: SlotState | None = None
         self.rejections = RateLimitedCounter(log, "rejected malformed messages", cfg.warn_interval_s, clock=clock)
         self.stats = BridgeStats()
-        # -- the simulation: start at the open hand; one step compiles the env's kernels before real time -------
-        self._obs, _ = self.env.reset(seed=0, options={"init_qpos": start, "goal": start})
-        self._qvel = self.env.obs_slices["qvel"]
-        self._obs = self.env.step(start)[0]
+        # -- the simulation: at the open hand, its first step (kernel compiles) taken before real time -----------
+        self.sim = make_sim(cfg, start)
+        self.dt = float(self.sim.dt)
         handler = self.on_nominal if cfg.plan_nominal else self.on_command
         transport.subscribe(cfg.source_topic, handler)
         self._publish: Publish = transport.publisher(cfg.topics.state)  # type: ignore[union-attr]
@@ -176,7 +192,7 @@ class G20Bridge:
         except SourceTimeoutError:  # policy raise: the safe state is to stay where the hand is
             state = None
             if self._hold is None:
-                self._hold = self.data.qpos[self._qpos_adr[_ACTIVE_IDX]].astype(np.float32)
+                self._hold = self.sim.positions()[_ACTIVE_IDX].astype(np.float32)
             self._command.position[:] = self._hold
         if state is not SlotState.FRESH:
             self.stats.stale_steps += 1
@@ -186,7 +202,7 @@ class G20Bridge:
         # the composer's float32 can round a goal at a joint limit past it by < 1 ulp; the env's nominal
         # action would reject that, so clamp back (a rounding repair: the goal was checked in the handler)
         np.clip(frame.qpos, self._lower, self._upper, out=self._target)
-        self._obs = self.env.step(self._target)[0]
+        self.sim.step(self._target)
         self.stats.steps += 1
 
     def _note_source(self, state: SlotState | None) -> None:
@@ -205,8 +221,8 @@ class G20Bridge:
         return JointState(
             header=Header(stamp=stamp(time.time_ns()), frame_id=self.cfg.frame_id),
             name=list(ALL_JOINTS),
-            position=self.data.qpos[self._qpos_adr].tolist(),
-            velocity=self._obs[self._qvel].astype(np.float64).tolist(),  # hard-write: joint motion / dt
+            position=np.asarray(self.sim.positions(), dtype=np.float64).tolist(),
+            velocity=np.asarray(self.sim.velocities(), dtype=np.float64).tolist(),  # hard-write: motion / dt
             effort=[],
         )
 
@@ -264,7 +280,7 @@ class G20Bridge:
 
     def close(self) -> None:
         self.rejections.flush(force=True)
-        self.env.close()
+        self.sim.close()
 
 
-__all__ = ["BridgeStats", "G20Bridge", "check_model"]
+__all__ = ["BridgeStats", "G20Bridge", "HandSimulation", "make_simulation"]

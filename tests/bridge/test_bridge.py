@@ -35,11 +35,19 @@ pytest.importorskip("rosbags")
 
 from cyclonedds.core import Policy  # noqa: E402
 from cyclonedds.util import duration  # noqa: E402
-from ros2_client import TYPESTORE, Ros2Client, domain_for_tests, encode_joint_state  # noqa: E402
+from ros2_client import (  # noqa: E402
+    TYPESTORE,
+    BridgeProcess,
+    Ros2Client,
+    domain_for_tests,
+    encode_joint_state,
+    not_utf8,
+)
 
 from dexwheel.bridge.config import BridgeConfig, Topics, ros_domain_id  # noqa: E402
 from dexwheel.bridge.loopback import LOOPBACK_CONFIG, use_loopback  # noqa: E402
-from dexwheel.bridge.node import G20Bridge, check_model  # noqa: E402
+from dexwheel.bridge.mujoco_sim import check_model  # noqa: E402
+from dexwheel.bridge.node import G20Bridge  # noqa: E402
 from dexwheel.bridge.ros2_types import (  # noqa: E402
     JOINT_STATE_TYPE,
     JOINT_STATE_TYPE_HASH,
@@ -79,66 +87,6 @@ def dds():
         os.environ.pop("CYCLONEDDS_URI", None)
     else:
         os.environ["CYCLONEDDS_URI"] = old
-
-
-class BridgeProcess:
-    """``scripts/bridge.py`` in its own session (process group), its output collected on a thread."""
-
-    def __init__(self, domain: int, *overrides: str, headless: bool = True, display: str | None = None) -> None:
-        env = os.environ.copy()
-        use_loopback(env)
-        env.pop("ROS_DOMAIN_ID", None)
-        if display is not None:
-            env["DISPLAY"] = display
-        cmd = [sys.executable, str(SCRIPT), f"headless={str(headless).lower()}", f"domain_id={domain}", *overrides]
-        self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    @property
-    def output(self) -> str:
-        return "\n".join(self.lines)
-
-    def wait_for_line(self, pattern: str, timeout: float) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                m = re.search(pattern, line)
-                if m:
-                    return m
-            if self.proc.poll() is not None:
-                self._reader.join(timeout=5)
-                raise AssertionError(f"bridge exited ({self.proc.returncode}) before {pattern!r}:\n{self.output}")
-            time.sleep(0.05)
-        raise AssertionError(f"no line matching {pattern!r} in {timeout} s:\n{self.output}")
-
-    def group(self) -> list[int]:
-        """Live processes in the bridge's process group (itself and anything it started)."""
-        pids = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    stat = (entry / "stat").read_text()
-                except OSError:
-                    continue
-                fields = stat[stat.rindex(")") + 2 :].split()
-                if fields[0] != "Z" and int(fields[2]) == self.proc.pid:  # state, ppid, pgrp
-                    pids.append(int(entry.name))
-        return pids
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-        self._reader.join(timeout=5)
 
 
 @pytest.fixture(scope="module")
@@ -367,13 +315,6 @@ def test_run_bridge_in_process_leaves_no_thread(dds):
         time.sleep(0.05)
     assert tasks() <= before_tasks
     watcher.close()
-
-
-def not_utf8(position: list[float]) -> bytes:
-    """A well-formed JointState whose header.frame_id is 4 bytes that are not UTF-8 (ROS 2 strings must be)."""
-    wire = encode_joint_state(position=position, frame_id="@@@@")
-    assert wire.count(b"@@@@") == 1
-    return wire.replace(b"@@@@", b"\xff\xfe\xc3\x28")
 
 
 def wait_until(predicate, timeout: float) -> None:
@@ -632,7 +573,7 @@ def test_startup_check_names_missing_joints_and_actuators():
     with pytest.raises(ModelError, match=r"missing actuator\(s\) \['pinky_mcp_roll_pos'.*'thumb_ip_pos'\]"):
         check_model(model)
     bridge, _, _ = make_bridge()
-    assert check_model(bridge.model).shape == (len(ALL_JOINTS),)
+    assert check_model(bridge.sim.model).shape == (len(ALL_JOINTS),)
 
 
 # -- configuration ----------------------------------------------------------------------------------------------
