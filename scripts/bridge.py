@@ -16,6 +16,7 @@ the exit status are that process's own.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import signal
 import sys
@@ -56,6 +57,13 @@ def main(cfg: DictConfig) -> None:
     except (ModelError, ViewerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    if settings.backend == "isaaclab":
+        # everything is released in order above (DDS entities deleted, threads joined, the simulation closed);
+        # the interpreter's own teardown of Isaac Lab, Newton and warp then takes 5-10 s more here: skip it
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def relaunch_in_isaaclab_venv() -> None:

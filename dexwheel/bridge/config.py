@@ -201,6 +201,8 @@ class BridgeConfig:
         if unknown:
             raise _bad(unknown[0], f"unknown settings {unknown}; known: {known}")
         kwargs = dict(values)
+        if isinstance(kwargs.get("backend"), Mapping):  # Hydra's backend group (configs/backend/<name>.yaml)
+            kwargs["backend"] = kwargs["backend"].get("name")
         for name, section in sections.items():
             if kwargs.get(name) is None:
                 continue

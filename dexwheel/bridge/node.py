@@ -10,7 +10,8 @@ projection, mimic completion and the drives are the env's) or the Isaac Lab G20 
 (:mod:`dexwheel.bridge.isaac_sim`: its action term's slew, completion and drives).
 
 Real time: simulated time advances at ``speed`` x the wall clock (the env's ``control_hz`` steps per
-simulated second), and the state is published at ``state_hz`` of wall time.
+simulated second), and the state is published at ``state_hz`` of wall time by its own thread, from the latest
+step's snapshot, so a simulation whose steps are slow (Isaac Lab on the CPU) still publishes at that rate.
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ class G20Bridge:
         # -- the simulation: at the open hand, its first step (kernel compiles) taken before real time -----------
         self.sim = make_sim(cfg, start)
         self.dt = float(self.sim.dt)
+        self._snapshot()
         handler = self.on_nominal if cfg.plan_nominal else self.on_command
         transport.subscribe(cfg.source_topic, handler)
         self._publish: Publish = transport.publisher(cfg.topics.state)  # type: ignore[union-attr]
@@ -203,7 +205,15 @@ class G20Bridge:
         # action would reject that, so clamp back (a rounding repair: the goal was checked in the handler)
         np.clip(frame.qpos, self._lower, self._upper, out=self._target)
         self.sim.step(self._target)
+        self._snapshot()
         self.stats.steps += 1
+
+    def _snapshot(self) -> None:
+        """The state after the latest step, for the publisher thread (one tuple, replaced whole)."""
+        self._state = (
+            np.array(self.sim.positions(), dtype=np.float64),
+            np.array(self.sim.velocities(), dtype=np.float64),
+        )
 
     def _note_source(self, state: SlotState | None) -> None:
         """Log when the source starts, or stops, sending (not the wait for its first goal)."""
@@ -217,12 +227,14 @@ class G20Bridge:
         self._slot_state = state
 
     def joint_state(self) -> JointState:
-        """The state message: every hinge's name, position and velocity (ALL_JOINTS order), stamped now."""
+        """The state message: every hinge's name, position and velocity (ALL_JOINTS order) after the latest step,
+        stamped now."""
+        position, velocity = self._state
         return JointState(
             header=Header(stamp=stamp(time.time_ns()), frame_id=self.cfg.frame_id),
             name=list(ALL_JOINTS),
-            position=np.asarray(self.sim.positions(), dtype=np.float64).tolist(),
-            velocity=np.asarray(self.sim.velocities(), dtype=np.float64).tolist(),  # hard-write: motion / dt
+            position=position.tolist(),
+            velocity=velocity.tolist(),  # hard-write: the joint motion / dt
             effort=[],
         )
 
@@ -234,40 +246,58 @@ class G20Bridge:
             self._publish_errors.count(self.cfg.topics.state, repr(exc))  # type: ignore[union-attr]
 
     def run(self, stop: threading.Event, on_publish: Callable[[], bool] | None = None) -> BridgeStats:
-        """Step and publish in real time until ``stop`` is set, ``max_steps`` is reached or ``on_publish``
-        (called after each state message, e.g. a viewer's sync) returns False."""
+        """Step in real time until ``stop`` is set, ``max_steps`` is reached or ``on_publish`` (called at the
+        state rate between steps, e.g. a viewer's sync) returns False; the state goes out at ``state_hz`` from
+        a thread of its own (joined before this returns)."""
         cfg = self.cfg
         step_wall = self.dt / cfg.speed  # wall seconds per simulation step
         pub_wall = 1.0 / cfg.state_hz
         max_steps = int(cfg.max_steps)
+        finished = threading.Event()
+        publisher = threading.Thread(target=self._publish_loop, args=(finished,), name="bridge-state", daemon=True)
         t0 = start = self._clock()
+        publisher.start()
         done = 0  # steps taken since t0
-        next_pub = t0
-        while not stop.is_set():
-            now = self._clock()
-            due = int((now - t0) / step_wall) - done
-            if due * step_wall > cfg.max_lag_s:  # stalled: drop the backlog rather than run it in a burst
-                self.stats.dropped_steps += due - 1
-                t0 += (due - 1) * step_wall
-                due = 1
-            for _ in range(due):
-                self.step()
-                done += 1
-                if max_steps and self.stats.steps >= max_steps:
-                    stop.set()
-                    break
-            if now >= next_pub:
-                self.publish()
-                self.rejections.flush()
-                next_pub = max(next_pub + pub_wall, now)  # a late message is not followed by a burst
-                if on_publish is not None and not on_publish():
-                    break
-            wake = min(t0 + (done + 1) * step_wall, next_pub)
-            delay = wake - self._clock()
-            if delay > 0:
-                stop.wait(delay)
+        next_sync = t0
+        try:
+            while not stop.is_set():
+                now = self._clock()
+                due = int((now - t0) / step_wall) - done
+                if due * step_wall > cfg.max_lag_s:  # stalled or slow: drop the backlog rather than run it in a burst
+                    self.stats.dropped_steps += due - 1
+                    t0 += (due - 1) * step_wall
+                    due = 1
+                for _ in range(due):
+                    self.step()
+                    done += 1
+                    if max_steps and self.stats.steps >= max_steps:
+                        stop.set()
+                        break
+                if on_publish is not None and now >= next_sync:
+                    next_sync = max(next_sync + pub_wall, now)
+                    if not on_publish():
+                        break
+                wake = t0 + (done + 1) * step_wall
+                if on_publish is not None:
+                    wake = min(wake, next_sync)
+                delay = wake - self._clock()
+                if delay > 0:
+                    stop.wait(delay)
+        finally:
+            finished.set()
+            publisher.join()
         self.stats.wall_s = self._clock() - start
         return self.stats
+
+    def _publish_loop(self, finished: threading.Event) -> None:
+        """The state at ``state_hz`` of wall time until ``finished``; a late message is not followed by a burst."""
+        pub_wall = 1.0 / self.cfg.state_hz
+        next_pub = time.monotonic()
+        while not finished.is_set():
+            self.publish()
+            self.rejections.flush()
+            next_pub = max(next_pub + pub_wall, time.monotonic())
+            finished.wait(next_pub - time.monotonic())
 
     def stats_line(self) -> str:
         s = self.stats
