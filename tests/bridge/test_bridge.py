@@ -44,7 +44,7 @@ from ros2_client import (  # noqa: E402
     not_utf8,
 )
 
-from dexwheel.bridge.config import BridgeConfig, Topics, ros_domain_id  # noqa: E402
+from dexwheel.bridge.config import ISAACLAB_REFUSED, BridgeConfig, Topics, ros_domain_id  # noqa: E402
 from dexwheel.bridge.loopback import LOOPBACK_CONFIG, use_loopback  # noqa: E402
 from dexwheel.bridge.mujoco_sim import check_model  # noqa: E402
 from dexwheel.bridge.node import G20Bridge  # noqa: E402
@@ -277,8 +277,12 @@ def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):
             ["headless=false"],
             "the bridge's viewer opens a window, and there is no display (DISPLAY is not set): run it under a virtual screen (xvfb-run -a python ...), or run with headless=true",
         ),
+        (
+            ["backend=isaaclab", "headless=false"],
+            "bridge: headless=false: the Isaac Lab bridge runs Isaac Lab kit-less (no Isaac Sim, no Kit viewport)",
+        ),
     ],
-    ids=["bad-setting", "no-display"],
+    ids=["bad-setting", "no-display", "isaaclab-viewer"],
 )
 def test_the_script_stops_at_once_naming_the_problem(dds, overrides, message):
     env = os.environ.copy()
@@ -595,6 +599,30 @@ def test_config_defaults_right_hand_topics_and_domain(monkeypatch):
     assert right.source_topic == "/retarget/g20/right/joint_target_nominal"
     monkeypatch.delenv("ROS_DOMAIN_ID")
     assert ros_domain_id() == 0 and BridgeConfig().domain_id == 0
+    assert BridgeConfig().headless is False
+
+
+def test_isaac_lab_backend_defaults_and_refusals():
+    """The vendor's Isaac hand simulation: slew 0, no collision projection, its own state topic; headless."""
+    cfg = BridgeConfig(backend="isaaclab", domain_id=0)
+    assert (cfg.slew_rad_s, cfg.collision_projection, cfg.headless, cfg.drive) == (0.0, False, True, "hard_write")
+    assert cfg.topics == Topics("/g20/cb_left_hand_control_cmd", "/retarget/g20/left/joint_target_nominal",
+                                "/sim/isaac/g20/left/joint_state")  # fmt: skip
+    configured = BridgeConfig(backend="isaaclab", domain_id=0, slew_rad_s=3.0, pd_drive=True, hand="right")
+    assert (configured.slew_rad_s, configured.drive) == (3.0, "pd")
+    assert configured.topics.state == "/sim/isaac/g20/right/joint_state"  # type: ignore[union-attr]
+    # projection is refused with hard-write only (track test turns it off; PD has none)
+    assert BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True, pd_drive=True).drive == "pd"
+    assert BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True, track_test=True).track_test
+    for values, field_ in (({"headless": False}, "headless"), ({"collision_projection": True}, "collision_projection")):
+        with pytest.raises(ConfigFieldError) as err:
+            BridgeConfig(backend="isaaclab", domain_id=0, **values)
+        assert str(err.value).endswith(ISAACLAB_REFUSED[field_])
+    with pytest.raises(ConfigFieldError, match=r"backend='gazebo' is not allowed"):
+        BridgeConfig(backend="gazebo", domain_id=0)
+    given = BridgeConfig.from_mapping({"domain_id": 0, "backend": {"name": "isaaclab"},
+                                       "topics": {"command": "/c", "nominal": "/n", "state": None}})  # fmt: skip
+    assert given.topics == Topics("/c", "/n", "/sim/isaac/g20/left/joint_state")
     assert dds_topic_name("/sim/mujoco/g20/left/joint_state") == "rt/sim/mujoco/g20/left/joint_state"
 
 
@@ -632,6 +660,16 @@ def test_hydra_config_composes_to_the_seed_defaults(monkeypatch):
     assert cfg.topics == Topics.for_hand("right")
     assert (cfg.speed, cfg.slew_rad_s, cfg.collision_projection, cfg.track_test, cfg.plan_nominal) == (
         1.35, 5.0, True, False, False)  # fmt: skip
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        raw = compose(config_name="bridge", overrides=["backend=isaaclab"])
+    isaac = BridgeConfig.from_mapping(OmegaConf.to_container(raw, resolve=True))
+    assert (isaac.backend, isaac.slew_rad_s, isaac.collision_projection, isaac.headless) == (
+        "isaaclab",
+        0.0,
+        False,
+        True,
+    )
+    assert isaac.topics == Topics.for_hand("left", "isaaclab")
     assert "127.0.0.1" in LOOPBACK_CONFIG and "<AllowMulticast>false</AllowMulticast>" in LOOPBACK_CONFIG
     env: dict[str, str] = {}
     assert use_loopback(env) == LOOPBACK_CONFIG and env == {"CYCLONEDDS_URI": LOOPBACK_CONFIG}

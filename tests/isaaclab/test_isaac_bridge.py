@@ -286,3 +286,22 @@ def test_side_by_side_mujoco_and_isaac_lab_agree(dds, record_property):
         side.close()
         for b in both:
             b.stop()
+
+
+def test_the_core_venv_relaunches_the_script_in_the_isaac_lab_venv(dds):
+    """``python scripts/bridge.py backend=isaaclab`` from the core venv: checked there, then the same command runs in
+    the Isaac Lab venv (never built from a test: skipped without ``.venv-isaaclab`` in this checkout)."""
+    from dexwheel.rl.isaaclab_launch import STAMP
+
+    if not STAMP.exists():
+        pytest.skip(f"no Isaac Lab venv in this checkout ({STAMP} is missing); make isaaclab-venv builds it")
+    proc = BridgeProcess(domain_for_tests(1), "backend=isaaclab", "max_steps=20", headless=None,
+                         python=_mujoco_python())  # fmt: skip
+    try:
+        rc = proc.proc.wait(timeout=READY_S)
+        proc._reader.join(timeout=5)
+        assert rc == 0, proc.output
+        assert "G20 bridge (left hand on Isaac Lab" in proc.output
+        assert re.search(r"G20 bridge stopped: 20 steps", proc.output), proc.output
+    finally:
+        proc.stop()
