@@ -31,6 +31,11 @@ CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 
 @hydra.main(config_path=CONFIG_DIR, config_name="bridge", version_base="1.3")
 def main(cfg: DictConfig) -> None:
+    if cfg.get("backend", {}).get("name") == "isaaclab" and cfg.get("headless") is False:
+        # its viewer (Newton's GL visualizer) is a GLX window; MUJOCO_GL=egl would point PyOpenGL at EGL when
+        # mujoco is imported below, and nothing here renders with MuJoCo
+        os.environ.pop("MUJOCO_GL", None)
+        os.environ.pop("PYOPENGL_PLATFORM", None)
     from dexwheel.fields import ConfigFieldError
     from dexwheel.sim.model_checks import ModelError
 

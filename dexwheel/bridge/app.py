@@ -31,13 +31,18 @@ def run_bridge(
         transport = CycloneTransport(cfg.domain_id, warn_interval_s=cfg.warn_interval_s)  # type: ignore[arg-type]
     bridge: G20Bridge | None = None
     viewer = None
+    sync = None
     try:
-        bridge = G20Bridge(cfg, transport)
-        if not cfg.headless:  # MuJoCo only (the Isaac Lab bridge refuses headless=false: no viewer kit-less)
-            from dexwheel.bridge.viewer import PassiveViewer
-
+        bridge = G20Bridge(cfg, transport)  # Isaac Lab: its viewer, if any, is part of the simulation
+        if not cfg.headless:
             sim = bridge.sim
-            viewer = PassiveViewer(sim.model, sim.data, sim.camera())  # type: ignore[attr-defined]
+            if cfg.backend == "mujoco":
+                from dexwheel.bridge.viewer import PassiveViewer
+
+                viewer = PassiveViewer(sim.model, sim.data, sim.camera())  # type: ignore[attr-defined]
+                sync = viewer.sync
+            else:
+                sync = sim.render  # type: ignore[attr-defined]
         transport.start()
         topics = cfg.topics
         assert topics is not None
@@ -45,11 +50,11 @@ def run_bridge(
             "G20 bridge (%s hand on %s, %s%s, slew %g rad/s%s) on DDS domain %d: goals from %s (%s), state on %s (%s) "
             "at %g Hz, speed x%g",
             cfg.hand, bridge.sim.name, cfg.drive, ", track test" if cfg.track_test else "", 0.0 if cfg.track_test else cfg.slew_rad_s,
-            ", headless: Isaac Lab kit-less has no viewer" if cfg.backend == "isaaclab" else "", cfg.domain_id,
+            ", headless" if cfg.headless else ", viewer", cfg.domain_id,
             cfg.source_topic, "radians by name" if cfg.plan_nominal else "SDK 0..255", topics.state,
             dds_topic_name(topics.state), cfg.state_hz, cfg.speed,
         )  # fmt: skip
-        bridge.run(stop, viewer.sync if viewer is not None else None)
+        bridge.run(stop, sync)
         log.info("G20 bridge stopped: %s", bridge.stats_line())
         return bridge.stats
     finally:

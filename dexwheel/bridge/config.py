@@ -25,15 +25,13 @@ BACKENDS = ("mujoco", "isaaclab")
 STATE_TOPIC_SIM = {"mujoco": "mujoco", "isaaclab": "isaac"}
 #: Settings whose default depends on the backend (None in the config: this table). The vendor's Isaac hand
 #: simulation (vendor document 000 section 9) jumps to each goal every physics step (slew 0) and has no collision
-#: projection; Isaac Lab kit-less has no viewer here.
+#: projection; the Isaac Lab bridge runs headless unless asked (its viewer, Newton's GL visualizer, is slow on a CPU).
 BACKEND_DEFAULTS = {
     "mujoco": {"slew_rad_s": 5.0, "collision_projection": True, "headless": False},
     "isaaclab": {"slew_rad_s": 0.0, "collision_projection": False, "headless": True},
 }
 #: What the Isaac Lab bridge refuses, and why (one line each).
 ISAACLAB_REFUSED = {
-    "headless": "headless=false: the Isaac Lab bridge runs Isaac Lab kit-less (no Isaac Sim, no Kit viewport) and "
-    "opens no window; run it with headless=true (its default) and watch the MuJoCo bridge's viewer beside it",
     "collision_projection": "collision_projection=true: the hard-write collision projection is MuJoCo's collision "
     "check of each slewed pose, which Isaac Lab has no counterpart of; the Isaac Lab bridge writes each pose as it "
     "is and its contacts push (docs/isaaclab.md); use collision_projection=false (its default) or backend=mujoco",
@@ -120,7 +118,7 @@ class BridgeConfig:
     #: When the loop falls further behind the wall clock than this (a stalled machine), it drops the
     #: backlog instead of running it in a burst.
     max_lag_s: float = 0.1
-    #: None: the backend's (MuJoCo: the viewer opens; Isaac Lab: headless, it has no viewer).
+    #: None: the backend's (MuJoCo: the viewer opens; Isaac Lab: headless, false opens Newton's GL visualizer).
     headless: bool | None = None
     #: Stop after this many simulation steps (0: run until stopped).
     max_steps: int = 0
@@ -163,13 +161,9 @@ class BridgeConfig:
         for name, value in {"slew_rad_s": self.slew_rad_s, "warn_interval_s": self.warn_interval_s}.items():
             if not (math.isfinite(value) and value >= 0):
                 raise _bad(name, f"{name} must be finite and >= 0, got {value!r}")
-        if self.backend == "isaaclab":
-            refused = {"headless": not self.headless,
-                       "collision_projection": self.collision_projection and self.drive == "hard_write"
-                       and not self.track_test}  # fmt: skip
-            for name, bad in refused.items():
-                if bad:
-                    raise _bad(name, ISAACLAB_REFUSED[name])
+        hard_write_projection = self.collision_projection and self.drive == "hard_write" and not self.track_test
+        if self.backend == "isaaclab" and hard_write_projection:
+            raise _bad("collision_projection", ISAACLAB_REFUSED["collision_projection"])
         if self.max_steps < 0:
             raise _bad("max_steps", f"max_steps must be >= 0 (0: no limit), got {self.max_steps!r}")
         if not 0 <= self.domain_id <= MAX_DOMAIN_ID:  # type: ignore[operator]
