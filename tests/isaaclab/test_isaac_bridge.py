@@ -293,17 +293,18 @@ def _mujoco_python() -> str:
 
 
 def _settled(client, states, expected, tol, timeout=60.0):
-    """The state once it is within ``tol`` of ``expected`` and no longer changes (two equal messages)."""
+    """The state once it is within ``tol`` of ``expected`` and at rest: the position of the message before and zero
+    velocity (two messages may carry one step: the state goes out at 50 Hz whatever the step takes)."""
     client.wait_for(states, lambda m: np.abs(m.position - expected).max() <= tol, timeout)
     prev = None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for r in client.take(states):
-            if prev is not None and np.array_equal(r.msg.position, prev.position):
+            if prev is not None and np.array_equal(r.msg.position, prev.position) and not np.any(r.msg.velocity):
                 return r.msg
             prev = r.msg
         time.sleep(0.005)
-    raise TimeoutError("the state did not settle")
+    raise TimeoutError("the state did not come to rest")
 
 
 def test_side_by_side_mujoco_and_isaac_lab_agree(dds, record_property):
@@ -331,17 +332,14 @@ def test_side_by_side_mujoco_and_isaac_lab_agree(dds, record_property):
             side.send(writer, encode_joint_state(position=cmd))
             mj, il = (_settled(side, r, expected, max(tol, 1e-4)) for r in readers)
             dq = np.abs(np.asarray(mj.position) - np.asarray(il.position))
-            dv = np.abs(np.asarray(mj.velocity) - np.asarray(il.velocity)).max()
             worst = ALL_JOINTS[int(dq.argmax())]
-            rows.append((name, float(dq.max()), worst, float(dv), tol))
-        for name, diff, worst, dv, tol in rows:
-            print(f"\n{name}: max |q_mujoco - q_isaac| = {diff:.2e} rad ({worst}), max |dq/dt| diff {dv:.2e} rad/s, "
-                  f"tolerance {tol:g}", end="")  # fmt: skip
+            rows.append((name, float(dq.max()), worst, tol))
+        for name, diff, worst, tol in rows:
+            print(f"\n{name}: max |q_mujoco - q_isaac| = {diff:.2e} rad ({worst}), tolerance {tol:g}", end="")
             record_property(f"side_by_side {name}", diff)
         print()
-        for name, diff, worst, dv, tol in rows:
+        for name, diff, worst, tol in rows:
             assert diff <= tol, f"{name}: {diff} rad on {worst}"
-            assert dv == 0.0, f"{name}: settled velocities differ by {dv} rad/s"
     finally:
         side.close()
         for b in both:
