@@ -363,3 +363,43 @@ def test_the_core_venv_relaunches_the_script_in_the_isaac_lab_venv(dds):
         assert re.search(r"G20 bridge stopped: 20 steps", proc.output), proc.output
     finally:
         proc.stop()
+
+
+def test_pd_drive_and_the_hold_policy_in_process():
+    """In process, without DDS: ``pd_drive=true`` on Isaac Lab tracks the half fist within the vendor bridge's
+    0.02 rad in 0.5 s simulated, and policy ``raise`` holds the pose the hand has (the shared handlers and slot)."""
+    from dexwheel.bridge.config import BridgeConfig
+    from dexwheel.bridge.node import G20Bridge
+    from dexwheel.bridge.ros2_types import JointState
+
+    class Fake:
+        def __init__(self):
+            self.handlers, self.sent = {}, []
+
+        def subscribe(self, topic, handler):
+            self.handlers[topic] = handler
+
+        def publisher(self, topic):
+            return self.sent.append
+
+    clock = [1000.0]
+    cfg = BridgeConfig.from_mapping(
+        {"backend": "isaaclab", "domain_id": 0, "pd_drive": True, "timeout": {"policy": "raise"}}
+    )
+    fake = Fake()
+    bridge = G20Bridge(cfg, fake, clock=lambda: clock[0])  # type: ignore[arg-type]
+    try:
+        assert bridge.sim.name == "Isaac Lab" and bridge.dt == pytest.approx(0.002)
+        fake.handlers[cfg.source_topic](JointState(position=list(G20_HALF_FIST_CMD)))
+        for _ in range(250):
+            bridge.step()
+        q = np.array(bridge.joint_state().position)
+        print(f"\nPD on Isaac Lab: half fist within {np.abs(q - HALF_FIST).max():.2e} rad after 0.5 s")
+        assert np.abs(q - HALF_FIST).max() <= 0.02
+        clock[0] += 1.0  # the source goes silent: policy raise holds the current pose
+        for _ in range(50):
+            bridge.step()
+        assert np.abs(np.array(bridge.joint_state().position) - q).max() <= 0.02
+        assert bridge.stats.stale_steps >= 50
+    finally:
+        bridge.close()
