@@ -8,8 +8,14 @@ struct's field types at runtime.
 """
 
 import os
+import re
+import signal
+import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,9 +27,12 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from rosbags.typesys import Stores, get_typestore
 
+from dexwheel.bridge.loopback import use_loopback
 from dexwheel.bridge.ros2_types import Header, dds_topic_name
 from dexwheel.bridge.transport import ros2_qos
 
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "bridge.py"
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
 JOINT_STATE = "sensor_msgs/msg/JointState"
 
@@ -68,6 +77,13 @@ def encode_joint_state(name=(), position=(), velocity=(), effort=(), sec: int = 
         effort=np.asarray(effort, dtype=np.float64),
     )
     return bytes(TYPESTORE.serialize_cdr(msg, JOINT_STATE))
+
+
+def not_utf8(position: list[float]) -> bytes:
+    """A well-formed JointState whose header.frame_id is 4 bytes that are not UTF-8 (ROS 2 strings must be)."""
+    wire = encode_joint_state(position=position, frame_id="@@@@")
+    assert wire.count(b"@@@@") == 1
+    return wire.replace(b"@@@@", b"\xff\xfe\xc3\x28")
 
 
 def decode_joint_state(wire: bytes) -> Any:
@@ -151,3 +167,67 @@ class Ros2Client:
                     return seen, r
             time.sleep(0.002)
         raise TimeoutError(f"no matching sample in {timeout} s ({len(seen)} samples seen)")
+
+
+class BridgeProcess:
+    """``scripts/bridge.py`` in its own session (process group), its output collected on a thread."""
+
+    def __init__(self, domain: int, *overrides: str, headless: bool | None = True, display: str | None = None,
+                 python: str = sys.executable) -> None:  # fmt: skip
+        """``headless`` None: the backend's default; ``python``: the interpreter (default: this test's)."""
+        env = os.environ.copy()
+        use_loopback(env)
+        env.pop("ROS_DOMAIN_ID", None)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+        if display is not None:
+            env["DISPLAY"] = display
+        shown = [] if headless is None else [f"headless={str(headless).lower()}"]
+        cmd = [python, str(SCRIPT), *shown, f"domain_id={domain}", *overrides]
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_for_line(self, pattern: str, timeout: float) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                m = re.search(pattern, line)
+                if m:
+                    return m
+            if self.proc.poll() is not None:
+                self._reader.join(timeout=5)
+                raise AssertionError(f"bridge exited ({self.proc.returncode}) before {pattern!r}:\n{self.output}")
+            time.sleep(0.05)
+        raise AssertionError(f"no line matching {pattern!r} in {timeout} s:\n{self.output}")
+
+    def group(self) -> list[int]:
+        """Live processes in the bridge's process group (itself and anything it started)."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                fields = stat[stat.rindex(")") + 2 :].split()
+                if fields[0] != "Z" and int(fields[2]) == self.proc.pid:  # state, ppid, pgrp
+                    pids.append(int(entry.name))
+        return pids
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self._reader.join(timeout=5)

@@ -10,8 +10,6 @@ from dexwheel.bridge.loopback import use_loopback
 from dexwheel.bridge.node import BridgeStats, G20Bridge
 from dexwheel.bridge.ros2_types import dds_topic_name
 from dexwheel.bridge.transport import CycloneTransport, Transport
-from dexwheel.bridge.viewer import PassiveViewer
-from dexwheel.envs.g20_hand import camera_config
 
 log = logging.getLogger(__name__)
 
@@ -32,21 +30,31 @@ def run_bridge(
     if transport is None:
         transport = CycloneTransport(cfg.domain_id, warn_interval_s=cfg.warn_interval_s)  # type: ignore[arg-type]
     bridge: G20Bridge | None = None
-    viewer: PassiveViewer | None = None
+    viewer = None
+    sync = None
     try:
-        bridge = G20Bridge(cfg, transport)
+        bridge = G20Bridge(cfg, transport)  # Isaac Lab: its viewer, if any, is part of the simulation
         if not cfg.headless:
-            viewer = PassiveViewer(bridge.model, bridge.data, camera_config(bridge.env.task, None))
+            sim = bridge.sim
+            if cfg.backend == "mujoco":
+                from dexwheel.bridge.viewer import PassiveViewer
+
+                viewer = PassiveViewer(sim.model, sim.data, sim.camera())  # type: ignore[attr-defined]
+                sync = viewer.sync
+            else:
+                sync = sim.render  # type: ignore[attr-defined]
         transport.start()
         topics = cfg.topics
         assert topics is not None
         log.info(
-            "G20 bridge (%s hand, %s%s) on DDS domain %d: goals from %s (%s), state on %s (%s) at %g Hz, speed x%g",
-            cfg.hand, cfg.drive, ", track test" if cfg.track_test else "", cfg.domain_id, cfg.source_topic,
-            "radians by name" if cfg.plan_nominal else "SDK 0..255", topics.state, dds_topic_name(topics.state),
-            cfg.state_hz, cfg.speed,
+            "G20 bridge (%s hand on %s, %s%s, slew %g rad/s%s) on DDS domain %d: goals from %s (%s), state on %s (%s) "
+            "at %g Hz, speed x%g",
+            cfg.hand, bridge.sim.name, cfg.drive, ", track test" if cfg.track_test else "", 0.0 if cfg.track_test else cfg.slew_rad_s,
+            ", headless" if cfg.headless else ", viewer", cfg.domain_id,
+            cfg.source_topic, "radians by name" if cfg.plan_nominal else "SDK 0..255", topics.state,
+            dds_topic_name(topics.state), cfg.state_hz, cfg.speed,
         )  # fmt: skip
-        bridge.run(stop, viewer.sync if viewer is not None else None)
+        bridge.run(stop, sync)
         log.info("G20 bridge stopped: %s", bridge.stats_line())
         return bridge.stats
     finally:

@@ -18,6 +18,24 @@ from dexwheel.control import TimeoutPolicy
 from dexwheel.fields import ConfigFieldError, check_types
 
 HANDS = ("left", "right")
+#: Simulations the bridge runs the hand on (``backend=``): MuJoCo (``G20Hand-v0``) or Isaac Lab
+#: (``Dexwheel-Pose-G20<Hand>-v0``, in the Isaac Lab venv).
+BACKENDS = ("mujoco", "isaaclab")
+#: Each backend's name in the state topic (the vendor's: ``/sim/mujoco/...`` and ``/sim/isaac/...``).
+STATE_TOPIC_SIM = {"mujoco": "mujoco", "isaaclab": "isaac"}
+#: Settings whose default depends on the backend (None in the config: this table). The vendor's Isaac hand
+#: simulation (vendor document 000 section 9) jumps to each goal every physics step (slew 0) and has no collision
+#: projection; the Isaac Lab bridge runs headless unless asked (its viewer, Newton's GL visualizer, is slow on a CPU).
+BACKEND_DEFAULTS = {
+    "mujoco": {"slew_rad_s": 5.0, "collision_projection": True, "headless": False},
+    "isaaclab": {"slew_rad_s": 0.0, "collision_projection": False, "headless": True},
+}
+#: What the Isaac Lab bridge refuses, and why (one line each).
+ISAACLAB_REFUSED = {
+    "collision_projection": "collision_projection=true: the hard-write collision projection is MuJoCo's collision "
+    "check of each slewed pose, which Isaac Lab has no counterpart of; the Isaac Lab bridge writes each pose as it "
+    "is and its contacts push (docs/isaaclab.md); use collision_projection=false (its default) or backend=mujoco",
+}
 TIMEOUT_POLICIES = tuple(p.value for p in TimeoutPolicy)
 #: Poses a silent source may fall back to (``timeout.policy=fixed_target``): the vendor bridge's SDK presets.
 FIXED_TARGETS = ("open", "half_fist", "full_fist")
@@ -48,12 +66,13 @@ class Topics:
     state: str
 
     @classmethod
-    def for_hand(cls, hand: str) -> Topics:
-        """The vendor bridge's names (left hand); the right hand's follow the same pattern."""
+    def for_hand(cls, hand: str, backend: str = "mujoco") -> Topics:
+        """The vendor bridges' names (left hand; the state topic names the simulation, ``/sim/mujoco/...`` or
+        ``/sim/isaac/...``); the right hand's follow the same pattern."""
         return cls(
             command=f"/g20/cb_{hand}_hand_control_cmd",
             nominal=f"/retarget/g20/{hand}/joint_target_nominal",
-            state=f"/sim/mujoco/g20/{hand}/joint_state",
+            state=f"/sim/{STATE_TOPIC_SIM.get(backend, backend)}/g20/{hand}/joint_state",
         )
 
 
@@ -73,9 +92,11 @@ class BridgeConfig:
     """Every setting of the G20 simulation bridge (``python scripts/bridge.py key=value ...``)."""
 
     hand: str = "left"
+    #: The simulation: ``mujoco`` or ``isaaclab`` (the Isaac Lab venv; ``scripts/bridge.py`` re-launches itself there).
+    backend: str = "mujoco"
     #: DDS domain (ROS 2's ROS_DOMAIN_ID); None: ``ROS_DOMAIN_ID`` from the environment, else 0.
     domain_id: int | None = None
-    #: None: :meth:`Topics.for_hand`.
+    #: None (or a name None): :meth:`Topics.for_hand` for the hand and backend.
     topics: Topics | None = None
     #: Take radians by joint name on ``topics.nominal`` instead of SDK values on ``topics.command``.
     plan_nominal: bool = False
@@ -84,9 +105,10 @@ class BridgeConfig:
     pd_drive: bool = False
     #: Simulated seconds per wall-clock second.
     speed: float = 1.35
-    slew_rad_s: float = 5.0
-    #: Hard-write only (PD has real contacts).
-    collision_projection: bool = True
+    #: None: the backend's (:data:`BACKEND_DEFAULTS`: MuJoCo 5.0, Isaac Lab 0 as the vendor's Isaac simulation).
+    slew_rad_s: float | None = None
+    #: Hard-write only (PD has real contacts). None: the backend's (MuJoCo on; Isaac Lab has none: off).
+    collision_projection: bool | None = None
     #: Projection off and slew 0: the hand jumps to each goal (acceptance of the mapping, vendor bridge §5.4).
     track_test: bool = False
     #: Simulation steps per simulated second (500: the vendor bridge's loop, one 2 ms physics step each).
@@ -96,7 +118,8 @@ class BridgeConfig:
     #: When the loop falls further behind the wall clock than this (a stalled machine), it drops the
     #: backlog instead of running it in a burst.
     max_lag_s: float = 0.1
-    headless: bool = False
+    #: None: the backend's (MuJoCo: the viewer opens; Isaac Lab: headless, false opens Newton's GL visualizer).
+    headless: bool | None = None
     #: Stop after this many simulation steps (0: run until stopped).
     max_steps: int = 0
     timeout: SourceTimeout = field(default_factory=SourceTimeout)
@@ -107,8 +130,18 @@ class BridgeConfig:
     loopback_only: bool = False
 
     def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise _bad("backend", f"backend={self.backend!r} is not allowed; choose one of {list(BACKENDS)}")
+        defaults = Topics.for_hand(str(self.hand), self.backend)
         if self.topics is None:
-            object.__setattr__(self, "topics", Topics.for_hand(str(self.hand)))
+            object.__setattr__(self, "topics", defaults)
+        else:
+            given = {f.name: getattr(self.topics, f.name) for f in dataclasses.fields(Topics)}
+            object.__setattr__(self, "topics", Topics(**{k: getattr(defaults, k) if v is None else v
+                                                         for k, v in given.items()}))  # fmt: skip
+        for name, value in BACKEND_DEFAULTS[self.backend].items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
         if self.domain_id is None:
             object.__setattr__(self, "domain_id", ros_domain_id())
         check_types(self, env="bridge")
@@ -128,6 +161,9 @@ class BridgeConfig:
         for name, value in {"slew_rad_s": self.slew_rad_s, "warn_interval_s": self.warn_interval_s}.items():
             if not (math.isfinite(value) and value >= 0):
                 raise _bad(name, f"{name} must be finite and >= 0, got {value!r}")
+        hard_write_projection = self.collision_projection and self.drive == "hard_write" and not self.track_test
+        if self.backend == "isaaclab" and hard_write_projection:
+            raise _bad("collision_projection", ISAACLAB_REFUSED["collision_projection"])
         if self.max_steps < 0:
             raise _bad("max_steps", f"max_steps must be >= 0 (0: no limit), got {self.max_steps!r}")
         if not 0 <= self.domain_id <= MAX_DOMAIN_ID:  # type: ignore[operator]
@@ -159,6 +195,8 @@ class BridgeConfig:
         if unknown:
             raise _bad(unknown[0], f"unknown settings {unknown}; known: {known}")
         kwargs = dict(values)
+        if isinstance(kwargs.get("backend"), Mapping):  # Hydra's backend group (configs/backend/<name>.yaml)
+            kwargs["backend"] = kwargs["backend"].get("name")
         for name, section in sections.items():
             if kwargs.get(name) is None:
                 continue

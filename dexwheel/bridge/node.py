@@ -1,14 +1,17 @@
 """The G20 simulation bridge: SDK (or nominal) commands in, the simulated hand's joint state out, in real time.
 
-One action path, the env's: a message is checked and mapped by the control mappings (``G20SdkMapping`` or
-the nominal mapping; a malformed one raises there and is counted, never reaching the simulation); the
-handler only writes the goal into the composer's :class:`~dexwheel.control.LatestValueSlot`. The simulation
-loop owns the env (and its MjData): each step it copies the slot's snapshot into the command layer's
-buffer, composes, and steps ``G20Hand-v0`` with the composed targets as its nominal action, so slew,
-collision projection, mimic completion and the hard-write or PD drive are exactly the env's.
+One action path whichever simulation runs the hand: a message is checked and mapped by the control mappings
+(``G20SdkMapping`` or the nominal mapping; a malformed one raises there and is counted, never reaching the
+simulation); the handler only writes the goal into the composer's :class:`~dexwheel.control.LatestValueSlot`. The
+simulation loop owns the simulation: each step it copies the slot's snapshot into the command layer's buffer,
+composes, and steps the hand with the composed targets as its nominal action. The simulation
+(:class:`HandSimulation`) is ``G20Hand-v0`` on MuJoCo (:mod:`dexwheel.bridge.mujoco_sim`: slew, collision
+projection, mimic completion and the drives are the env's) or the Isaac Lab G20 pose task
+(:mod:`dexwheel.bridge.isaac_sim`: its action term's slew, completion and drives).
 
 Real time: simulated time advances at ``speed`` x the wall clock (the env's ``control_hz`` steps per
-simulated second), and the state is published at ``state_hz`` of wall time.
+simulated second), and the state is published at ``state_hz`` of wall time by its own thread, from the latest
+step's snapshot, so a simulation whose steps are slow (Isaac Lab on the CPU) still publishes at that rate.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-import mujoco
 import numpy as np
 
 from dexwheel.bridge.config import BridgeConfig
@@ -39,20 +42,43 @@ from dexwheel.control import (
     SourceTimeoutError,
     g20_nominal_mapping,
 )
-from dexwheel.envs.g20_hand import G20HandEnv
-from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_KP, ACTUATOR_KV, ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
-from dexwheel.sim.model_checks import check_robot_model, require_joints
+from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_KP, ACTUATOR_KV, ALL_JOINTS, GOAL_PRESETS
 
 log = logging.getLogger(__name__)
 
 _ACTIVE_IDX = G20_MIMIC.layout.indices(ACTIVE_JOINTS)  # ALL_JOINTS order -> ACTIVE_JOINTS order
 
 
-def check_model(model: mujoco.MjModel, source: str = "G20 model") -> np.ndarray:
-    """Startup check (vendor bridge §5.7): every hinge and every position actuator exists; returns the hinges' qpos
-    addresses (ALL_JOINTS order). Raises :class:`~dexwheel.sim.model_checks.ModelError` naming what is missing."""
-    check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source)
-    return model.jnt_qposadr[require_joints(model, ALL_JOINTS, source)].astype(np.intp)
+class HandSimulation(Protocol):
+    """What the bridge steps: the hand on one simulation, started at the open hand (its startup checks done)."""
+
+    #: Its name in the log (``"MuJoCo"``, ``"Isaac Lab"``).
+    name: str
+    #: Simulated seconds per :meth:`step`.
+    dt: float
+
+    def step(self, target: np.ndarray) -> None:
+        """One control step toward ``target``: the active joints' radians (ACTIVE_JOINTS order), within limits."""
+
+    def positions(self) -> np.ndarray:
+        """Every hinge's position (ALL_JOINTS order), radians."""
+
+    def velocities(self) -> np.ndarray:
+        """Every hinge's velocity (ALL_JOINTS order), rad/s (hard-write: the joint motion over the last step)."""
+
+    def close(self) -> None: ...
+
+
+def make_simulation(cfg: BridgeConfig, start: np.ndarray) -> HandSimulation:
+    """``cfg.backend``'s simulation, started at ``start`` (active joints). Each is imported here: the MuJoCo one
+    needs the core venv (mujoco 4), the Isaac Lab one the Isaac Lab venv."""
+    if cfg.backend == "isaaclab":
+        from dexwheel.bridge.isaac_sim import IsaacLabHand
+
+        return IsaacLabHand(cfg, start)
+    from dexwheel.bridge.mujoco_sim import MujocoHand
+
+    return MujocoHand(cfg, start)
 
 
 @dataclass
@@ -74,27 +100,19 @@ class G20Bridge:
     """The bridge's simulation and its message handlers; :meth:`run` is the real-time loop.
 
     ``transport`` provides the topics; the bridge subscribes its handler and creates its state publisher
-    here, but starting and closing the transport is the caller's (see :func:`run_bridge`).
+    here, but starting and closing the transport is the caller's (see :func:`run_bridge`). ``make_sim``: default
+    ``cfg.backend``'s (:func:`make_simulation`).
     """
 
-    def __init__(self, cfg: BridgeConfig, transport: Transport, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        cfg: BridgeConfig,
+        transport: Transport,
+        clock: Callable[[], float] = time.monotonic,
+        make_sim: Callable[[BridgeConfig, np.ndarray], HandSimulation] = make_simulation,
+    ) -> None:
         self.cfg = cfg
         self._clock = clock
-        self.env = G20HandEnv(
-            hand=cfg.hand,
-            drive=cfg.drive,
-            action="nominal",
-            slew_rad_s=cfg.slew_rad_s,
-            collision_projection=cfg.collision_projection,
-            track_test=cfg.track_test,
-            control_hz=cfg.control_hz,
-            reset_noise_scale=0.0,
-            goal_mode="presets",
-            goal_presets=("open",),
-        )
-        self.model, self.data = self.env.model, self.env.data
-        self._qpos_adr = check_model(self.model, f"g20_{cfg.hand} model")
-        self.dt = float(self.env.dt)
         sdk = G20SdkMapping(cfg.hand)
         # the bridge has no clipping setting (out_of_range is the envs' and the mappings'): it rejects the message
         sdk.raise_hint = "the bridge rejects such a command (it never clips one): send values in range"
@@ -123,10 +141,10 @@ class G20Bridge:
         self._slot_state: SlotState | None = None
         self.rejections = RateLimitedCounter(log, "rejected malformed messages", cfg.warn_interval_s, clock=clock)
         self.stats = BridgeStats()
-        # -- the simulation: start at the open hand; one step compiles the env's kernels before real time -------
-        self._obs, _ = self.env.reset(seed=0, options={"init_qpos": start, "goal": start})
-        self._qvel = self.env.obs_slices["qvel"]
-        self._obs = self.env.step(start)[0]
+        # -- the simulation: at the open hand, its first step (kernel compiles) taken before real time -----------
+        self.sim = make_sim(cfg, start)
+        self.dt = float(self.sim.dt)
+        self._snapshot()
         handler = self.on_nominal if cfg.plan_nominal else self.on_command
         transport.subscribe(cfg.source_topic, handler)
         self._publish: Publish = transport.publisher(cfg.topics.state)  # type: ignore[union-attr]
@@ -176,7 +194,7 @@ class G20Bridge:
         except SourceTimeoutError:  # policy raise: the safe state is to stay where the hand is
             state = None
             if self._hold is None:
-                self._hold = self.data.qpos[self._qpos_adr[_ACTIVE_IDX]].astype(np.float32)
+                self._hold = self.sim.positions()[_ACTIVE_IDX].astype(np.float32)
             self._command.position[:] = self._hold
         if state is not SlotState.FRESH:
             self.stats.stale_steps += 1
@@ -186,8 +204,16 @@ class G20Bridge:
         # the composer's float32 can round a goal at a joint limit past it by < 1 ulp; the env's nominal
         # action would reject that, so clamp back (a rounding repair: the goal was checked in the handler)
         np.clip(frame.qpos, self._lower, self._upper, out=self._target)
-        self._obs = self.env.step(self._target)[0]
+        self.sim.step(self._target)
+        self._snapshot()
         self.stats.steps += 1
+
+    def _snapshot(self) -> None:
+        """The state after the latest step, for the publisher thread (one tuple, replaced whole)."""
+        self._state = (
+            np.array(self.sim.positions(), dtype=np.float64),
+            np.array(self.sim.velocities(), dtype=np.float64),
+        )
 
     def _note_source(self, state: SlotState | None) -> None:
         """Log when the source starts, or stops, sending (not the wait for its first goal)."""
@@ -201,12 +227,14 @@ class G20Bridge:
         self._slot_state = state
 
     def joint_state(self) -> JointState:
-        """The state message: every hinge's name, position and velocity (ALL_JOINTS order), stamped now."""
+        """The state message: every hinge's name, position and velocity (ALL_JOINTS order) after the latest step,
+        stamped now."""
+        position, velocity = self._state
         return JointState(
             header=Header(stamp=stamp(time.time_ns()), frame_id=self.cfg.frame_id),
             name=list(ALL_JOINTS),
-            position=self.data.qpos[self._qpos_adr].tolist(),
-            velocity=self._obs[self._qvel].astype(np.float64).tolist(),  # hard-write: joint motion / dt
+            position=position.tolist(),
+            velocity=velocity.tolist(),  # hard-write: the joint motion / dt
             effort=[],
         )
 
@@ -218,40 +246,58 @@ class G20Bridge:
             self._publish_errors.count(self.cfg.topics.state, repr(exc))  # type: ignore[union-attr]
 
     def run(self, stop: threading.Event, on_publish: Callable[[], bool] | None = None) -> BridgeStats:
-        """Step and publish in real time until ``stop`` is set, ``max_steps`` is reached or ``on_publish``
-        (called after each state message, e.g. a viewer's sync) returns False."""
+        """Step in real time until ``stop`` is set, ``max_steps`` is reached or ``on_publish`` (called at the
+        state rate between steps, e.g. a viewer's sync) returns False; the state goes out at ``state_hz`` from
+        a thread of its own (joined before this returns)."""
         cfg = self.cfg
         step_wall = self.dt / cfg.speed  # wall seconds per simulation step
         pub_wall = 1.0 / cfg.state_hz
         max_steps = int(cfg.max_steps)
+        finished = threading.Event()
+        publisher = threading.Thread(target=self._publish_loop, args=(finished,), name="bridge-state", daemon=True)
         t0 = start = self._clock()
+        publisher.start()
         done = 0  # steps taken since t0
-        next_pub = t0
-        while not stop.is_set():
-            now = self._clock()
-            due = int((now - t0) / step_wall) - done
-            if due * step_wall > cfg.max_lag_s:  # stalled: drop the backlog rather than run it in a burst
-                self.stats.dropped_steps += due - 1
-                t0 += (due - 1) * step_wall
-                due = 1
-            for _ in range(due):
-                self.step()
-                done += 1
-                if max_steps and self.stats.steps >= max_steps:
-                    stop.set()
-                    break
-            if now >= next_pub:
-                self.publish()
-                self.rejections.flush()
-                next_pub = max(next_pub + pub_wall, now)  # a late message is not followed by a burst
-                if on_publish is not None and not on_publish():
-                    break
-            wake = min(t0 + (done + 1) * step_wall, next_pub)
-            delay = wake - self._clock()
-            if delay > 0:
-                stop.wait(delay)
+        next_sync = t0
+        try:
+            while not stop.is_set():
+                now = self._clock()
+                due = int((now - t0) / step_wall) - done
+                if due * step_wall > cfg.max_lag_s:  # stalled or slow: drop the backlog rather than run it in a burst
+                    self.stats.dropped_steps += due - 1
+                    t0 += (due - 1) * step_wall
+                    due = 1
+                for _ in range(due):
+                    self.step()
+                    done += 1
+                    if max_steps and self.stats.steps >= max_steps:
+                        stop.set()
+                        break
+                if on_publish is not None and now >= next_sync:
+                    next_sync = max(next_sync + pub_wall, now)
+                    if not on_publish():
+                        break
+                wake = t0 + (done + 1) * step_wall
+                if on_publish is not None:
+                    wake = min(wake, next_sync)
+                delay = wake - self._clock()
+                if delay > 0:
+                    stop.wait(delay)
+        finally:
+            finished.set()
+            publisher.join()
         self.stats.wall_s = self._clock() - start
         return self.stats
+
+    def _publish_loop(self, finished: threading.Event) -> None:
+        """The state at ``state_hz`` of wall time until ``finished``; a late message is not followed by a burst."""
+        pub_wall = 1.0 / self.cfg.state_hz
+        next_pub = time.monotonic()
+        while not finished.is_set():
+            self.publish()
+            self.rejections.flush()
+            next_pub = max(next_pub + pub_wall, time.monotonic())
+            finished.wait(next_pub - time.monotonic())
 
     def stats_line(self) -> str:
         s = self.stats
@@ -264,7 +310,7 @@ class G20Bridge:
 
     def close(self) -> None:
         self.rejections.flush(force=True)
-        self.env.close()
+        self.sim.close()
 
 
-__all__ = ["BridgeStats", "G20Bridge", "check_model"]
+__all__ = ["BridgeStats", "G20Bridge", "HandSimulation", "make_simulation"]

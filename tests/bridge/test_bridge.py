@@ -35,11 +35,19 @@ pytest.importorskip("rosbags")
 
 from cyclonedds.core import Policy  # noqa: E402
 from cyclonedds.util import duration  # noqa: E402
-from ros2_client import TYPESTORE, Ros2Client, domain_for_tests, encode_joint_state  # noqa: E402
+from ros2_client import (  # noqa: E402
+    TYPESTORE,
+    BridgeProcess,
+    Ros2Client,
+    domain_for_tests,
+    encode_joint_state,
+    not_utf8,
+)
 
-from dexwheel.bridge.config import BridgeConfig, Topics, ros_domain_id  # noqa: E402
+from dexwheel.bridge.config import ISAACLAB_REFUSED, BridgeConfig, Topics, ros_domain_id  # noqa: E402
 from dexwheel.bridge.loopback import LOOPBACK_CONFIG, use_loopback  # noqa: E402
-from dexwheel.bridge.node import G20Bridge, check_model  # noqa: E402
+from dexwheel.bridge.mujoco_sim import check_model  # noqa: E402
+from dexwheel.bridge.node import G20Bridge  # noqa: E402
 from dexwheel.bridge.ros2_types import (  # noqa: E402
     JOINT_STATE_TYPE,
     JOINT_STATE_TYPE_HASH,
@@ -79,66 +87,6 @@ def dds():
         os.environ.pop("CYCLONEDDS_URI", None)
     else:
         os.environ["CYCLONEDDS_URI"] = old
-
-
-class BridgeProcess:
-    """``scripts/bridge.py`` in its own session (process group), its output collected on a thread."""
-
-    def __init__(self, domain: int, *overrides: str, headless: bool = True, display: str | None = None) -> None:
-        env = os.environ.copy()
-        use_loopback(env)
-        env.pop("ROS_DOMAIN_ID", None)
-        if display is not None:
-            env["DISPLAY"] = display
-        cmd = [sys.executable, str(SCRIPT), f"headless={str(headless).lower()}", f"domain_id={domain}", *overrides]
-        self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    @property
-    def output(self) -> str:
-        return "\n".join(self.lines)
-
-    def wait_for_line(self, pattern: str, timeout: float) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                m = re.search(pattern, line)
-                if m:
-                    return m
-            if self.proc.poll() is not None:
-                self._reader.join(timeout=5)
-                raise AssertionError(f"bridge exited ({self.proc.returncode}) before {pattern!r}:\n{self.output}")
-            time.sleep(0.05)
-        raise AssertionError(f"no line matching {pattern!r} in {timeout} s:\n{self.output}")
-
-    def group(self) -> list[int]:
-        """Live processes in the bridge's process group (itself and anything it started)."""
-        pids = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    stat = (entry / "stat").read_text()
-                except OSError:
-                    continue
-                fields = stat[stat.rindex(")") + 2 :].split()
-                if fields[0] != "Z" and int(fields[2]) == self.proc.pid:  # state, ppid, pgrp
-                    pids.append(int(entry.name))
-        return pids
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-        self._reader.join(timeout=5)
 
 
 @pytest.fixture(scope="module")
@@ -329,8 +277,9 @@ def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):
             ["headless=false"],
             "the bridge's viewer opens a window, and there is no display (DISPLAY is not set): run it under a virtual screen (xvfb-run -a python ...), or run with headless=true",
         ),
+        (["backend=isaaclab", "collision_projection=true"], "bridge: collision_projection=true: the hard-write"),
     ],
-    ids=["bad-setting", "no-display"],
+    ids=["bad-setting", "no-display", "isaaclab-projection"],
 )
 def test_the_script_stops_at_once_naming_the_problem(dds, overrides, message):
     env = os.environ.copy()
@@ -367,13 +316,6 @@ def test_run_bridge_in_process_leaves_no_thread(dds):
         time.sleep(0.05)
     assert tasks() <= before_tasks
     watcher.close()
-
-
-def not_utf8(position: list[float]) -> bytes:
-    """A well-formed JointState whose header.frame_id is 4 bytes that are not UTF-8 (ROS 2 strings must be)."""
-    wire = encode_joint_state(position=position, frame_id="@@@@")
-    assert wire.count(b"@@@@") == 1
-    return wire.replace(b"@@@@", b"\xff\xfe\xc3\x28")
 
 
 def wait_until(predicate, timeout: float) -> None:
@@ -632,7 +574,7 @@ def test_startup_check_names_missing_joints_and_actuators():
     with pytest.raises(ModelError, match=r"missing actuator\(s\) \['pinky_mcp_roll_pos'.*'thumb_ip_pos'\]"):
         check_model(model)
     bridge, _, _ = make_bridge()
-    assert check_model(bridge.model).shape == (len(ALL_JOINTS),)
+    assert check_model(bridge.sim.model).shape == (len(ALL_JOINTS),)
 
 
 # -- configuration ----------------------------------------------------------------------------------------------
@@ -654,6 +596,30 @@ def test_config_defaults_right_hand_topics_and_domain(monkeypatch):
     assert right.source_topic == "/retarget/g20/right/joint_target_nominal"
     monkeypatch.delenv("ROS_DOMAIN_ID")
     assert ros_domain_id() == 0 and BridgeConfig().domain_id == 0
+    assert BridgeConfig().headless is False
+
+
+def test_isaac_lab_backend_defaults_and_refusals():
+    """The vendor's Isaac hand simulation: slew 0, no collision projection, its own state topic; headless."""
+    cfg = BridgeConfig(backend="isaaclab", domain_id=0)
+    assert (cfg.slew_rad_s, cfg.collision_projection, cfg.headless, cfg.drive) == (0.0, False, True, "hard_write")
+    assert cfg.topics == Topics("/g20/cb_left_hand_control_cmd", "/retarget/g20/left/joint_target_nominal",
+                                "/sim/isaac/g20/left/joint_state")  # fmt: skip
+    configured = BridgeConfig(backend="isaaclab", domain_id=0, slew_rad_s=3.0, pd_drive=True, hand="right")
+    assert (configured.slew_rad_s, configured.drive) == (3.0, "pd")
+    assert configured.topics.state == "/sim/isaac/g20/right/joint_state"  # type: ignore[union-attr]
+    # projection is refused with hard-write only (track test turns it off; PD has none)
+    assert BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True, pd_drive=True).drive == "pd"
+    assert BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True, track_test=True).track_test
+    with pytest.raises(ConfigFieldError) as err:
+        BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True)
+    assert str(err.value).endswith(ISAACLAB_REFUSED["collision_projection"])
+    assert BridgeConfig(backend="isaaclab", domain_id=0, headless=False).headless is False  # Newton's GL visualizer
+    with pytest.raises(ConfigFieldError, match=r"backend='gazebo' is not allowed"):
+        BridgeConfig(backend="gazebo", domain_id=0)
+    given = BridgeConfig.from_mapping({"domain_id": 0, "backend": {"name": "isaaclab"},
+                                       "topics": {"command": "/c", "nominal": "/n", "state": None}})  # fmt: skip
+    assert given.topics == Topics("/c", "/n", "/sim/isaac/g20/left/joint_state")
     assert dds_topic_name("/sim/mujoco/g20/left/joint_state") == "rt/sim/mujoco/g20/left/joint_state"
 
 
@@ -691,6 +657,16 @@ def test_hydra_config_composes_to_the_seed_defaults(monkeypatch):
     assert cfg.topics == Topics.for_hand("right")
     assert (cfg.speed, cfg.slew_rad_s, cfg.collision_projection, cfg.track_test, cfg.plan_nominal) == (
         1.35, 5.0, True, False, False)  # fmt: skip
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        raw = compose(config_name="bridge", overrides=["backend=isaaclab"])
+    isaac = BridgeConfig.from_mapping(OmegaConf.to_container(raw, resolve=True))
+    assert (isaac.backend, isaac.slew_rad_s, isaac.collision_projection, isaac.headless) == (
+        "isaaclab",
+        0.0,
+        False,
+        True,
+    )
+    assert isaac.topics == Topics.for_hand("left", "isaaclab")
     assert "127.0.0.1" in LOOPBACK_CONFIG and "<AllowMulticast>false</AllowMulticast>" in LOOPBACK_CONFIG
     env: dict[str, str] = {}
     assert use_loopback(env) == LOOPBACK_CONFIG and env == {"CYCLONEDDS_URI": LOOPBACK_CONFIG}

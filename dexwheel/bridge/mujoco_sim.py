@@ -1,0 +1,66 @@
+"""The bridge's MuJoCo simulation: ``G20Hand-v0`` (``action="nominal"``) stepped with the composed targets.
+
+Slew, collision projection, mimic completion and the hard-write or PD drive are the env's (vendor bridge §5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from dexwheel.bridge.config import BridgeConfig
+from dexwheel.envs.g20_hand import G20HandEnv, camera_config
+from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS
+from dexwheel.sim.model_checks import check_robot_model, require_joints
+
+
+def check_model(model: mujoco.MjModel, source: str = "G20 model") -> np.ndarray:
+    """Startup check (vendor bridge §5.7): every hinge and every position actuator exists; returns the hinges' qpos
+    addresses (ALL_JOINTS order). Raises :class:`~dexwheel.sim.model_checks.ModelError` naming what is missing."""
+    check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source)
+    return model.jnt_qposadr[require_joints(model, ALL_JOINTS, source)].astype(np.intp)
+
+
+class MujocoHand:
+    """``G20Hand-v0`` as the bridge's :class:`~dexwheel.bridge.node.HandSimulation`."""
+
+    name = "MuJoCo"
+
+    def __init__(self, cfg: BridgeConfig, start: np.ndarray) -> None:
+        self.env = G20HandEnv(
+            hand=cfg.hand,
+            drive=cfg.drive,
+            action="nominal",
+            slew_rad_s=cfg.slew_rad_s,
+            collision_projection=cfg.collision_projection,
+            track_test=cfg.track_test,
+            control_hz=cfg.control_hz,
+            reset_noise_scale=0.0,
+            goal_mode="presets",
+            goal_presets=("open",),
+        )
+        self.model, self.data = self.env.model, self.env.data
+        self._qpos_adr = check_model(self.model, f"g20_{cfg.hand} model")
+        self.dt = float(self.env.dt)
+        # start at the open hand; one step compiles the env's kernels before real time
+        self._obs, _ = self.env.reset(seed=0, options={"init_qpos": start, "goal": start})
+        self._qvel = self.env.obs_slices["qvel"]
+        self.step(start)
+
+    def step(self, target: np.ndarray) -> None:
+        self._obs = self.env.step(target)[0]
+
+    def positions(self) -> np.ndarray:
+        return self.data.qpos[self._qpos_adr]
+
+    def velocities(self) -> np.ndarray:
+        return self._obs[self._qvel].astype(np.float64)  # hard-write: the joint motion / step
+
+    def camera(self) -> dict[str, Any]:
+        """The vendor bridge's compare view (§5.6) for the viewer."""
+        return camera_config(self.env.task, None)
+
+    def close(self) -> None:
+        self.env.close()
