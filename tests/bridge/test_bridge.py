@@ -78,25 +78,6 @@ MALFORMED_SDK = [[], [float("nan")] * 20, [float("inf")], [256.0], [-1.0], [80.5
 
 # -- DDS on loopback only ------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def dds():
-    """This process's Cyclone config: loopback, no multicast (set before its first participant)."""
-    old = os.environ.get("CYCLONEDDS_URI")
-    use_loopback()
-    yield
-    if old is None:
-        os.environ.pop("CYCLONEDDS_URI", None)
-    else:
-        os.environ["CYCLONEDDS_URI"] = old
-
-
-@pytest.fixture(scope="module")
-def client(dds):
-    c = Ros2Client(domain_for_tests())
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
 def bridge(dds, client):
     """A track-test bridge (the hand jumps to each goal) logging every rejected message."""
     proc = BridgeProcess(domain_for_tests(), "track_test=true", "warn_interval_s=0")

@@ -73,24 +73,6 @@ SIDE_BY_SIDE = [
 
 
 @pytest.fixture(scope="module")
-def dds():
-    old = os.environ.get("CYCLONEDDS_URI")
-    use_loopback()
-    yield
-    if old is None:
-        os.environ.pop("CYCLONEDDS_URI", None)
-    else:
-        os.environ["CYCLONEDDS_URI"] = old
-
-
-@pytest.fixture(scope="module")
-def client(dds):
-    c = Ros2Client(domain_for_tests())
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
 def bridge(client):
     """The Isaac Lab bridge with its defaults (hard-write, slew 0, headless), logging every rejected message."""
     proc = BridgeProcess(domain_for_tests(), "backend=isaaclab", "warn_interval_s=0", headless=None)
