@@ -6,5 +6,5 @@ from pathlib import Path
 os.environ.setdefault("MUJOCO_GL", "egl")
 sys.path.insert(0, str(Path(__file__).parent))
 
-# the bridge tests' DDS fixtures (dds, client), for tests/bridge and tests/isaaclab alike
-pytest_plugins = ["dds_fixtures"]
+# fixtures several folders use: dds, client (tests/bridge, tests/isaaclab), x_display (windows, viewers)
+pytest_plugins = ["shared_fixtures"]

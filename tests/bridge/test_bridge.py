@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -209,27 +208,6 @@ def test_signal_stops_the_bridge_cleanly_within_2s(dds, sig, record_property):
         assert not left, f"processes left behind: {left}"
     finally:
         proc.stop()
-
-
-@pytest.fixture(scope="module")
-def x_display():
-    """A virtual X screen for the viewer (Debian's xvfb, local socket only); skip without it."""
-    xvfb = shutil.which("Xvfb")
-    if xvfb is None:
-        pytest.skip("Xvfb is not installed (Debian package xvfb)")
-    read_end, write_end = os.pipe()
-    server = subprocess.Popen([xvfb, "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-                              pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        number = pipe.readline().strip()
-    try:
-        if not number:
-            pytest.skip("Xvfb did not start")
-        yield f":{number}"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):

@@ -7,10 +7,8 @@ socket only. Without it the window tests skip; the no-display tests run in subpr
 """
 
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -22,32 +20,6 @@ from dexwheel.envs import register_envs
 
 ROOT = Path(__file__).resolve().parents[2]
 register_envs()
-
-
-@pytest.fixture(scope="module")
-def x_display() -> Iterator[str]:
-    """A fresh Xvfb screen for this module (``-displayfd``: the server picks a free display number)."""
-    xvfb = shutil.which("Xvfb")
-    if xvfb is None:
-        pytest.skip("Xvfb is not installed (Debian package xvfb)")
-    read_end, write_end = os.pipe()
-    server = subprocess.Popen(
-        [xvfb, "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-        pass_fds=(write_end,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        number = pipe.readline().strip()  # written once the server accepts connections
-    if not number:
-        server.kill()
-        pytest.skip("Xvfb did not start")
-    try:
-        yield f":{number}"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -213,27 +212,6 @@ def test_stops_at_once_naming_the_problem_in_one_line(dds, overrides, message):
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [message]
     print(f"\n{overrides[0]}: exit 2 after {time.monotonic() - start:.1f} s")
-
-
-@pytest.fixture(scope="module")
-def x_display():
-    """A virtual X screen (Debian's xvfb, local socket only); skip without it."""
-    xvfb = shutil.which("Xvfb")
-    if xvfb is None:
-        pytest.skip("Xvfb is not installed (Debian package xvfb)")
-    read_end, write_end = os.pipe()
-    server = subprocess.Popen([xvfb, "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-                              pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        number = pipe.readline().strip()
-    try:
-        if not number:
-            pytest.skip("Xvfb did not start")
-        yield f":{number}"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_viewer_shows_the_hand_and_closes_cleanly(dds, x_display, record_property):
