@@ -61,7 +61,9 @@ def default_threads(num_envs: int) -> int:
 
 
 class _BatchDrive:
-    """What both drives share: the model, one MjData per env and the joint/actuator index maps."""
+    """What both hand drives share: the model, one MjData per env, the joint/actuator index maps and ``q``,
+    the slew state ``(N, nactive)``. Both implement :class:`dexwheel.sim.drive.Drive`: ``step(targets)`` with
+    ``targets`` the ``(N, nactive)`` commanded active-joint positions."""
 
     def __init__(
         self,
@@ -232,6 +234,11 @@ class HardWriteDrive(_BatchDrive):
         for name, value in zip(_COMPLETION_FIELDS, coupling.arrays, strict=True):
             p[name] = value
 
+    def step(self, targets: np.ndarray) -> None:
+        """One hard-write step of every env toward ``targets`` (:func:`hard_write_env` per env; a task fuses
+        the same function into its own step kernel, :func:`dexwheel.tasks.hand_pose.kernels.hard_write_advance`)."""
+        _hard_write_all(self.state, self.params, np.ascontiguousarray(targets, dtype=np.float64))
+
     def reset_env(self, i: int, full: np.ndarray, q_active: np.ndarray, fallback: np.ndarray) -> None:
         """Start env ``i`` at rest in ``full``; ``fallback`` is its last safe pose if ``full`` penetrates."""
         s = self.state[i : i + 1]
@@ -307,6 +314,13 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
     s.stalled = stalled
     if stalled:
         _copy(s.stalled_cand, cand)
+
+
+@kernel
+def _hard_write_all(states: np.ndarray, params: np.ndarray, targets: np.ndarray) -> None:
+    """:func:`hard_write_env` for every env ``i``: record ``states[i]`` toward ``targets[i]``."""
+    for i in range(targets.shape[0]):
+        hard_write_env(states[i], params[0], targets[i])
 
 
 @kernel
@@ -393,6 +407,8 @@ class PDDrive(_BatchDrive):
             self.monitor = self.batch.monitor
         #: Smallest contact distance of each env over the last step's physics steps (negative: penetration).
         self._min_dist = np.zeros(n)
+        #: ``(N, nactive)`` the active joints' actuator targets of the last physics step: the slew state.
+        self.q = np.zeros((n, coupling.nactive))
 
     def set_pose(self, i: int, full: np.ndarray) -> None:
         super().set_pose(i, full)
@@ -407,9 +423,10 @@ class PDDrive(_BatchDrive):
             return self.batch.sync_into(i, self.datas[i])
         return self.datas[i]
 
-    def step(self, target: np.ndarray, command: np.ndarray) -> None:
-        """Advance every env by ``nsub`` physics steps; ``target`` (N, nactive) is updated in place."""
-        _ramp_controls(target, command, self._budget, *self._completion, self.ctrl_idx, self.control)
+    def step(self, targets: np.ndarray) -> None:
+        """Advance every env by ``nsub`` physics steps, the actuator targets ramped from ``q`` toward
+        ``targets`` ``(N, nactive)`` (``q`` becomes the last physics step's)."""
+        _ramp_controls(self.q, targets, self._budget, *self._completion, self.ctrl_idx, self.control)
         if self.batch is None:
             self.depth[0] = sensor_depth(self._step_single())
             return

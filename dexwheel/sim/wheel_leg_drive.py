@@ -20,6 +20,7 @@ import mujoco
 import numpy as np
 
 from dexwheel.jit import kernel
+from dexwheel.sim.physics import BatchPhysics, SerialPhysics
 
 
 def make_pd_actuators(spec: mujoco.MjSpec) -> None:
@@ -51,8 +52,8 @@ def actuator_ids(model: mujoco.MjModel, joint_names: Sequence[str]) -> np.ndarra
 
 
 class MotorFrameDrive:
-    """The wheel-leg robots' drive: batched ``(5, N, nu)`` robot-order frames -> ``ctrl`` ``(N, nu)`` and
-    per-env actuator gains (the G20's position-actuator drive is :class:`dexwheel.sim.hand_drive.PDDrive`).
+    """The wheel-leg robots' drive (:class:`dexwheel.sim.drive.Drive`): batched ``(5, N, nu)`` robot-order
+    frames -> ``ctrl`` ``(N, nu)`` and per-env actuator gains, then one control step of ``physics``.
 
     ``models[i]`` is env ``i``'s model: one per env where gains may differ between envs (domain
     randomisation), or one object for every env. Envs sharing one model get its gains written once; when
@@ -63,8 +64,11 @@ class MotorFrameDrive:
     """
 
     def __init__(self, models: Sequence[mujoco.MjModel], joint_names: Sequence[str],
+                 physics: SerialPhysics | BatchPhysics | None = None,
                  split: Callable[[], Sequence[mujoco.MjModel]] | None = None) -> None:  # fmt: skip
         self.models = list(models)
+        #: What :meth:`step` writes the controls into and steps (None: :meth:`apply` only).
+        self.physics = physics
         self._split = split
         n, nu = len(self.models), len(joint_names)
         self.act = actuator_ids(self.models[0], joint_names)
@@ -74,6 +78,24 @@ class MotorFrameDrive:
         self.kd = np.zeros((n, nu))
         self._dirty: set[int] = set(range(n))
         self._last_bytes = b""
+
+    @property
+    def num_envs(self) -> int:
+        return len(self.models)
+
+    def step(self, targets: np.ndarray) -> None:
+        """The frame ``targets`` (see :meth:`apply`) as the physics' controls, then ``decimation`` physics steps."""
+        physics = self.physics
+        if physics is None:
+            raise RuntimeError("MotorFrameDrive.step: built without physics; pass physics= or call apply()")
+        self.apply(targets, out=physics.ctrl)
+        physics.step()
+
+    def sync_data(self, i: int) -> mujoco.MjData:
+        """Env ``i``'s MjData at its current state (the physics')."""
+        if self.physics is None:
+            raise RuntimeError("MotorFrameDrive.sync_data: built without physics")
+        return self.physics.sync_data(i)
 
     def set_gain_scales(self, env: int, kp_scale: np.ndarray, kd_scale: np.ndarray) -> None:
         """Env ``env``'s gain multipliers (domain randomisation); rewritten on the next :meth:`apply`."""

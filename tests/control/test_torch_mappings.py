@@ -13,7 +13,7 @@ from dexwheel.control.g20_sdk import (
     g20_nominal_mapping,
     g20_normalized_mapping,
 )
-from dexwheel.tasks.hand_pose.command import HandCommandPath
+from dexwheel.tasks.hand_pose.action_path import HandActionPath
 
 torch = pytest.importorskip("torch")
 RNG = np.random.default_rng(7)
@@ -52,7 +52,7 @@ def test_mimic_completion():
 def test_the_hand_command_path(layers):
     hold = G20SdkMapping("left").goals(np.full(20, 255.0))
     limits = (G20_MIMIC.active_lower, G20_MIMIC.active_upper)
-    on_numpy = HandCommandPath(layers, "thumb", hold, limits, 5)
-    on_torch = HandCommandPath(layers, "thumb", hold, limits, 5, xp=torch, device="cpu")
+    on_numpy = HandActionPath(layers, "thumb", hold, limits, 5)
+    on_torch = HandActionPath(layers, "thumb", hold, limits, 5, xp=torch, device="cpu")
     goals = RNG.uniform(G20_MIMIC.active_lower, G20_MIMIC.active_upper, (5, 16))
     assert _same(on_numpy(goals), on_torch(torch.from_numpy(goals)))

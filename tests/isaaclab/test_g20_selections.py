@@ -18,7 +18,7 @@ from dexwheel.isaaclab.tasks.g20_pose import ACTION, COMMAND, G20LeftPoseEnvCfg,
 from dexwheel.rl.isaaclab_launch import RESULT
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, JOINT_GROUPS
 from dexwheel.tasks.hand_pose import goal_set
-from dexwheel.tasks.hand_pose.command import HandCommandPath
+from dexwheel.tasks.hand_pose.action_path import HandActionPath
 from dexwheel.tasks.hand_pose.config import make_cfg
 
 NUM_ENVS = 4
@@ -57,7 +57,7 @@ def test_the_action_path_is_dexwheel_controls_on_torch(env):
     u = env.unwrapped
     term = u.action_manager.get_term(ACTION)
     assert term.action_dim == 20 and isinstance(term.map.reference, G20SdkMapping)
-    assert isinstance(term.path, HandCommandPath) and term.path.layers == ("policy", "hold")
+    assert isinstance(term.path, HandActionPath) and term.path.layers == ("policy", "hold")
     assert isinstance(term.path.command, torch.Tensor) and term.completion is G20_MIMIC
     assert tuple(u.cfg.sim.gravity) == (0.0, 0.0, 0.0)  # hard-write: the written pose is the state
 

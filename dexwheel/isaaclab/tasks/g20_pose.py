@@ -5,7 +5,7 @@ Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (
 presets), the robot description and the action path of :mod:`dexwheel.control`, run on torch (one implementation over
 numpy and torch, :mod:`dexwheel.control._xp`): the action mappings ``normalized``, ``sdk255``, ``nominal`` and
 ``delta`` (their ``goals()``), the composer layers (``policy``, ``hold``: the MuJoCo task's
-:class:`~dexwheel.tasks.hand_pose.command.HandCommandPath` with ``xp=torch``) and resolver, the mimic completion
+:class:`~dexwheel.tasks.hand_pose.action_path.HandActionPath` with ``xp=torch``) and resolver, the mimic completion
 (:data:`~dexwheel.control.g20_sdk.G20_MIMIC` on torch); the slew (``slew_rad_s`` per physics step, a source slowed by
 its fastest mimic, 0 jumps), the control rate (``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s
 registered ``max_episode_steps``), the goals and the term tables: each observation, reward and reset event of the
@@ -71,7 +71,7 @@ from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS
 from dexwheel.tasks.hand_pose import goal_set
-from dexwheel.tasks.hand_pose.command import joint_group
+from dexwheel.tasks.hand_pose.action_path import joint_group
 from dexwheel.tasks.hand_pose.config import G20HandConfig, make_cfg
 
 #: The MuJoCo env this task is (its registered episode length is the default here).

@@ -354,7 +354,7 @@ class HandPoseAction(ActionTerm):
     Built from the MuJoCo task's config (``task_kwargs``, what ``make_cfg`` takes): the mapping is the
     MuJoCo task's :class:`~dexwheel.tasks.hand_pose.action.G20ActionMap`'s (``normalized``, ``sdk255``,
     ``nominal`` or ``delta``; its bounds, its ``normalize`` and ``hold_action``), the layers its
-    :class:`~dexwheel.tasks.hand_pose.command.HandCommandPath` (``policy`` and optionally ``hold``) with
+    :class:`~dexwheel.tasks.hand_pose.action_path.HandActionPath` (``policy`` and optionally ``hold``) with
     ``xp=torch``. Once per control step (:meth:`process_actions`) the action, in float64 as on MuJoCo, takes
     the ``out_of_range="clip"`` arithmetic (a NaN holds the previous action, 0 for ``delta``; clipped to the
     mapping's bounds; ``sdk255`` rounded to integers; never raised on: that would sync a GPU every step),
@@ -382,7 +382,7 @@ class HandPoseAction(ActionTerm):
         from dexwheel.control.g20_sdk import G20_MIMIC
         from dexwheel.sim.slew import slew_budget
         from dexwheel.tasks.hand_pose.action import G20ActionMap
-        from dexwheel.tasks.hand_pose.command import HandCommandPath
+        from dexwheel.tasks.hand_pose.action_path import HandActionPath
         from dexwheel.tasks.hand_pose.config import make_cfg
 
         if getattr(env, "_physics_handles_decimation", False):
@@ -396,7 +396,7 @@ class HandPoseAction(ActionTerm):
         self._active_cols = self._joint_ids[torch.as_tensor(G20_MIMIC.active_idx, device=self.device)].long()
         self.map = G20ActionMap(task, G20_MIMIC, 1)
         self.kind, self.hard_write = task.action, task.drive == "hard_write"
-        self.path = HandCommandPath(task.composer_layers, task.hold_joints, self.map.preset(task.hold_pose),
+        self.path = HandActionPath(task.composer_layers, task.hold_joints, self.map.preset(task.hold_pose),
                                     (G20_MIMIC.active_lower, G20_MIMIC.active_upper), n, xp=torch,
                                     device=self.device)  # fmt: skip
         f64 = {"device": self.device, "dtype": torch.float64}

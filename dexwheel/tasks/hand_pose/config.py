@@ -22,7 +22,7 @@ import numba
 
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots.g20 import GOAL_PRESETS
-from dexwheel.tasks.hand_pose.command import HandCommandPath
+from dexwheel.tasks.hand_pose.action_path import HandActionPath
 from dexwheel.tasks.terms import (
     EventTermCfg,
     ObservationTermCfg,
@@ -167,7 +167,7 @@ class G20HandConfig:
         if not isinstance(self.hold_joints, str):
             object.__setattr__(self, "hold_joints", tuple(self.hold_joints))
         _choice("hold_pose", self.hold_pose, tuple(GOAL_PRESETS))
-        HandCommandPath.check(self.composer_layers, self.hold_joints)
+        HandActionPath.check(self.composer_layers, self.hold_joints)
         if self.contact_excludes is not None:
             pairs = tuple(tuple(p) for p in self.contact_excludes)
             bad = [p for p in pairs if len(p) != 2]

@@ -41,7 +41,7 @@ import mujoco
 import numpy as np
 from gymnasium import spaces
 
-from dexwheel.control import G20_MIMIC, ActionError
+from dexwheel.control import G20_MIMIC
 from dexwheel.envs.gym_api import reset_options
 from dexwheel.jit import compiled_for
 from dexwheel.robots import get_robot
@@ -61,9 +61,10 @@ from dexwheel.sim.model_checks import check_robot_model, require_actuators, requ
 from dexwheel.sim.projection import CollisionProjector, add_chain_contact_sensors, add_deepest_contact_sensor
 from dexwheel.sim.rendering import add_studio
 from dexwheel.tasks import terms
+from dexwheel.tasks.hand_pose import commands
 from dexwheel.tasks.hand_pose.action import G20ActionMap
-from dexwheel.tasks.hand_pose.command import HandCommandPath
-from dexwheel.tasks.hand_pose.config import G20HandConfig, _bad, _choice
+from dexwheel.tasks.hand_pose.action_path import HandActionPath
+from dexwheel.tasks.hand_pose.config import G20HandConfig, _bad
 from dexwheel.tasks.hand_pose.kernels import (
     METRIC_FIELDS,
     METRIC_KEYS,
@@ -128,7 +129,7 @@ class G20HandTask:
         self.actions = G20ActionMap(cfg, self.coupling, n)
         self.presets = {name: self.actions.preset(name) for name in GOAL_PRESETS}
         #: mapped goals -> composer layers -> resolver -> the drive's joint targets
-        self.command_path = HandCommandPath(cfg.composer_layers, cfg.hold_joints, self.presets[cfg.hold_pose],
+        self.command_path = HandActionPath(cfg.composer_layers, cfg.hold_joints, self.presets[cfg.hold_pose],
                                             (self.coupling.active_lower, self.coupling.active_upper), n)  # fmt: skip
         self.open_pose = self.presets["open"]
         self._held_idx = [ACTIVE_JOINTS.index(j) for j in self.command_path.hold_joints]
@@ -159,7 +160,7 @@ class G20HandTask:
                 *args, slew_rad_s=cfg.slew, timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads
             )
         #: hard-write: the applied pose (the drive's); PD: the actuator targets (both: the slew state).
-        self.q = self.drive.q if isinstance(self.drive, HardWriteDrive) else np.zeros((n, na))
+        self.q = self.drive.q
         # [goal, command] per env in one block, so both tracking errors come from one subtraction
         self._targets = state["targets"]
         self.goal = self._targets[:, 0]
@@ -252,46 +253,12 @@ class G20HandTask:
             obs[:, cols] = term(self) if scale is None else term(self) * scale
         return obs
 
-    # -- goals -----------------------------------------------------------------------------------
-    def pose_depth(self, q_active: np.ndarray) -> float:
-        """Deepest penetration (m) of an active-joint pose (on a scratch MjData)."""
-        return self.projector.depth(self._scratch, self.coupling.complete(q_active, clip_mimic=True))
-
-    def sample_goal(self, rng: np.random.Generator) -> np.ndarray:
-        """A goal from the presets or a random collision-free pose (bounded, deterministic retries)."""
-        cfg = self.cfg
-        use_preset = cfg.goal_mode == "presets" or (cfg.goal_mode == "mixed" and rng.random() < cfg.preset_goal_prob)
-        if use_preset:
-            return self.held(self.presets[cfg.goal_presets[int(rng.integers(len(cfg.goal_presets)))]])
-        lo, hi = self.coupling.active_lower, self.coupling.active_upper
-        for _ in range(cfg.random_goal_tries):
-            q = self.held(rng.uniform(lo, hi))
-            if self.pose_depth(q) <= cfg.penetration_tol:
-                return q
-        return self.held(self.open_pose)
-
-    def held(self, goal: np.ndarray) -> np.ndarray:
-        """``goal`` (a copy) with each joint the ``hold`` layer holds at its held position: a held joint is
-        no goal of the policy's, so it is neither asked for nor scored (its error is the hold's, ~0)."""
-        goal = np.array(goal, dtype=np.float64)
-        goal[self._held_idx] = self._held_pose
-        return goal
-
-    def _goal_from_option(self, goal: Any, what: str = "goal") -> np.ndarray:
-        """A pose as given (a preset name, ``{joint: rad}`` with the open hand for joints not named, or 16
-        radians): a value out of range, NaN or inf raises naming ``what``, the joint and its range (a given
-        pose is meant as given; clipping is for action streams)."""
-        if isinstance(goal, str):
-            _choice(what, goal, tuple(GOAL_PRESETS))
-            return self.presets[goal].copy()
-        try:
-            return self.actions.nominal.checked(goal, self.open_pose, what)
-        except ActionError as exc:
-            raise type(exc)(f"G20Hand: {exc}") from None
-
-    def set_goal(self, i: int, goal: Any) -> None:
-        """Replace env ``i``'s goal (a preset name, ``{joint: rad}`` or 16 radians in ACTIVE_JOINTS order)."""
-        self.goal[i] = self.held(self._goal_from_option(goal))
+    # -- goals: the task's command (.commands) ---------------------------------------------------
+    pose_depth = commands.pose_depth
+    sample_goal = commands.sample_goal
+    held = commands.held
+    set_goal = commands.set_goal
+    _goal_from_option = commands.goal_from_option
 
     # -- reset -------------------------------------------------------------------------------------
     def checked_options(self, options: Any) -> dict[str, np.ndarray]:
@@ -379,19 +346,12 @@ class G20HandTask:
             if diverged is not None or self._any_diverged:
                 self._contain(diverged)
 
-    def _switch_goals(self) -> None:
-        """A new goal in every env whose episode reached a multiple of ``goal_switch_steps``."""
-        switched = self.elapsed % self._switch_steps == 0
-        self.switched[:] = switched
-        for i in np.flatnonzero(switched).tolist():
-            self.goal[i] = self.sample_goal(self.rngs[i])  # type: ignore[arg-type]
-        if switched.any():
-            self.compute_obs()
+    _switch_goals = commands.switch_goals
 
     def _advance_pd(self, command: np.ndarray, raw: np.ndarray) -> None:
         self.command[:] = command
         drive = self.drive
-        drive.step(self.q, command)
+        drive.step(command)
         self.qpos[:] = drive.qpos[:, self.qpos_adr]
         self.qvel[:] = drive.qvel[:, self.dof_adr]
         self.raw_action[:] = raw

@@ -9,8 +9,8 @@ One control step::
 
     action [-1, 1] -> policy JointTargetBuffer (knees: stance + knee_scale a; wheels: vel = wheel_scale a)
       -> JointCommandComposer (layers: policy, stance, override) -> task-order MotorFrame
-      -> JointCommandResolver -> robot-order MotorFrame -> MotorFrameDrive (actuator gains, ctrl)
-      -> physics x decimation -> sensors -> reward terms, terminations -> commands, interval events -> observation
+      -> JointCommandResolver -> robot-order MotorFrame -> MotorFrameDrive.step (actuator gains, ctrl,
+      physics x decimation: the drive interface, :mod:`dexwheel.sim.drive`) -> sensors -> reward terms, terminations -> commands, interval events -> observation
 
 For N > 1 the composer and the resolver run on layouts whose joint names carry an env prefix
 (``env3/fl_knee_joint``), so one ``compose()`` merges every env's layers with precompiled copies. The
@@ -63,6 +63,7 @@ from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
 from dexwheel.tasks import terms
 from dexwheel.tasks.velocity import events, kernels
 from dexwheel.tasks.velocity.action_path import WheelLegActionPath
+from dexwheel.tasks.velocity.commands import draw_command
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, mirror_maps
 from dexwheel.tasks.velocity.observations import height_scan_mirror
 from dexwheel.tasks.velocity.settle import settle
@@ -120,13 +121,13 @@ class WheelLegTask:
         self.models = [model] * n if n == 1 or self._model_free else [copy.copy(model) for _ in range(n)]
         self._scratch = mujoco.MjData(model)
         self._build_action_path()
-        self.drive = MotorFrameDrive(self.models, ROBOT_JOINT_ORDER, split=self._split_models)
         if backend == "serial":
             self.physics: SerialPhysics | BatchPhysics = SerialPhysics(self.models, cfg.decimation)
         elif backend == "batch":
             self.physics = BatchPhysics(self.models, cfg.decimation, num_threads)
         else:
             raise ValueError(f"backend: {backend!r}; use 'serial' or 'batch'")
+        self.drive = MotorFrameDrive(self.models, ROBOT_JOINT_ORDER, self.physics, split=self._split_models)
 
         self.randomizer = ModelRandomizer(cfg.domain_rand, model, BASE_BODY, _LINKS, len(ROBOT_JOINT_ORDER),
                                           nominal_friction=float(desc.contact.friction[0]))  # fmt: skip
@@ -344,8 +345,7 @@ class WheelLegTask:
         self.apply_action(actions)
         self.composer.compose()
         self.resolver.resolve_into(self.composer.frame)
-        self.drive.apply(self._robot_block, out=self.physics.ctrl)
-        self.physics.step()
+        self.drive.step(self._robot_block)
         self._evaluate_terms()
         self.action, self.last_action = self.last_action, self.action  # the action just applied is "last"
         self.compute_obs()
@@ -481,21 +481,12 @@ class WheelLegTask:
         self.compute_obs()
 
     def _resample_command(self, i: int, reverse: bool = False) -> None:
-        """New commands for env ``i``; ``reverse`` (mid-episode) lets ``commands.rel_reversal`` flip the forward one."""
-        c = self.cfg.commands
+        """A new command for env ``i`` (:func:`.commands.draw_command`); ``reverse``: a mid-episode resample."""
         rng = self.rngs[i]
         assert rng is not None
-        u = rng.random(4)
-        if u[2] < c.rel_standing_envs:
-            self.commands[i] = 0.0
-        else:
-            x = c.lin_vel_x[0] + (c.lin_vel_x[1] - c.lin_vel_x[0]) * u[0]
-            if reverse and c.rel_reversal > 0.0 and rng.random() < c.rel_reversal and self.commands[i, 0] != 0.0:
-                x = -math.copysign(abs(x), self.commands[i, 0])
-            self.commands[i, 0] = x
-            self.commands[i, 1] = c.ang_vel_z[0] + (c.ang_vel_z[1] - c.ang_vel_z[0]) * u[1]
-        lo, hi = c.resampling_time_s
-        self.resample_at[i] = self.t + max(1, round((lo + (hi - lo) * u[3]) / self.dt))
+        x, wz, after_s = draw_command(self.cfg.commands, rng, float(self.commands[i, 0]), reverse)
+        self.commands[i] = x, wz
+        self.resample_at[i] = self.t + max(1, round(after_s / self.dt))
         self._next_resample = int(self.resample_at.min())
 
     def set_command(self, lin_vel_x: float, ang_vel_z: float, env: int | None = None, hold: bool = True) -> None:

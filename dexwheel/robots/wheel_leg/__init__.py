@@ -1,8 +1,10 @@
-"""Solenopsis wheel-leg platform and the legacy simplified M20 it replaces (``docs/spec/solenopsis.md``).
+"""The wheel-leg family: Solenopsis and the legacy simplified M20 it replaces (``docs/spec/solenopsis.md``).
 
-Both are one floating base with four swing arms (``*_knee``) each ending in a wheel (``*_wheel``).
-Every number the vendor documents leave open is an ``ASSUMPTION_*`` constant below, so it changes in one place
-when CAD numbers arrive.
+Both are one floating base with four swing arms (``*_knee``) each ending in a wheel (``*_wheel``). This module
+holds what the family shares (joint names and order, motor and contact settings, :class:`WheelLegParams`
+with the leg-height kinematics, the description builder); each robot's own numbers are in its module,
+:mod:`.solenopsis` and :mod:`.m20_legacy`. Every number the vendor documents leave open is an
+``ASSUMPTION_*`` constant, so it changes in one place when CAD numbers arrive.
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ class WheelLegParams:
     wheel_center_left: tuple[float, float, float]
     #: Default knee stance (fl, fr, hl, hr) the tasks hold and start from.
     stance: tuple[float, float, float, float]
+    #: Where the knee box sits: a z offset on the knee axis (axis-aligned), or None: centred on the
+    #: knee-to-axle vector and along it.
+    knee_box_center_z: float | None = None
 
     @property
     def stance_height_q0(self) -> float:
@@ -100,73 +105,6 @@ class WheelLegParams:
 START_DROP_M = 0.0005
 
 
-# -- Solenopsis (vendor document 001) ---------------------------------------------------------------------
-ASSUMPTION_SOLENOPSIS_BASE_BOX_CENTER = (0.0, 0.0, 0.0769)  # box centred at the body CoM height
-ASSUMPTION_SOLENOPSIS_KNEE_BOX_CENTER_Z = -0.150
-ASSUMPTION_SOLENOPSIS_DRIVE_CYLINDER = (0.0325, 0.031)  # P65 drive end: radius, length
-ASSUMPTION_SOLENOPSIS_WHEEL_CENTER_Y = 0.059326  # on the wheel CoM's axial offset
-
-SOLENOPSIS = WheelLegParams(
-    name="solenopsis",
-    base=Inertial(17.401, (-0.000072, 0.000171, 0.076892),
-                  (0.133964838, 0.363696493, 0.450717599, -0.000732466, 0.000157104, 0.000165399)),
-    base_box_size=(0.706, 0.310, 0.1714),
-    base_box_center=ASSUMPTION_SOLENOPSIS_BASE_BOX_CENTER,
-    hip_xyz=(0.117577164466, 0.167, 0.070),
-    knee_to_axle=(0.0, 0.0, -0.300),
-    knee_left=Inertial(0.955, (-0.000040, -0.001088, -0.158988),
-                       (0.014124479, 0.014470094, 0.000478899, 0.000002919, 0.000004851, -0.000261898)),
-    knee_right=Inertial(0.955, (0.000040, 0.001088, -0.158988),
-                        (0.014124479, 0.014470094, 0.000478899, 0.000002919, -0.000004851, 0.000261898)),
-    knee_box_size=(0.088, 0.031, 0.3765),
-    knee_drive_cylinder=ASSUMPTION_SOLENOPSIS_DRIVE_CYLINDER,
-    wheel_left=Inertial(1.340, (-0.000002, 0.059326, -0.000009),
-                        (0.003296552, 0.005826562, 0.003296995, 0.000000144, -0.000000077, 0.000000424)),
-    wheel_right=Inertial(1.340, (0.000002, -0.059326, -0.000009),
-                         (0.003296552, 0.005826562, 0.003296995, 0.000000144, 0.000000077, -0.000000424)),
-    wheel_radius=0.098804,
-    wheel_width=0.082959,
-    wheel_center_left=(0.0, ASSUMPTION_SOLENOPSIS_WHEEL_CENTER_Y, 0.0),
-    # An A stance (front arms forward, hind arms back; q = 0 leaves only 0.038 m between a side's wheels),
-    # which kp 80 lets settle near +-0.6 rad with the base about 0.276 m up.
-    stance=(0.5, 0.5, -0.5, -0.5),
-)  # fmt: skip
-SOLENOPSIS_TOTAL_MASS = 26.581
-
-# -- legacy simplified M20 -----------------------------------------------------------------------
-# ASSUMPTION: knee products of inertia take the listed + signs on the left and - on the right.
-ASSUMPTION_M20_KNEE_PRODUCTS_LEFT = (0.00002448, 0.0000918, 0.0006732)  # ixy, ixz, iyz
-ASSUMPTION_M20_WHEEL_RADIUS = 0.096  # the uniform cylinder that reproduces the listed inertia
-ASSUMPTION_M20_WHEEL_WIDTH = 0.083
-# ASSUMPTION: the same kind of primitives as Solenopsis: its base box centred on the base origin,
-# a knee box along the knee-to-axle vector, no drive-end cylinder.
-ASSUMPTION_M20_BASE_BOX = ((0.706, 0.310, 0.1714), (0.0, 0.0, 0.0))
-ASSUMPTION_M20_KNEE_BOX_SIZE = (0.088, 0.031, 0.237065)
-
-_M20_KNEE_TO_AXLE = (0.0, 0.110, -0.210)
-_m20_ixy, _m20_ixz, _m20_iyz = ASSUMPTION_M20_KNEE_PRODUCTS_LEFT
-M20_LEGACY = WheelLegParams(
-    name="m20_legacy",
-    base=Inertial(15.882, (0.003551059, 0.001650758, -0.003464621),
-                  (0.0880787, 0.533816, 0.563915, 0.001396, 0.000111, 0.000519)),
-    base_box_size=ASSUMPTION_M20_BASE_BOX[0],
-    base_box_center=ASSUMPTION_M20_BASE_BOX[1],
-    hip_xyz=(0.300, 0.140, 0.0),
-    knee_to_axle=_M20_KNEE_TO_AXLE,
-    # ASSUMPTION (spec): knee CoM at the middle of the knee-to-axle vector.
-    knee_left=Inertial(0.612, (0.0, 0.055, -0.105), (0.005202, 0.005202, 0.0007344, _m20_ixy, _m20_ixz, _m20_iyz)),
-    knee_right=Inertial(0.612, (0.0, -0.055, -0.105), (0.005202, 0.005202, 0.0007344, -_m20_ixy, -_m20_ixz, -_m20_iyz)),
-    knee_box_size=ASSUMPTION_M20_KNEE_BOX_SIZE,
-    knee_drive_cylinder=None,
-    wheel_left=Inertial(1.340, (0.0, 0.0, 0.0), (0.003856632, 0.00617472, 0.003856632, 0.0, 0.0, 0.0)),
-    wheel_right=Inertial(1.340, (0.0, 0.0, 0.0), (0.003856632, 0.00617472, 0.003856632, 0.0, 0.0, 0.0)),
-    wheel_radius=ASSUMPTION_M20_WHEEL_RADIUS,
-    wheel_width=ASSUMPTION_M20_WHEEL_WIDTH,
-    wheel_center_left=(0.0, 0.0, 0.0),
-    stance=(0.0, 0.0, 0.0, 0.0),  # its hips are already +-0.300 m apart: arms straight down
-)  # fmt: skip
-M20_LEGACY_TOTAL_MASS = 23.690
-
 _COLOURS = {"base": (0.25, 0.25, 0.3, 1.0), "knee": (0.9, 0.5, 0.1, 1.0), "wheel": (0.1, 0.1, 0.1, 1.0)}
 
 
@@ -181,9 +119,9 @@ def _leg_bodies(p: WheelLegParams, leg: str) -> list[Body]:
     ax, ay, az = p.knee_to_axle
     axle = (ax, sy * ay, az)
     knee_geoms: list[Geom] = []
-    if p.knee_to_axle[1] == 0.0:
+    if p.knee_box_center_z is not None:
         knee_geoms.append(Geom(f"{leg}_knee_col", "box", tuple(s / 2 for s in p.knee_box_size),
-                               (0.0, 0.0, ASSUMPTION_SOLENOPSIS_KNEE_BOX_CENTER_Z)))  # fmt: skip
+                               (0.0, 0.0, p.knee_box_center_z)))  # fmt: skip
     else:
         mid = tuple(v / 2 for v in axle)
         knee_geoms.append(
@@ -242,17 +180,13 @@ def build_wheel_leg(p: WheelLegParams) -> RobotDescription:
     )
 
 
-def solenopsis():
-    return build_wheel_leg(SOLENOPSIS)
-
-
-def m20_legacy():
-    return build_wheel_leg(M20_LEGACY)
-
+# Each robot's own facts, in its module (they build on the family above).
+from dexwheel.robots.wheel_leg.m20_legacy import M20_LEGACY, M20_LEGACY_TOTAL_MASS, m20_legacy  # noqa: E402
+from dexwheel.robots.wheel_leg.solenopsis import SOLENOPSIS, SOLENOPSIS_TOTAL_MASS, solenopsis  # noqa: E402
 
 #: Each wheel-leg robot's platform parameters, by robot name.
 PARAMS: dict[str, WheelLegParams] = {p.name: p for p in (SOLENOPSIS, M20_LEGACY)}
 
 
-__all__ = ["BASE_BODY", "KNEE_JOINTS", "LEGS", "M20_LEGACY", "NON_WHEEL_BODIES", "PARAMS", "SOLENOPSIS", "WHEEL_JOINTS",
-           "m20_legacy", "solenopsis"]  # fmt: skip
+__all__ = ["BASE_BODY", "KNEE_JOINTS", "LEGS", "M20_LEGACY", "M20_LEGACY_TOTAL_MASS", "NON_WHEEL_BODIES", "PARAMS",
+           "SOLENOPSIS", "SOLENOPSIS_TOTAL_MASS", "WHEEL_JOINTS", "m20_legacy", "solenopsis"]  # fmt: skip
