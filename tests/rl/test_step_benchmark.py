@@ -9,6 +9,7 @@ import pytest
 from cfgutil import compose_cfg, short
 
 from dexwheel.benchmarks import steps
+from dexwheel.rl import rsl
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
@@ -107,10 +108,14 @@ def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tm
         evaluate(compose_cfg("evaluate", "robot=g20_left", "policy=zero", "benchmark=steps"))
 
 
-def test_a_short_rough_run_trains_evaluates_and_takes_the_benchmark(tmp_path):
-    """The documented rough run's pipeline, shortened: train, evaluate, step benchmark on its checkpoint."""
+def test_a_short_rough_run_trains_evaluates_and_takes_the_benchmark(tmp_path, monkeypatch):
+    """The documented rough run's pipeline, shortened: train (its progress lines carry the curriculum's level),
+    evaluate, step benchmark on its checkpoint."""
+    monkeypatch.setattr(rsl, "PROGRESS_EVERY_S", 0.0)  # a line after every iteration
     train(compose_cfg("train", *short("solenopsis", "task=rough", algo="rsl_ppo")), tmp_path)
     assert (tmp_path / "checkpoints" / "final.pt").exists()
+    progress = [line for line in (tmp_path / "train.log").read_text().splitlines() if "] - progress step=" in line]
+    assert progress and all("Curriculum/terrain_level=" in line and "mean_return=" in line for line in progress)
     results = evaluate(compose_cfg("evaluate", f"run={tmp_path}", "episodes=1"))
     assert results["solenopsis"]["episodes"] == 1
     bench = evaluate(compose_cfg("evaluate", f"run={tmp_path}", "benchmark=steps", "steps.trials=1",
