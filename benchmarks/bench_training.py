@@ -16,7 +16,11 @@ rsl_rl PPO runs ``OnPolicyRunner.learn`` for 4 iterations of the config's size: 
 adapter's ``step``, policy inference ``PPO.act``, learner update ``PPO.update``; storage and returns are "other".
 
 ``learn``'s one-time setup (first reset, TensorBoard writer) is printed apart and left out of the shares and of
-env-steps/s. One run, printed as seconds and shares (nothing is asserted; shared machines are noisy).
+env-steps/s. Beside the split: **idle**, the core-seconds no thread of this process used (cores x wall minus
+the process's CPU time), each core's utilisation over the run (``/proc/stat``), and the **physics-only** time
+of the same env steps (the native vector env stepped with random actions, nothing else): the floor a
+training loop could reach. One run, printed as seconds and shares (nothing is asserted; shared machines are
+noisy: run it alone).
 """
 
 from __future__ import annotations
@@ -66,6 +70,62 @@ def timed(obj: Any, attr: str, totals: dict[str, float], key: str) -> None:
     setattr(obj, attr, wrapper)
 
 
+class CpuWindow:
+    """This process's CPU time and each core's busy share between :meth:`start` and :meth:`stop`."""
+
+    def start(self) -> None:
+        self.t0, self.cpu0, self.cores0 = time.perf_counter(), _process_cpu(), _core_times()
+
+    def stop(self) -> None:
+        self.wall = time.perf_counter() - self.t0
+        self.cpu = _process_cpu() - self.cpu0
+        after = _core_times()
+        #: busy share of each core (None where /proc/stat is missing)
+        self.per_core = None if after is None or self.cores0 is None else [
+            (busy1 - busy0) / max(total1 - total0, 1e-9)
+            for (busy0, total0), (busy1, total1) in zip(self.cores0, after, strict=True)
+        ]  # fmt: skip
+
+
+def _process_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def _core_times() -> list[tuple[float, float]] | None:
+    """``(busy, total)`` jiffies of each core from /proc/stat (Linux), None elsewhere."""
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return None
+    out = []
+    for line in lines:
+        if line.startswith("cpu") and line[3].isdigit():
+            values = [float(v) for v in line.split()[1:]]
+            idle = values[3] + (values[4] if len(values) > 4 else 0.0)  # idle + iowait
+            out.append((sum(values) - idle, sum(values)))
+    return out
+
+
+def physics_only(cfg: Any, num_envs: int, steps: int) -> float:
+    """Seconds the native vector env takes for ``steps`` env steps with random actions (no policy, no learner)."""
+    import numpy as np
+
+    from dexwheel.rl.env_factory import make_vector_env
+
+    venv = make_vector_env(cfg, num_envs)
+    venv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-1.0, 1.0, (64, *venv.action_space.shape)).astype(np.float32)
+    n = max(1, steps // num_envs)
+    t0 = time.perf_counter()
+    for k in range(n):
+        venv.step(actions[k % 64])
+    seconds = time.perf_counter() - t0
+    venv.close()
+    return seconds * steps / (n * num_envs)
+
+
 def bench_rsl(cfg: Any, train_cfg: Any, params: Any, policy: Any) -> tuple[dict[str, float], float, float, int]:
     """rsl_rl's runner as train.py builds it (:class:`RslLearner`); ``runner.learn`` for a few iterations."""
     from dexwheel.rl.rsl import RslLearner
@@ -78,13 +138,17 @@ def bench_rsl(cfg: Any, train_cfg: Any, params: Any, policy: Any) -> tuple[dict[
         timed(runner.env, "step", t, "simulation")
         timed(runner.alg, "act", t, "policy inference")
         timed(runner.alg, "update", t, "learner update")
-        t0 = time.perf_counter()
+        WINDOW.start()
         runner.learn(RSL_ITERATIONS)
-        total = time.perf_counter() - t0
+        WINDOW.stop()
+        total = WINDOW.wall
         steps = RSL_ITERATIONS * learner.batch
         learner.close()
     t["rollout bookkeeping"] = 0.0  # storage and GAE are inside "other" (rsl_rl's loop is one function)
     return t, total, setup, steps
+
+
+WINDOW = CpuWindow()
 
 
 def bench(robot: str, algo: str, quick: bool, user: list[str]) -> None:
@@ -97,7 +161,7 @@ def bench(robot: str, algo: str, quick: bool, user: list[str]) -> None:
     torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
     if algo == "rsl_ppo":
         t, total, setup, steps = bench_rsl(cfg, train_cfg, params, policy)
-        report(algo, t, total, setup, steps, train_cfg.num_envs)
+        report(algo, t, total, setup, steps, train_cfg.num_envs, physics_only(cfg, train_cfg.num_envs, steps))
         return
     with tempfile.TemporaryDirectory() as run_dir:
         venv = build_vec_env(cfg, train_cfg, cfg.seed)
@@ -108,18 +172,20 @@ def bench(robot: str, algo: str, quick: bool, user: list[str]) -> None:
         timed(model, "collect_rollouts", t, "collect")
         timed(model, "train", t, "learner update")
         timed(model, "_setup_learn", t, "setup")
-        t0 = time.perf_counter()
+        WINDOW.start()
         model.learn(budget, progress_bar=False)
-        total = time.perf_counter() - t0
+        WINDOW.stop()
+        total = WINDOW.wall
         steps = model.num_timesteps
         venv.close()
     setup = t.pop("setup")
     total -= setup  # the loop's own time
     t["rollout bookkeeping"] = t.pop("collect") - t["simulation"] - t["policy inference"]
-    report(algo, t, total, setup, steps, train_cfg.num_envs)
+    report(algo, t, total, setup, steps, train_cfg.num_envs, physics_only(cfg, train_cfg.num_envs, steps))
 
 
-def report(algo: str, t: dict[str, float], total: float, setup: float, steps: int, num_envs: int) -> None:
+def report(algo: str, t: dict[str, float], total: float, setup: float, steps: int, num_envs: int,
+           physics_s: float) -> None:  # fmt: skip
     t["other"] = total - sum(t.values())
     print(
         f"{algo}: {steps} env steps, num_envs {num_envs}, {total:6.2f} s (+ setup {setup:4.2f} s), "
@@ -127,6 +193,13 @@ def report(algo: str, t: dict[str, float], total: float, setup: float, steps: in
     )
     for key in ("simulation", "policy inference", "rollout bookkeeping", "learner update", "other"):
         print(f"  {key:<20} {t[key]:7.2f} s  {100 * t[key] / total:5.1f} %")
+    cores = os.cpu_count() or 1
+    idle = max(0.0, cores * WINDOW.wall - WINDOW.cpu)
+    print(f"  {'idle (core-s)':<20} {idle:7.2f} s  {100 * idle / (cores * WINDOW.wall):5.1f} % of {cores} cores x wall")
+    if WINDOW.per_core is not None:
+        print("  core utilisation     " + " ".join(f"cpu{i} {100 * u:3.0f} %" for i, u in enumerate(WINDOW.per_core)))
+    print(f"  physics only         {physics_s:7.2f} s  ({steps / physics_s:6.0f} env-steps/s: the native vector env "
+          f"stepped alone; training takes {total / physics_s:4.1f}x)")  # fmt: skip
 
 
 def main() -> None:

@@ -28,7 +28,16 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
         (
             "bench_training.py",
             ["--quick"],
-            ["ppo: ", "sac: ", "rsl_ppo: ", "simulation", "policy inference", "learner update"],
+            [
+                "ppo: ",
+                "sac: ",
+                "rsl_ppo: ",
+                "simulation",
+                "policy inference",
+                "learner update",
+                "idle (core-s)",
+                "physics only",
+            ],
         ),
         (
             "bench_training.py",
