@@ -4,12 +4,21 @@ import importlib.util
 import os
 from pathlib import Path
 
+import pytest
+
 # not "isaaclab": tests/ is on sys.path (tests/conftest.py), where this folder itself would be found as one
 if importlib.util.find_spec("isaaclab_newton") is None:
     collect_ignore_glob = ["test_*.py"]
 else:
     # compiled warp kernels (about 2 minutes on 2 cores) survive between runs; subprocesses inherit it
     os.environ.setdefault("WARP_CACHE_PATH", str(Path.home() / ".cache" / "dexwheel" / "warp"))
+
+
+@pytest.fixture(scope="session")
+def isaac_device() -> str:
+    """The device the Isaac Lab envs and trainings of these tests run on: ``DEXWHEEL_ISAAC_DEVICE`` (default cpu),
+    so that benchmarks/gpu_check.py runs the same tests on a GPU while the CPU suite stays as it is."""
+    return os.environ.get("DEXWHEEL_ISAAC_DEVICE", "cpu")
 
 
 def pytest_configure(config):

@@ -40,13 +40,13 @@ def test_projection_and_other_unsupported_fields_are_refused_by_name_with_the_re
 
 
 @pytest.fixture(scope="module")
-def env():
+def env(isaac_device):
     from isaaclab_tasks.utils import parse_env_cfg
 
     task = "Dexwheel-Pose-G20Left-v0"
-    cfg = parse_env_cfg(task, device="cpu", num_envs=NUM_ENVS)
+    cfg = parse_env_cfg(task, device=isaac_device, num_envs=NUM_ENVS)
     cfg = G20LeftPoseEnvCfg(task_overrides=SELECTION)  # the hold layer's goals are drawn in the core venv
-    cfg.sim.device, cfg.scene.num_envs, cfg.seed = "cpu", NUM_ENVS, 0
+    cfg.sim.device, cfg.scene.num_envs, cfg.seed = isaac_device, NUM_ENVS, 0
     env = gym.make(task, cfg=cfg)
     env.reset(seed=0)
     yield env
@@ -75,10 +75,10 @@ def test_hard_write_writes_the_mapped_and_held_pose_every_step(env):
         want = sdk.goals(cmd)
         want[:, THUMB] = hold[THUMB]  # the hold layer
         full = G20_MIMIC.complete(want, clip_mimic=True)
-        q = robot.data.joint_pos.torch[:, cols].double().numpy()
+        q = robot.data.joint_pos.torch[:, cols].double().cpu().numpy()
         err = np.abs(q - full).max(axis=1)
         # slew 0 jumps; float32 state. A contact (the held thumb can meet a finger) pushes for one physics step.
-        touching = u.dexwheel_step_info["max_penetration"].numpy() > 0
+        touching = u.dexwheel_step_info["max_penetration"].cpu().numpy() > 0
         assert np.all(err[~touching] < 1e-6) and np.all(err[touching] < 1e-2), (err, touching)
         exact += int((~touching).sum())
         assert torch.all(robot.data.joint_vel.torch[~torch.as_tensor(touching)] == 0)
@@ -143,10 +143,10 @@ def mujoco_eval():
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_the_evaluation_gives_the_mujoco_evaluations_metrics(mujoco_eval, tmp_path):
+def test_the_evaluation_gives_the_mujoco_evaluations_metrics(mujoco_eval, tmp_path, isaac_device):
     cfg = mujoco_eval["config"]
     job = {"config": cfg, "policy": "zero", "checkpoint": None, "onnx": None, "metadata": None, "overrides": {},
-           "episodes": 2, "eval_seed": cfg["eval_seed"], "device": "cpu"}  # fmt: skip
+           "episodes": 2, "eval_seed": cfg["eval_seed"], "device": isaac_device}  # fmt: skip
     path = tmp_path / "job.json"
     path.write_text(json.dumps(job))
     proc = subprocess.run([sys.executable, "-m", "dexwheel.isaaclab.evaluate", str(path)], cwd=REPO,

@@ -65,11 +65,11 @@ def mujoco():
 
 
 @pytest.fixture(scope="module", params=list(HANDS))
-def env(request):
+def env(request, isaac_device):
     from isaaclab_tasks.utils import parse_env_cfg
 
     task = HANDS[request.param]
-    env = gym.make(task, cfg=parse_env_cfg(task, device="cpu", num_envs=NUM_ENVS))
+    env = gym.make(task, cfg=parse_env_cfg(task, device=isaac_device, num_envs=NUM_ENVS))
     env.reset(seed=0)
     yield env
     env.close()

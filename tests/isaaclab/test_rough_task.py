@@ -20,12 +20,12 @@ OVERRIDES = {"terrain": {"num_rows": 3, "size": (4.0, 4.0), "border_width": 1.0}
 
 
 @pytest.fixture(scope="module")
-def env():
+def env(isaac_device):
     import dexwheel.isaaclab.tasks  # noqa: F401
     from dexwheel.isaaclab.tasks.wheel_leg_flat import SolenopsisRoughEnvCfg
 
     cfg = SolenopsisRoughEnvCfg(task_overrides=OVERRIDES)
-    cfg.sim.device, cfg.scene.num_envs, cfg.seed = "cpu", NUM_ENVS, 0
+    cfg.sim.device, cfg.scene.num_envs, cfg.seed = isaac_device, NUM_ENVS, 0
     env = gym.make(TASK, cfg=cfg)
     env.reset(seed=0)
     yield env
@@ -46,13 +46,13 @@ def test_the_rough_terms_map_by_function(env):
 def test_envs_start_on_their_tiles_facing_random_headings(env):
     u = env.unwrapped
     terrain, robot = u.scene.terrain, u.scene["robot"]
-    origins = terrain.description.origins[terrain.terrain_levels.numpy(), terrain.terrain_types.numpy()]
-    np.testing.assert_allclose(u.scene.env_origins.numpy(), origins, atol=1e-6)
-    pos = robot.data.root_link_pos_w.torch.numpy()
-    assert np.all(terrain.terrain_levels.numpy() <= 2)  # max_init_terrain_level
+    origins = terrain.description.origins[terrain.terrain_levels.cpu().numpy(), terrain.terrain_types.cpu().numpy()]
+    np.testing.assert_allclose(u.scene.env_origins.cpu().numpy(), origins, atol=1e-6)
+    pos = robot.data.root_link_pos_w.torch.cpu().numpy()
+    assert np.all(terrain.terrain_levels.cpu().numpy() <= 2)  # max_init_terrain_level
     np.testing.assert_allclose(pos[:, :2], origins[:, :2], atol=0.05)  # the reset's noise, a short drop
     assert np.all((pos[:, 2] - origins[:, 2] > 0.2) & (pos[:, 2] - origins[:, 2] < 0.4))  # standing on the tile
-    q = robot.data.root_link_quat_w.torch.numpy()  # x, y, z, w
+    q = robot.data.root_link_quat_w.torch.cpu().numpy()  # x, y, z, w
     yaw = np.arctan2(2 * (q[:, 3] * q[:, 2] + q[:, 0] * q[:, 1]), 1 - 2 * (q[:, 1] ** 2 + q[:, 2] ** 2))
     assert np.ptp(yaw) > 0.5  # uniform headings, not all the same
 
@@ -62,12 +62,12 @@ def test_the_height_scan_is_the_mujoco_lookup_of_the_same_raster(env):
     for _ in range(5):
         obs, *_ = env.step(torch.zeros(NUM_ENVS, 8))
     robot, terrain = u.scene["robot"], u.scene.terrain
-    pos = robot.data.root_link_pos_w.torch.double().numpy()
-    quat = robot.data.root_link_quat_w.torch.double().numpy()[:, [3, 0, 1, 2]]
+    pos = robot.data.root_link_pos_w.torch.double().cpu().numpy()
+    quat = robot.data.root_link_quat_w.torch.double().cpu().numpy()[:, [3, 0, 1, 2]]
     params = u.cfg.observations.policy.height_scan.params
     pts = TaskTerrain.scan_pattern(tuple(params["size"]), params["resolution"])
     expected = np.clip(scan_heights(terrain.raster, pos, quat, pts) - params["offset"], -params["clip"], params["clip"])
-    scan = obs["policy"][:, 28:].numpy()
+    scan = obs["policy"][:, 28:].cpu().numpy()
     assert np.mean(np.abs(scan - expected) < 1e-5) > 0.99  # float32 positions may round to the next sample
     assert np.all(np.abs(scan[:, 38]) < 0.1)  # the middle point: the base ~0.28 m over the ground under it
 

@@ -27,9 +27,9 @@ def run(script: str, *args: str, check: bool = True) -> subprocess.CompletedProc
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, isaac_device):
     run_dir = tmp_path_factory.mktemp("isaac_run")
-    first = run("train.py", *TINY, f"hydra.run.dir={run_dir}")
+    first = run("train.py", *TINY, f"train.device={isaac_device}", f"hydra.run.dir={run_dir}")
     return run_dir, first
 
 

@@ -15,10 +15,10 @@ NUM_ENVS = 4
 
 
 @pytest.fixture(scope="module")
-def env():
+def env(isaac_device):
     from isaaclab_tasks.utils import parse_env_cfg
 
-    env = gym.make(TASK, cfg=parse_env_cfg(TASK, device="cpu", num_envs=NUM_ENVS))
+    env = gym.make(TASK, cfg=parse_env_cfg(TASK, device=isaac_device, num_envs=NUM_ENVS))
     env.reset(seed=0)
     yield env
     env.close()

@@ -22,12 +22,12 @@ OVERRIDES = {"layers": ("policy", "stance", "override"), "override_active": Fals
 
 
 @pytest.fixture(scope="module")
-def env():
+def env(isaac_device):
     import dexwheel.isaaclab.tasks  # noqa: F401
     from dexwheel.isaaclab.tasks.wheel_leg_flat import SolenopsisFlatEnvCfg
 
     cfg = SolenopsisFlatEnvCfg(task_overrides=OVERRIDES)
-    cfg.sim.device, cfg.scene.num_envs, cfg.seed = "cpu", NUM_ENVS, 0
+    cfg.sim.device, cfg.scene.num_envs, cfg.seed = isaac_device, NUM_ENVS, 0
     env = gym.make(TASK, cfg=cfg)
     env.reset(seed=0)
     yield env
@@ -59,15 +59,15 @@ def test_the_action_path_is_dexwheel_controls_composer_on_torch_equal_to_numpys(
     term.process_actions(actions)
     from dexwheel.tasks.velocity.kernels import map_actions
 
-    a = actions.numpy().astype(np.float32)
+    a = actions.cpu().numpy().astype(np.float32)
     map_actions(a, True, mj.act_scale, mj.act_offset, np.zeros_like(a), mj.policy_block)
     mj.compose()
-    assert np.array_equal(term.path.robot_block.numpy(), mj.robot_block)
+    assert np.array_equal(term.path.robot_block.cpu().numpy(), mj.robot_block)
     for flag in (True, False):
         term.set_override(flag)
         mj.set_override(flag)
         mj.compose()
-        assert np.array_equal(term.path.robot_block.numpy(), mj.robot_block)
+        assert np.array_equal(term.path.robot_block.cpu().numpy(), mj.robot_block)
 
 
 def test_wheels_only_drives_with_the_knees_held_and_the_safety_stop_stops_it(env):
