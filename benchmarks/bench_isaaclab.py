@@ -1,13 +1,14 @@
-"""Isaac Lab env-steps/s of the Solenopsis velocity task, against MuJoCo's native vector env in the same run.
+"""Isaac Lab env-steps/s of a task (Solenopsis velocity by default), against MuJoCo's native vector env in the same run.
 
 Run from either venv (the Isaac Lab half runs in .venv-isaaclab, the MuJoCo half in .venv):
 
 python benchmarks/bench_isaaclab.py                                      # CPU: 4 and 64 envs
 python benchmarks/bench_isaaclab.py --device cuda:0 --num-envs 1024 4096   # a GPU
+python benchmarks/bench_isaaclab.py --task Dexwheel-Pose-G20Left-v0       # another task (MUJOCO_TASKS)
 
 Each size runs in its own process (Isaac Lab keeps one simulation per process): build, reset, 20 warm-up
 steps, then ``--steps`` steps of uniform random actions, timed. The MuJoCo native vector env
-(``Solenopsis-v0``, the same task config) steps the same number of envs on the CPU. Prints env-steps/s and
+of the same task config (``Solenopsis-v0`` for the default) steps the same number of envs on the CPU. Prints env-steps/s and
 the ratio Isaac Lab / MuJoCo; nothing is asserted.
 """
 
@@ -15,29 +16,40 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = "Dexwheel-Velocity-Flat-Solenopsis-v0"
+#: The MuJoCo native vector env of each Isaac Lab task (gym id, keyword arguments): the same task config.
+MUJOCO_TASKS: dict[str, tuple[str, dict[str, str]]] = {
+    "Dexwheel-Velocity-Flat-Solenopsis-v0": ("Solenopsis-v0", {}),
+    "Dexwheel-Velocity-Rough-Solenopsis-v0": ("Solenopsis-Rough-v0", {}),
+    "Dexwheel-Pose-G20Left-v0": ("G20Hand-v0", {"hand": "left", "drive": "pd", "goal_mode": "presets"}),
+}
 MUJOCO = """
 import json, sys, time, numpy as np, gymnasium as gym, dexwheel
-n, steps = int(sys.argv[1]), int(sys.argv[2])
-env = gym.make_vec("Solenopsis-v0", num_envs=n, vectorization_mode="vector_entry_point")
+task, kwargs, n, steps = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+t0 = time.perf_counter()
+env = gym.make_vec(task, num_envs=n, vectorization_mode="vector_entry_point", **kwargs)
 env.reset(seed=0)
+build = time.perf_counter() - t0
 rng = np.random.default_rng(0)
-actions = [rng.uniform(-1, 1, (n, 8)).astype(np.float32) for _ in range(16)]
+shape = env.action_space.shape
+actions = [rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(16)]
 for k in range(20):
     env.step(actions[k % 16])
 t0 = time.perf_counter()
 for k in range(steps):
     env.step(actions[k % 16])
-print(json.dumps({"steps_per_s": n * steps / (time.perf_counter() - t0)}))
+print(json.dumps({"steps_per_s": n * steps / (time.perf_counter() - t0), "build_s": build}))
 """
 
 
-def isaac_one(n: int, steps: int, device: str) -> dict[str, float]:
+def isaac_one(n: int, steps: int, device: str, task: str = TASK) -> dict[str, float]:
+    """Build ``task`` with ``n`` envs on ``device``, step it ``steps`` times with random actions; env-steps/s."""
     import gymnasium as gym
     import torch
     from isaaclab_tasks.utils import parse_env_cfg
@@ -45,11 +57,12 @@ def isaac_one(n: int, steps: int, device: str) -> dict[str, float]:
     import dexwheel.isaaclab.tasks  # noqa: F401
 
     t0 = time.perf_counter()
-    env = gym.make(TASK, cfg=parse_env_cfg(TASK, device=device, num_envs=n))
+    env = gym.make(task, cfg=parse_env_cfg(task, device=device, num_envs=n))
     env.reset(seed=0)
     build = time.perf_counter() - t0
     generator = torch.Generator(device=device).manual_seed(0)
-    actions = [torch.rand(n, 8, generator=generator, device=device) * 2 - 1 for _ in range(16)]
+    dim = env.unwrapped.action_manager.total_action_dim
+    actions = [torch.rand(n, dim, generator=generator, device=device) * 2 - 1 for _ in range(16)]
     for k in range(20):
         env.step(actions[k % 16])
     if device.startswith("cuda"):
@@ -64,9 +77,23 @@ def isaac_one(n: int, steps: int, device: str) -> dict[str, float]:
     return {"steps_per_s": rate, "build_s": build}
 
 
-def run_json(cmd: list[str]) -> dict[str, float]:
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+def run_json(cmd: list[str], timeout: float | None = None) -> dict[str, float]:
+    """The last stdout line of ``cmd`` as JSON; a failure raises with the end of its stderr."""
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"exit {done.returncode}: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def isaac_cmd(python: Path, task: str, n: int, steps: int, device: str) -> list[str]:
+    """The command that runs :func:`isaac_one` in its own process (one simulation per process)."""
+    return [str(python), __file__, "--one", str(n), "--steps", str(steps), "--device", device, "--task", task]
+
+
+def mujoco_cmd(python: Path, task: str, n: int, steps: int) -> list[str]:
+    """The command that steps the MuJoCo native vector env of the Isaac Lab ``task`` (:data:`MUJOCO_TASKS`)."""
+    env_id, kwargs = MUJOCO_TASKS[task]
+    return [str(python), "-c", MUJOCO, env_id, json.dumps(kwargs), str(n), str(steps)]
 
 
 def main() -> None:
@@ -74,20 +101,21 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--num-envs", type=int, nargs="+", default=[4, 64])
     parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--task", default=TASK, choices=sorted(MUJOCO_TASKS))
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # internal: one size in this process
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(isaac_one(args.one, args.steps, args.device)))
+        print(json.dumps(isaac_one(args.one, args.steps, args.device, args.task)))
         return
     isaac_python = ROOT / ".venv-isaaclab" / "bin" / "python"
     if not isaac_python.exists():
         print(f"bench_isaaclab: skipped, no {isaac_python} (make isaaclab-venv)")
         return
-    print(f"Solenopsis velocity task, {args.steps} steps of random actions; Isaac Lab on {args.device}")
+    mujoco_python = Path(os.environ.get("DEXWHEEL_MUJOCO_PYTHON", ROOT / ".venv" / "bin" / "python"))
+    print(f"{args.task}, {args.steps} steps of random actions; Isaac Lab on {args.device}")
     for n in args.num_envs:
-        cmd = [str(isaac_python), __file__, "--one", str(n), "--steps", str(args.steps), "--device", args.device]
-        isaac = run_json(cmd)
-        mujoco = run_json([str(ROOT / ".venv" / "bin" / "python"), "-c", MUJOCO, str(n), str(args.steps)])
+        isaac = run_json(isaac_cmd(isaac_python, args.task, n, args.steps, args.device))
+        mujoco = run_json(mujoco_cmd(mujoco_python, args.task, n, args.steps))
         print(f"N = {n:5d}: Isaac Lab {isaac['steps_per_s']:9.0f} env-steps/s (built in {isaac['build_s']:.1f} s), "
               f"MuJoCo native vector env {mujoco['steps_per_s']:9.0f} env-steps/s: ratio {isaac['steps_per_s'] / mujoco['steps_per_s']:.3f}")  # fmt: skip
 
