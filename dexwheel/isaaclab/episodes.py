@@ -72,8 +72,11 @@ def mirror_maps(env):
     """The left-right mirror of a wheel-leg task's observations and actions (its terms are the MuJoCo task's,
     in its order: :func:`dexwheel.envs.wheel_leg_cfg.mirror_maps`), over the critic group when there is one (its
     leading columns are the policy group's, so both mirror with the same maps) and the policy's joints; None
-    for another task."""
+    for another task. The rough task's height scan mirrors by its grid's columns, as on MuJoCo
+    (:func:`~dexwheel.tasks.velocity.observations.height_scan_mirror` of the term's parameters)."""
     from dexwheel.envs.wheel_leg_cfg import mirror_maps as maps
+    from dexwheel.isaaclab.tasks import mdp as dw
+    from dexwheel.tasks.velocity.observations import height_scan_mirror
 
     u = env.unwrapped
     if "base_velocity" not in u.command_manager.active_terms:
@@ -81,8 +84,10 @@ def mirror_maps(env):
     group = "critic" if "critic" in u.observation_manager.active_terms else "policy"
     names, dims = u.observation_manager.active_terms[group], u.observation_manager.group_obs_term_dim[group]
     starts = np.cumsum([0] + [int(np.prod(d)) for d in dims])
+    terms = {n: getattr(getattr(u.cfg.observations, group), n) for n in names}
+    scans = {n: height_scan_mirror(**t.params) for n, t in terms.items() if t.func is dw.height_scan}
     return maps({n: slice(int(a), int(b)) for n, a, b in zip(names, starts[:-1], starts[1:], strict=True)},
-                u.action_manager.get_term("joints").path.policy_joints)  # fmt: skip
+                u.action_manager.get_term("joints").path.policy_joints, scans)  # fmt: skip
 
 
 def _velocity_info(env) -> dict[str, np.ndarray]:
@@ -126,7 +131,7 @@ def action_bounds(env) -> tuple[torch.Tensor, torch.Tensor]:
     return -CLIP_ACTIONS * torch.ones(n, device=device), CLIP_ACTIONS * torch.ones(n, device=device)
 
 
-STEP_INFO = {"velocity_tracking": _velocity_info, "hand_pose_tracking": _hand_info}
+STEP_INFO = {"velocity_tracking": _velocity_info, "rough": _velocity_info, "hand_pose_tracking": _hand_info}
 #: Tasks whose step info is recorded before the resets (an ended episode's last step is in ``after``).
 PRE_RESET_INFO = {"hand_pose_tracking"}
 

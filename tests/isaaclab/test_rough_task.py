@@ -87,6 +87,20 @@ def test_the_curriculum_follows_the_mujoco_rule(env):
     assert terrain.terrain_levels[:2].tolist() == [2, 0]
 
 
+def test_the_observations_mirror_with_the_height_scans_grid(env):
+    from dexwheel.isaaclab.episodes import mirror_maps
+
+    u = env.unwrapped
+    (index, sign), _ = mirror_maps(env)  # the rsl_rl mirrored batches' maps (symmetry=null trains with them)
+    group = "critic" if "critic" in u.observation_manager.active_terms else "policy"
+    names = u.observation_manager.active_terms[group]
+    dims = [int(np.prod(d)) for d in u.observation_manager.group_obs_term_dim[group]]
+    start = sum(dims[: names.index("height_scan")])
+    scan = index[start : start + 77] - start  # 11 x 7 points, y -> -y: each x row reversed
+    np.testing.assert_array_equal(scan, np.arange(77).reshape(11, 7)[:, ::-1].ravel())
+    assert np.all(sign[start : start + 77] == 1)
+
+
 def test_leaving_the_terrain_terminates(env):
     from dexwheel.isaaclab.tasks import mdp as dw
 
