@@ -1,0 +1,92 @@
+"""benchmarks/gpu_check.py, the prepared GPU check, runs its whole pipeline here on the CPU (``--smoke``).
+
+A GPU lease is too short to debug the script on it: this runs every step at tiny sizes (about 3-4 minutes on
+2 cores) and checks that the JSON records each one, and that without CUDA ``--device cuda:0`` stops at once.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
+
+SCRIPT = REPO / "benchmarks" / "gpu_check.py"
+TASKS = {"Dexwheel-Velocity-Flat-Solenopsis-v0", "Dexwheel-Pose-G20Left-v0", "Dexwheel-Velocity-Rough-Solenopsis-v0"}
+
+
+def _import_gpu_check():
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import gpu_check
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    return gpu_check
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    if not MUJOCO_PYTHON.exists():
+        pytest.skip(f"the MuJoCo half and scripts/train.py need the core venv's python at {MUJOCO_PYTHON}")
+    out = tmp_path_factory.mktemp("gpu_check")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--smoke", "--out-dir", str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    files = sorted(out.glob("gpu_check-*-smoke.json"))
+    assert len(files) == 1, done.stdout[-4000:] + done.stderr[-4000:]
+    return done, json.loads(files[0].read_text()), files[0]
+
+
+def test_the_smoke_run_records_every_step(smoke):
+    done, result, path = smoke
+    steps = result["steps"]
+    assert list(steps) == ["tests", "step_rate", "train_rate", "train_flat", "train_rough"]
+    failed = {name: rec.get("error") for name, rec in steps.items() if not rec["ok"]}
+    assert not failed and done.returncode == 0, (failed, done.stdout[-4000:])
+    assert result["device"] == "cpu" and result["smoke"] and result["probe"]["torch"]
+    tests = steps["tests"]
+    assert tests["passed"] > 0 and tests["failed"] == tests["error"] == tests["not_run"] == 0
+    rows = steps["step_rate"]["rows"]
+    assert {(r["task"], r["backend"]) for r in rows} == {(t, b) for t in TASKS for b in ("isaaclab", "mujoco")}
+    assert all(r["steps_per_s"] > 0 and r["build_s"] > 0 for r in rows)
+    for name in ("train_rate", "train_flat", "train_rough"):
+        rec = steps[name]
+        assert rec["env_steps_per_s"] > 0 and rec["trained_steps"] == rec["total_timesteps"], name
+    assert "iterations_from" in steps["train_flat"] and "iterations_from" in steps["train_rough"]
+    flat = steps["train_flat"]
+    assert flat["eval_lin_vel_x_error"] >= 0 and flat["eval_ang_vel_z_error"] >= 0
+    assert 0 <= steps["train_rough"]["terrain_level"] <= 5  # the curriculum's levels (6 rows)
+    table = path.with_suffix(".md").read_text()
+    assert "| train_rough | yes |" in table and "Dexwheel-Pose-G20Left-v0 | isaaclab | cpu | 4 |" in table
+    assert not list(path.parent.glob(".*.tmp"))  # written through a temporary file and a rename
+
+
+def test_without_cuda_the_gpu_check_stops_with_a_clear_message(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out-dir", str(tmp_path)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 2 and "--device cuda:0 needs a CUDA GPU" in done.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_importing_it_needs_no_torch_and_a_rerun_takes_a_new_name(tmp_path):
+    code = f"import sys; sys.path.insert(0, {str(SCRIPT.parent)!r}); import gpu_check; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    gpu_check = _import_gpu_check()
+    first = gpu_check.new_result_path(tmp_path, smoke=False)
+    first.write_text("{}")
+    second = gpu_check.new_result_path(tmp_path, smoke=False)
+    assert second != first and second.name.startswith(first.stem)
+
+
+def test_a_pytest_output_cut_off_by_the_cap_counts_what_ran():
+    output = (
+        "collected 5 items\n\ntests/a.py::test_one PASSED [ 20%]\ntests/a.py::test_two FAILED [ 40%]\n"
+        "tests/b.py::test_three[x] SKIPPED (why) [ 60%]\n"
+    )
+    counts = _import_gpu_check().parse_pytest(output)
+    assert (counts["passed"], counts["failed"], counts["skipped"], counts["not_run"]) == (1, 1, 1, 2)
+    assert counts["failures"] == ["tests/a.py::test_two FAILED"]
