@@ -52,6 +52,8 @@ STEPS = ("tests", "step_rate", "train_rate", "train_flat", "train_rough")
 TRAIN_TASKS = {FLAT: ["robot=solenopsis"], ROUGH: ["robot=solenopsis", "task=rough"]}
 #: a step with less than this left of the whole budget is skipped rather than started
 MIN_STEP_S = 20.0
+#: a training's start (both venvs, the env), final evaluation and exit, beyond its iterations (cap = train_s + it)
+TRAIN_OVERHEAD_S = 50.0
 PROBE = """
 import json, torch
 cuda = torch.cuda.is_available()
@@ -104,8 +106,9 @@ def gpu_plan(device: str, train_s: float, budget_s: float) -> Plan:
     return Plan(device=device, test_paths=["tests/isaaclab"], tests_cap=80, tasks=[FLAT, G20, ROUGH],
                 isaac_envs=[1024, 4096, 16384], mujoco_envs=[128, 1024], isaac_steps=100, mujoco_steps=30,
                 step_rate_cap=130, step_process_cap=60, train_envs=4096, rate_iterations=5, train_rate_cap=50,
-                train_s=train_s, train_flat_cap=train_s + 50, train_rough_cap=train_s + 50, eval_episodes=16,
-                fallback_iterations=20, budget_s=budget_s)  # fmt: skip
+                train_s=train_s, train_flat_cap=train_s + TRAIN_OVERHEAD_S,
+                train_rough_cap=train_s + TRAIN_OVERHEAD_S, eval_episodes=16, fallback_iterations=20,
+                budget_s=budget_s)  # fmt: skip
 
 
 def smoke_plan() -> Plan:
@@ -471,10 +474,11 @@ def main(argv: list[str] | None = None) -> int:
     def trained(task: str, name: str, seconds: float) -> Callable[[dict[str, Any], float], None]:
         def run(rec: dict[str, Any], cap: float) -> None:
             if seconds:
+                budget = min(seconds, max(cap - TRAIN_OVERHEAD_S, 1.0))  # a cap cut short by the budget
                 rate = rate_of("train_rate")
                 if rate and task != FLAT and bench_rate(task) and bench_rate(FLAT):
                     rate *= bench_rate(task) / bench_rate(FLAT)  # type: ignore[operator]
-                iterations, why = iterations_for(seconds, rate, plan)
+                iterations, why = iterations_for(budget, rate, plan)
                 rec["iterations_from"] = why
             else:
                 iterations = plan.rate_iterations
