@@ -38,8 +38,9 @@ from dexwheel.rl.schema import ConfigError, TrainCfg
 Policy = Callable[[np.ndarray], np.ndarray]
 #: Seconds between progress lines in ``train.log`` (and on the console without the progress bar).
 PROGRESS_EVERY_S = 30.0
-#: The env's step means a progress line carries besides the return (rsl_rl's TensorBoard names).
-PROGRESS_SCALARS = ("Curriculum/terrain_level",)
+#: The env's step means a progress line carries besides the return, by their TensorBoard names: the curriculum's
+#: mean level as the MuJoCo envs and as Isaac Lab's ``terrain_levels_vel`` name it.
+PROGRESS_SCALARS = ("Curriculum/terrain_level", "Curriculum/terrain_levels")
 
 
 def _mean(values: Any) -> float:
@@ -68,15 +69,22 @@ class _Runner(OnPolicyRunner):
                                                  rank=self.gpu_global_rank, world_size=world)  # fmt: skip
 
 
-def _quiet(log: Callable[..., None], on_iteration: Callable[[float, float], None]) -> Callable[..., None]:
+def _quiet(logger: Any, on_iteration: Callable[[float, float, dict[str, float]], None]) -> Callable[..., None]:
     """rsl_rl's per-iteration log, with its console block (dozens of lines, several per second on the CPU)
     swallowed: progress shows as the run's log lines and the progress bar; TensorBoard gets every scalar.
-    ``on_iteration(collect_time, learn_time)`` follows each iteration's log."""
+    ``on_iteration(collect_time, learn_time, scalars)`` follows each iteration's log, with the iteration's last
+    value of each :data:`PROGRESS_SCALARS` entry the env reported (read before the log clears them)."""
+    log = logger.log
 
     def wrapped(*args: Any, **kwargs: Any) -> None:
+        scalars = {}
+        for extras in logger.ep_extras:
+            for key in PROGRESS_SCALARS:
+                if key in extras:
+                    scalars[key] = float(extras[key])
         with contextlib.redirect_stdout(io.StringIO()):
             log(*args, **kwargs)
-        on_iteration(float(kwargs.get("collect_time", 0.0)), float(kwargs.get("learn_time", 0.0)))
+        on_iteration(float(kwargs.get("collect_time", 0.0)), float(kwargs.get("learn_time", 0.0)), scalars)
 
     return wrapped
 
@@ -138,20 +146,19 @@ class RslLearner:
             print(f"resuming from {checkpoint} at step {self.num_timesteps}")
         self._bar: tqdm | None = None
         self._progress = Progress(PROGRESS_EVERY_S)
-        self.runner.logger.log = _quiet(self.runner.logger.log, self._iteration_done)
+        self.runner.logger.log = _quiet(self.runner.logger, self._iteration_done)
         if train.learner_threads != train.torch_threads:
             self.runner.alg.update = _with_threads(self.runner.alg.update, train.learner_threads, train.torch_threads)
 
-    def _iteration_done(self, collect_time: float, learn_time: float) -> None:
+    def _iteration_done(self, collect_time: float, learn_time: float, env_scalars: dict[str, float]) -> None:
         self.num_timesteps += self.batch
         if self._bar is not None:
             self._bar.update(self.batch)
         self._progress.add(self.batch, collect_time, learn_time)
         if self._progress.due():
             logger = self.runner.logger
-            scalars = {"mean_return": _mean(logger.rewbuffer), "mean_episode_length": _mean(logger.lenbuffer),
-                       **{k: v for k, v in getattr(self.venv, "last_log", {}).items() if k in PROGRESS_SCALARS}}  # fmt: skip
-            self._progress.log(self.num_timesteps, scalars)
+            scalars = {"mean_return": _mean(logger.rewbuffer), "mean_episode_length": _mean(logger.lenbuffer)}
+            self._progress.log(self.num_timesteps, {**scalars, **env_scalars})
 
     def learn(self, total: int, due: Callable[[int], int], on_chunk: Callable[[], None], bar: bool) -> None:
         """Iterate until ``total`` steps, pausing for ``on_chunk`` whenever ``due(steps)`` steps (the next

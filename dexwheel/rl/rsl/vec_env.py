@@ -63,12 +63,9 @@ class RslVecEnv(VecEnv):
         self.episode_length_buf += 1
         self.episode_length_buf[torch.from_numpy(dones)] = 0
         self._obs = self._wrap(obs)
-        #: this step's means of the env's info (progress lines read the curriculum's); rsl_rl gets a copy,
-        #: which its logger turns into tensors in place
-        self.last_log = _step_means(infos)
         extras = {
             "time_outs": torch.as_tensor(truncated & ~terminated, device=self.device),
-            "log": dict(self.last_log),
+            "log": _step_means(infos),
         }
         reward = torch.as_tensor(rewards, dtype=torch.float32, device=self.device)
         return self._obs, reward, torch.as_tensor(dones, dtype=torch.long, device=self.device), extras
