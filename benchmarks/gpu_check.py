@@ -41,6 +41,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_isaaclab import ROOT, isaac_cmd, mujoco_cmd, run_json  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from dexwheel.atomic import write_atomic  # noqa: E402
+
 ISAAC_PYTHON = ROOT / ".venv-isaaclab" / "bin" / "python"
 MUJOCO_PYTHON = Path(os.environ.get("DEXWHEEL_MUJOCO_PYTHON", ROOT / ".venv" / "bin" / "python"))
 RESULTS = ROOT / "benchmarks" / "results"
@@ -337,19 +340,6 @@ class Check:
         print(f"gpu_check: {name}: {status} in {rec['seconds']:.0f} s", flush=True)
         self.save()
         return rec
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def new_result_path(out_dir: Path, smoke: bool) -> Path:
