@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -42,9 +43,10 @@ def task_id(cfg: DictConfig) -> str:
     return TASK_IDS[cfg.robot.name]
 
 
-def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None) -> gym.Env:
+def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None,
+                  configure: Callable[[Any], None] | None = None) -> gym.Env:  # fmt: skip
     """The Isaac Lab task of ``cfg`` (its robot and env fields, then ``overrides``) with ``num_envs`` envs on
-    ``device``."""
+    ``device``; ``configure(env_cfg)`` changes the Isaac Lab config before the env is built (a term to add)."""
     import dexwheel.isaaclab.tasks  # noqa: F401  (registers the task ids)
 
     tid = task_id(cfg)
@@ -53,15 +55,18 @@ def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overri
     env_cfg.sim.device = device
     env_cfg.scene.num_envs = int(num_envs)
     env_cfg.seed = int(seed)
+    if configure is not None:
+        configure(env_cfg)
     return gym.make(tid, cfg=env_cfg)
 
 
-def make_task_venv(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None):
+def make_task_venv(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None,
+                   configure: Callable[[Any], None] | None = None):  # fmt: skip
     """:func:`make_task_env` as rsl_rl's env (Isaac Lab's ``RslRlVecEnvWrapper``, actions clipped to
     +-:data:`CLIP_ACTIONS` as on MuJoCo), with the task's mirror for symmetry augmentation."""
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
-    env = make_task_env(cfg, num_envs, device, seed, overrides)
+    env = make_task_env(cfg, num_envs, device, seed, overrides, configure)
     # the hand's action term clips to its mapping's own range (0..255 for sdk255, the joint limits for nominal)
     venv = RslRlVecEnvWrapper(env, clip_actions=None if hand_action_term(env) is not None else CLIP_ACTIONS)
     venv.mirror_maps = mirror_maps(env)

@@ -4,7 +4,8 @@
 the resolved env config, the policy (an rsl_rl checkpoint, an exported ONNX policy, or a zero / random
 baseline), the number of episodes and the seed. Each episode runs in its own Isaac Lab env
 (:func:`~dexwheel.isaaclab.episodes.isaac_episodes`), with the MuJoCo evaluations' metrics; the summary
-comes back as one JSON line.
+comes back as one JSON line. A job with ``steps`` (``benchmark=steps``: the protocol's fields) runs the step
+benchmark instead (:mod:`dexwheel.isaaclab.step_benchmark`) and sends its table back.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 from tensordict import TensorDict
 
 from dexwheel.isaaclab.episodes import (
@@ -61,10 +62,9 @@ def baseline(kind: str, num_actions: int, seed: int, device: str,
     return act
 
 
-def evaluate(job: dict) -> dict[str, float]:
-    cfg = OmegaConf.create(job["config"])
-    device, n = job.get("device", "cpu"), int(job["episodes"])
-    venv = make_task_venv(cfg, n, device, int(job["eval_seed"]), job.get("overrides"))
+def job_policy(job: dict, cfg: DictConfig, venv, device: str) -> BatchPolicy:
+    """The job's policy acting in ``venv``: its rsl_rl checkpoint's actor, its ONNX export (either refused when
+    the task's policy observation has another size) or a baseline."""
     obs_dim = venv.get_observations()[POLICY_GROUP].shape[1]
     if job["policy"] == "trained":
         from dexwheel.rl.rsl import load_actor
@@ -74,18 +74,33 @@ def evaluate(job: dict) -> dict[str, float]:
             raise ConfigError(
                 f"checkpoint: the actor reads {actor.obs_dim} observations, the Isaac Lab task gives {obs_dim}"
             )
-        policy = actor_batch_policy(actor.to(device), action_bounds(venv))
-    elif job["policy"] == "onnx":
+        return actor_batch_policy(actor.to(device), action_bounds(venv))
+    if job["policy"] == "onnx":
         meta = job["metadata"]
         if int(meta["observation"]["size"]) != obs_dim:
             raise ConfigError(
                 f"onnx: the policy reads {meta['observation']['size']} observations, the Isaac Lab task gives {obs_dim}"
             )
-        policy = onnx_policy(Path(job["onnx"]), tuple(meta["action"]["clip"]), device)
-    else:
-        policy = baseline(job["policy"], venv.num_actions, int(job["eval_seed"]), device, action_bounds(venv))
+        return onnx_policy(Path(job["onnx"]), tuple(meta["action"]["clip"]), device)
+    return baseline(job["policy"], venv.num_actions, int(job["eval_seed"]), device, action_bounds(venv))
+
+
+def evaluate(job: dict) -> dict:
+    """The job's episodes' summary, or with ``steps`` (a step benchmark protocol) the benchmark's table."""
+    cfg = OmegaConf.create(job["config"])
+    device, seed = job.get("device", "cpu"), int(job["eval_seed"])
+    if job.get("steps") is not None:
+        from dexwheel.benchmarks.steps import make_cfg
+        from dexwheel.isaaclab.step_benchmark import run_step_benchmark
+
+        bench = make_cfg(job["steps"])
+        return run_step_benchmark(cfg, lambda venv: job_policy(job, cfg, venv, device), bench, device,
+                                  job.get("overrides"), progress=True)  # fmt: skip
+    n = int(job["episodes"])
+    venv = make_task_venv(cfg, n, device, seed, job.get("overrides"))
     try:
-        return isaac_episodes(venv, policy, cfg.task.name, n, int(job["eval_seed"])).summary()
+        policy = job_policy(job, cfg, venv, device)
+        return isaac_episodes(venv, policy, cfg.task.name, n, seed).summary()
     finally:
         venv.close()
 

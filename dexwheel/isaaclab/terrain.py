@@ -1,7 +1,8 @@
 """The terrain on Isaac Lab, built from the same :class:`~dexwheel.terrain.TerrainDescription` as the MuJoCo scene.
 
-No second terrain: :func:`dexwheel.terrain.generate` makes the description from the task's ``TerrainCfg`` and
-this module puts exactly its boxes and height fields into the stage, so Newton hands MuJoCo-Warp the same
+No second terrain: :func:`dexwheel.terrain.generate` makes the description from the task's ``TerrainCfg`` (or the
+task holds a fixed :class:`~dexwheel.terrain.TerrainDescription`, as the MuJoCo task takes one: the step benchmark's
+scenes, :mod:`dexwheel.benchmarks.steps`) and this module puts exactly its boxes and height fields into the stage, so Newton hands MuJoCo-Warp the same
 geoms :func:`dexwheel.terrain.mujoco.add_terrain` gives the MuJoCo model:
 
 * every box is a ``UsdGeom.Cube`` collider (static: no rigid body), which Newton imports as a box shape
@@ -151,7 +152,7 @@ class NewtonTerrainMJWarpManager(NewtonMJWarpManager):
 
 
 class DescriptionTerrainImporter(TerrainImporter):
-    """Isaac Lab's terrain importer for a dexwheel ``TerrainCfg``: the description's geometry
+    """Isaac Lab's terrain importer for a dexwheel ``TerrainCfg`` or fixed description: the description's geometry
     (:func:`spawn_terrain`) and its tile origins as the env origins (Isaac Lab's curriculum bookkeeping:
     ``terrain_levels``, ``terrain_types``, :meth:`update_env_origins`)."""
 
@@ -167,7 +168,7 @@ class DescriptionTerrainImporter(TerrainImporter):
         self.terrain_origins = None
         self.env_origins = None
         self._terrain_flat_patches = {}
-        self.description = generate(cfg.terrain.cfg)
+        self.description = cfg.terrain.description()
         path = f"{cfg.prim_path}/terrain"
         spawn_terrain(get_current_stage(), path, self.description, cfg.friction)
         self.terrain_prim_paths.append(path)
@@ -184,19 +185,39 @@ class DescriptionTerrainImporter(TerrainImporter):
 
 
 class TerrainSource:
-    """A dexwheel ``TerrainCfg`` inside an Isaac Lab config: configclasses rewrite the fields of the dataclasses
-    they hold, which the frozen ``TerrainCfg`` refuses; this holder is no dataclass."""
+    """A dexwheel ``TerrainCfg`` or a fixed ``TerrainDescription`` inside an Isaac Lab config: configclasses rewrite
+    the fields of the dataclasses they hold, which the frozen ``TerrainCfg`` refuses; this holder is no dataclass."""
 
-    def __init__(self, cfg: TerrainCfg) -> None:
+    def __init__(self, cfg: TerrainCfg | TerrainDescription) -> None:
         self.cfg = cfg
+
+    def description(self) -> TerrainDescription:
+        """The geometry: the fixed description as it is, or the one the config generates (as the MuJoCo task's
+        :class:`~dexwheel.tasks.velocity.terrain.TaskTerrain`)."""
+        return self.cfg if isinstance(self.cfg, TerrainDescription) else generate(self.cfg)
 
     def __repr__(self) -> str:
         return f"TerrainSource({self.cfg!r})"
 
 
+def hold_terrain(overrides: dict) -> dict:
+    """``make_cfg`` keywords as an Isaac Lab config holds them (``task_overrides``): a ``terrain`` given as a
+    ``TerrainCfg`` or ``TerrainDescription`` held by a :class:`TerrainSource` (a configclass rewrites the fields of a
+    dataclass it holds, even in a dict, which the frozen ones refuse)."""
+    t = overrides.get("terrain")
+    return {**overrides, "terrain": TerrainSource(t)} if isinstance(t, (TerrainCfg, TerrainDescription)) else overrides
+
+
+def task_kwargs(overrides: dict) -> dict:
+    """``task_overrides`` as ``make_cfg`` takes them: a held terrain (:func:`hold_terrain`) as itself."""
+    t = overrides.get("terrain")
+    return {**overrides, "terrain": t.cfg} if isinstance(t, TerrainSource) else dict(overrides)
+
+
 @configclass
 class DescriptionTerrainImporterCfg(TerrainImporterCfg):
-    """The terrain of a dexwheel ``TerrainCfg`` (``terrain``, held by a :class:`TerrainSource`);
+    """The terrain of a dexwheel ``TerrainCfg`` or fixed ``TerrainDescription`` (``terrain``, held by a
+    :class:`TerrainSource`);
     ``max_init_terrain_level`` as Isaac Lab's (None: every level), ``friction`` the terrain's (static = dynamic)."""
 
     class_type: type = DescriptionTerrainImporter

@@ -14,8 +14,10 @@ next to it. ``out=<path>`` names the JSON instead and refuses an existing file; 
 existing files instead of keeping them.
 
 ``benchmark=steps`` runs the step benchmark (:mod:`dexwheel.benchmarks.steps`, its protocol ``steps.*``) instead of
-episodes, on MuJoCo (:mod:`dexwheel.rl.step_benchmark`): its table per robot, its JSON named
-``steps_<policy>[_<checkpoint>]_<robots>_seed<eval_seed>_tr<trials>[_<overrides>].json``, kept the same way.
+episodes, on MuJoCo (:mod:`dexwheel.rl.step_benchmark`) or with ``backend=isaaclab`` on Isaac Lab
+(:mod:`dexwheel.isaaclab.step_benchmark`, in its venv): its table per robot, its JSON named
+``steps_<policy>[_<checkpoint>]_<robots>[_isaaclab]_seed<eval_seed>_tr<trials>[_<overrides>].json``, kept the same
+way.
 """
 
 from __future__ import annotations
@@ -247,15 +249,14 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     if cfg.video:
         check_offscreen("video=true")  # before any episode runs: RenderingError saying what to set
     bench = step_benchmark_cfg(cfg) if cfg.get("benchmark") == "steps" else None
-    if bench is not None and backend != "mujoco":
-        raise ConfigError("benchmark=steps: the step benchmark runs on the MuJoCo backend (its scenes are "
-                          "backend-neutral; the Isaac Lab runner is to come); drop backend=isaaclab")  # fmt: skip
     if bench is not None and env_cfg.robot.family != "wheel_leg":
         raise ConfigError(f"benchmark=steps: the step benchmark is for the wheel-leg robots, not {env_cfg.robot.name}")
     name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, bench.trials if bench else cfg.episodes, backend,
                      changed, "steps" if bench else None)  # fmt: skip
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, robots)
     env_overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
+    if bench is not None:
+        _check_fixed(bench, env_overrides)
     configs = {r: env_cfg if r == env_cfg.robot.name else with_robot(env_cfg, r) for r in robots}  # all checked first
     for rcfg in configs.values():
         env_kwargs(rcfg)  # a group option of the other family, named before any episode runs
@@ -264,7 +265,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     try:
         for robot, rcfg in configs.items():
             if backend == "isaaclab":
-                results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, env_overrides)
+                results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, env_overrides, bench)
                 continue
             render = {"render_mode": "rgb_array"} if cfg.video else {}
             if cfg.video:  # recorded under a temporary name; it takes the JSON's name once that is claimed
@@ -331,9 +332,6 @@ def _step_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | N
     from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
 
     fixed = benchmark_env_kwargs(bench)
-    clash = sorted(set(fixed) & set(env_kwargs_))
-    if clash:
-        raise ConfigError(f"env_overrides: {clash} are fixed by the step benchmark's protocol")
     trained = load_policy(run, str(checkpoint), run_cfg) if checkpoint is not None else None
 
     def policy_for(env):
@@ -347,9 +345,19 @@ def _step_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | N
                               video_path=video, progress=True)  # fmt: skip
 
 
+def _check_fixed(bench: Any, env_overrides: dict[str, Any]) -> None:
+    """Refuse an ``env_overrides`` key the step benchmark's protocol sets (either backend, before anything runs)."""
+    from dexwheel.rl.step_benchmark import benchmark_env_kwargs
+
+    clash = sorted(set(benchmark_env_kwargs(bench)) & set(env_overrides))
+    if clash:
+        raise ConfigError(f"env_overrides: {clash} are fixed by the step benchmark's protocol")
+
+
 def _on_isaaclab(cfg: DictConfig, rcfg: DictConfig, checkpoint: Path | None, exported: Any,
-                 overrides: dict[str, Any]) -> dict[str, float]:  # fmt: skip
-    """``cfg.episodes`` episodes of ``rcfg``'s Isaac Lab task, in the Isaac Lab venv (sim-to-sim)."""
+                 overrides: dict[str, Any], bench: Any = None) -> dict[str, Any]:  # fmt: skip
+    """``cfg.episodes`` episodes of ``rcfg``'s Isaac Lab task, or with ``bench`` the step benchmark
+    (:mod:`dexwheel.isaaclab.step_benchmark`), in the Isaac Lab venv (sim-to-sim)."""
     from dexwheel.rl.isaaclab_launch import evaluate_on_isaaclab
 
     if checkpoint is not None and checkpoint.suffix != ".pt":
@@ -361,4 +369,5 @@ def _on_isaaclab(cfg: DictConfig, rcfg: DictConfig, checkpoint: Path | None, exp
         rcfg, cfg.policy, cfg.episodes, cfg.eval_seed, device=cfg.train.device, checkpoint=checkpoint,
         onnx=exported.path if exported is not None else None,
         metadata=exported.metadata if exported is not None else None, overrides=overrides,
+        steps=_protocol(bench) if bench is not None else None,
     )  # fmt: skip

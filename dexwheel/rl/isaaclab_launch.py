@@ -94,9 +94,11 @@ def train_on_isaaclab(cfg: DictConfig, algo: str, run_dir: Path) -> dict[str, An
 
 def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_seed: int, device: str = "cpu",
                          checkpoint: Path | None = None, onnx: Path | None = None,
-                         metadata: dict[str, Any] | None = None,
-                         overrides: dict[str, Any] | None = None) -> dict[str, float]:  # fmt: skip
-    """``episodes`` deterministic episodes of ``env_cfg``'s Isaac Lab task (one env each); the summary."""
+                         metadata: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None,
+                         steps: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """``episodes`` deterministic episodes of ``env_cfg``'s Isaac Lab task (one env each); the summary. With
+    ``steps`` (a step benchmark protocol's fields, checked) the step benchmark instead: its table
+    (:func:`dexwheel.isaaclab.step_benchmark.run_step_benchmark`)."""
     job = {
         "config": OmegaConf.to_container(env_cfg, resolve=True),
         "policy": policy,
@@ -107,6 +109,7 @@ def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_s
         "episodes": episodes,
         "eval_seed": eval_seed,
         "device": device,
+        "steps": steps,
     }
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "job.json"

@@ -1,4 +1,5 @@
-"""The step benchmark (:mod:`dexwheel.benchmarks.steps`) on MuJoCo: each scene through the velocity task.
+"""The step benchmark (:mod:`dexwheel.benchmarks.steps`) on MuJoCo: each scene through the velocity task; and the
+loop every backend's runner shares (:func:`run_protocol`; Isaac Lab's is :mod:`dexwheel.isaaclab.step_benchmark`).
 
 Each scene is the env of the policy's own config (its robot, task, observations: blind or with the height
 scan, whatever the policy reads) with the scene as its terrain (a fixed
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,45 +32,75 @@ def benchmark_env_kwargs(bench: steps.StepBenchmarkCfg) -> dict[str, Any]:
     return {"domain_rand": {"enabled": False}, "episode_length_s": bench.time_limit_s + 1.0}
 
 
-def run_step_benchmark(make_env: Callable[[TerrainDescription], gym.Env], policy_for: Callable[[gym.Env], Policy],
-                       bench: steps.StepBenchmarkCfg, video_path: Path | None = None, progress: bool = False,
-                       fps: int | None = None) -> dict[str, Any]:  # fmt: skip
-    """Run every trial of ``bench``: ``make_env(description)`` builds a scene's env (with
-    :func:`benchmark_env_kwargs` applied; ``render_mode="rgb_array"`` for a video), ``policy_for(env)`` the
-    policy acting in it. Returns ``{"rows": table rows, "outcomes": {row label: "SFT..." per trial}}``."""
+#: Runs a scene's trials (every direction, in table order) in an open scene: each trial's ``(outcome, time s)``, in
+#: the same order, yielded as they are decided (one env after the other on MuJoCo, all at once on Isaac Lab).
+SceneRunner = Callable[[list[steps.TrialSpec]], Iterable[tuple[str, float]]]
+
+
+def run_protocol(bench: steps.StepBenchmarkCfg,
+                 open_scene: Callable[[steps.Scene], contextlib.AbstractContextManager[SceneRunner]],
+                 progress: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Every trial of ``bench`` on any backend: the loop over the scenes, the trials of each
+    (:func:`~dexwheel.benchmarks.steps.trials`), the table and the outcome letters, shared by the MuJoCo runner
+    (:func:`run_step_benchmark`) and Isaac Lab's (:mod:`dexwheel.isaaclab.step_benchmark`). ``open_scene(scene)``
+    builds the backend's env on the scene and yields the :data:`SceneRunner` for it (closing the env after).
+    Returns ``{"rows": table rows, "outcomes": {row label: "SFT..." per trial}}``."""
     scenes = steps.scenes(bench)
     total = len(scenes) * len(bench.directions) * bench.trials
     tty = sys.stderr.isatty()
-    bar = tqdm(total=total, desc="step benchmark", unit="trial", disable=not (progress and tty))
     outcomes: dict[tuple[str, float, str], list[tuple[str, float]]] = {}
     letters: dict[str, str] = {}
-    with contextlib.ExitStack() as stack:
-        add_frame = None
+    with tqdm(total=total, desc="step benchmark", unit="trial", disable=not (progress and tty)) as bar:
         for scene in scenes:
-            env = make_env(scene.description)
-            try:
-                if video_path is not None and add_frame is None:
-                    rate = fps or int(round(env.metadata.get("render_fps", 30)))
-                    add_frame = stack.enter_context(video_writer(video_path, rate))
-                policy = policy_for(env)
-                dt = float(env.unwrapped.dt)
+            specs = [t for d in bench.directions for t in steps.trials(scene, d, bench)]
+            with open_scene(scene) as run_scene:
+                results = iter(run_scene(specs))
                 for direction in bench.directions:
                     key = (scene.name, scene.height, direction)
-                    results = outcomes.setdefault(key, [])
-                    for spec in steps.trials(scene, direction, bench):
-                        record = (
-                            add_frame if (add_frame is not None and direction == "up" and spec.index == 0) else None
-                        )
-                        results.append(run_trial(env, policy, spec, bench, dt, record))
+                    rows = outcomes.setdefault(key, [])
+                    for _ in range(bench.trials):
+                        result = next(results, None)
+                        if result is None:
+                            raise RuntimeError(f"the {scene.label} runner gave {len(rows)} results for {direction}, "
+                                               f"expected {bench.trials}")  # fmt: skip
+                        rows.append(result)
                         bar.update(1)
                     label = f"{scene.name} {scene.height:.3f} {direction}"
-                    letters[label] = "".join(o[0].upper() for o, _ in results)
+                    letters[label] = "".join(o[0].upper() for o, _ in rows)
                     if progress and not tty:
                         print(f"step benchmark: {label}: {letters[label]}", flush=True)
+    return {"rows": steps.summarize(outcomes), "outcomes": letters}
+
+
+def run_step_benchmark(make_env: Callable[[TerrainDescription], gym.Env], policy_for: Callable[[gym.Env], Policy],
+                       bench: steps.StepBenchmarkCfg, video_path: Path | None = None, progress: bool = False,
+                       fps: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """Every trial of ``bench`` on MuJoCo (:func:`run_protocol`), one after the other in one env per scene:
+    ``make_env(description)`` builds a scene's env (with :func:`benchmark_env_kwargs` applied;
+    ``render_mode="rgb_array"`` for a video), ``policy_for(env)`` the policy acting in it. Returns
+    ``{"rows": table rows, "outcomes": {row label: "SFT..." per trial}}``."""
+    with contextlib.ExitStack() as stack:
+        video: list[Callable[[np.ndarray], None]] = []  # the writer, opened with the first env (its frame rate)
+
+        @contextlib.contextmanager
+        def open_scene(scene: steps.Scene) -> Iterator[SceneRunner]:
+            env = make_env(scene.description)
+            try:
+                if video_path is not None and not video:
+                    rate = fps or int(round(env.metadata.get("render_fps", 30)))
+                    video.append(stack.enter_context(video_writer(video_path, rate)))
+                policy, dt = policy_for(env), float(env.unwrapped.dt)
+
+                def run_scene(specs: list[steps.TrialSpec]) -> Iterator[tuple[str, float]]:
+                    for spec in specs:  # one climb per scene on video: its first up trial
+                        record = video[0] if video and spec.direction == "up" and spec.index == 0 else None
+                        yield run_trial(env, policy, spec, bench, dt, record)
+
+                yield run_scene
             finally:
                 env.close()
-    bar.close()
-    return {"rows": steps.summarize(outcomes), "outcomes": letters}
+
+        return run_protocol(bench, open_scene, progress)
 
 
 def run_trial(env: gym.Env, policy: Policy, spec: steps.TrialSpec, bench: steps.StepBenchmarkCfg, dt: float,

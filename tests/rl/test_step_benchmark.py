@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 from cfgutil import compose_cfg, short
 
 from dexwheel.benchmarks import steps
-from dexwheel.rl import rsl
+from dexwheel.rl import isaaclab_launch, rsl
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
@@ -106,6 +107,44 @@ def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tm
         evaluate(compose_cfg("evaluate", "robot=solenopsis", "policy=zero", "benchmark=steps", "steps.heights=[1.5]"))
     with pytest.raises(ConfigError, match="for the wheel-leg robots"):
         evaluate(compose_cfg("evaluate", "robot=g20_left", "policy=zero", "benchmark=steps"))
+
+
+def test_evaluate_sends_the_benchmark_to_isaaclab(tmp_path, monkeypatch, capsys):
+    """``backend=isaaclab`` is no longer refused: the Isaac Lab job carries the checked protocol, and its table comes
+    back into the same table and JSON (``"backend": "isaaclab"``); bad input is refused before Isaac Lab starts."""
+    os.chdir(tmp_path)
+    jobs = []
+
+    def isaac_child(module, path):  # the Isaac Lab venv's half (tests/isaaclab/test_step_benchmark.py runs it)
+        job = json.loads(Path(path).read_text())
+        jobs.append((module, job))
+        bench = steps.make_cfg(job["steps"])
+        outcomes = {(s.name, s.height, d): [("timeout", bench.time_limit_s)] * bench.trials
+                    for s in steps.scenes(bench) for d in bench.directions}  # fmt: skip
+        return {"rows": steps.summarize(outcomes), "outcomes": {f"{n} {h:.3f} {d}": "T" * bench.trials
+                                                                for n, h, d in outcomes}}  # fmt: skip
+
+    monkeypatch.setattr(isaaclab_launch, "run_child", isaac_child)
+    tiny = ["benchmark=steps", "steps.trials=1", "steps.heights=[0.05]", "steps.stairs=false", "steps.time_limit_s=1.0"]
+    cfg = compose_cfg("evaluate", "robot=solenopsis", "task=rough", "policy=zero", "backend=isaaclab", *tiny)
+    results = evaluate(cfg)
+    [(module, job)] = jobs
+    assert module == "dexwheel.isaaclab.evaluate" and job["policy"] == "zero" and job["overrides"] == {}
+    assert job["steps"]["heights"] == [0.05] and job["steps"]["reset_seed"] == 20000 and job["steps"]["trials"] == 1
+    assert job["config"]["task"]["name"] == "rough" and job["device"] == "cpu"
+    path = tmp_path / "outputs" / "eval" / "steps_zero_solenopsis_isaaclab_seed20000_tr1.json"
+    saved = json.loads(path.read_text())
+    assert saved["backend"] == "isaaclab" and saved["benchmark"] == "steps" and saved["protocol"] == job["steps"]
+    assert saved["results"] == json.loads(json.dumps(results))
+    assert results["solenopsis"]["outcomes"] == {"step 0.050 up": "T", "step 0.050 down": "T"}
+    assert "step benchmark: solenopsis" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match=r"^steps.heights: 1.5 m is outside the terrain's range: 0 < height <= 1 m$"):
+        evaluate(compose_cfg("evaluate", "robot=solenopsis", "policy=zero", "benchmark=steps", "backend=isaaclab",
+                             "steps.heights=[1.5]"))  # fmt: skip
+    with pytest.raises(ConfigError, match=r"^env_overrides: \['domain_rand'\] are fixed by the step benchmark"):
+        evaluate(compose_cfg("evaluate", "robot=solenopsis", "policy=zero", "backend=isaaclab", *tiny,
+                             "+env_overrides.domain_rand.enabled=true"))  # fmt: skip
+    assert len(jobs) == 1  # refused before the Isaac Lab half
 
 
 def test_a_short_rough_run_trains_evaluates_and_takes_the_benchmark(tmp_path, monkeypatch):

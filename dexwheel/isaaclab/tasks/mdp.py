@@ -135,11 +135,12 @@ class WheelLegComposerAction(ActionTerm):
 
     def __init__(self, cfg: WheelLegComposerActionCfg, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, env)
+        from dexwheel.isaaclab.terrain import task_kwargs
         from dexwheel.robots.wheel_leg import ROBOT_JOINT_ORDER
         from dexwheel.tasks.velocity.action_path import WheelLegActionPath
         from dexwheel.tasks.velocity.config import make_cfg
 
-        task = make_cfg(robot=cfg.robot, **cfg.task_overrides)
+        task = make_cfg(robot=cfg.robot, **task_kwargs(cfg.task_overrides))
         self.path = WheelLegActionPath(task, self.num_envs, xp=torch, device=self.device, stacklevel=6)
         ids, _ = self._asset.find_joints(list(ROBOT_JOINT_ORDER), preserve_order=True)
         self._joint_ids = torch.tensor(ids, device=self.device, dtype=torch.int32)
@@ -742,6 +743,14 @@ class terrain_levels(ManagerTermBase):
             down = ~up & (distance < torch.linalg.norm(command, dim=1) * env.max_episode_length_s * 0.5)
             terrain.update_env_origins(ids, up, down)
         return torch.mean(terrain.terrain_levels.float())
+
+
+def record_base_position(env: ManagerBasedRLEnv, asset_cfg: SceneEntityCfg = _ROBOT) -> torch.Tensor:
+    """Never terminates; keeps each env's base origin (world, ``(N, 3)``) after the step's physics and before the
+    resets in ``env.dexwheel_base_pos_w`` (the termination terms run there), so a run that judges positions reads
+    an ended episode's last position, not its reset's (the step benchmark, :mod:`dexwheel.isaaclab.step_benchmark`)."""
+    env.dexwheel_base_pos_w = env.scene[asset_cfg.name].data.root_link_pos_w.torch.clone()
+    return torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
 
 
 def reset_base_on_terrain(env: ManagerBasedRLEnv, env_ids, asset_cfg: SceneEntityCfg = _ROBOT) -> None:

@@ -56,12 +56,13 @@ from dexwheel.isaaclab.scenarios import start_height
 from dexwheel.isaaclab.sim import GROUND_FRICTION, ground_cfg, simulation_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.isaaclab.tasks.term_map import mapped
-from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource
+from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource, hold_terrain, task_kwargs
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, make_cfg
 from dexwheel.tasks.velocity.settled import settled_stance
+from dexwheel.terrain import TerrainCfg
 
 COMMAND = "base_velocity"
 ACTION = "joints"
@@ -209,9 +210,15 @@ def _push(name: str, interval: tuple[float, float] | None, task: WheelLegEnvCfg)
                             params={"velocity_range": {"x": (-v, v), "y": (-v, v)}})}  # fmt: skip
 
 
+def _curriculum(task: WheelLegEnvCfg) -> bool:
+    """Whether the terrain has a curriculum: a generated grid with ``curriculum`` on (a fixed description has
+    none, as on MuJoCo: :class:`~dexwheel.tasks.velocity.terrain.TaskTerrain`)."""
+    return isinstance(task.terrain, TerrainCfg) and task.terrain.curriculum
+
+
 def _terrain_levels(name: str, interval, task: WheelLegEnvCfg) -> dict[str, CurrTerm]:
     # the curriculum off: the importer's levels stay as drawn (every level, apply_task_cfg), as on MuJoCo
-    if not task.terrain.curriculum:
+    if not _curriculum(task):
         return {}
     return {name: CurrTerm(func=dw.terrain_levels, params={"command_name": COMMAND})}
 
@@ -307,11 +314,11 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: d
         friction = min(GROUND_FRICTION, task.domain_rand.friction[0])
         env.scene.ground = AssetBaseCfg(prim_path="/World/ground", spawn=ground_cfg(friction))
     if task.terrain is not None:  # the terrain in place of the plane, the env origins its tiles' (by level)
-        t = task.terrain
+        source = TerrainSource(task.terrain)  # a TerrainCfg, or a fixed description (every env on its origin)
         env.scene.ground = None
         env.scene.terrain = DescriptionTerrainImporterCfg(
-            prim_path="/World/ground", terrain=TerrainSource(t), friction=friction,
-            max_init_terrain_level=t.max_init_terrain_level if t.curriculum else None)  # fmt: skip
+            prim_path="/World/ground", terrain=source, friction=friction,
+            max_init_terrain_level=task.terrain.max_init_terrain_level if _curriculum(task) else None)  # fmt: skip
     c = task.commands
     env.commands = CommandsCfg(base_velocity=dw.ReversingVelocityCommandCfg(
         asset_name="robot", resampling_time_range=c.resampling_time_s, rel_standing_envs=c.rel_standing_envs,
@@ -319,7 +326,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: d
         heading_command=False, rel_heading_envs=0.0, debug_vis=False,
         ranges=mdp.UniformVelocityCommandCfg.Ranges(lin_vel_x=c.lin_vel_x, lin_vel_y=(0.0, 0.0), ang_vel_z=c.ang_vel_z),
     ))  # fmt: skip
-    env.actions = _actions(task.robot, dict(overrides or {}))
+    env.actions = _actions(task.robot, hold_terrain(dict(overrides or {})))
     env.observations = _observations(task)
     env.rewards = _rewards(task)
     env.terminations = _terminations(task)
@@ -336,7 +343,8 @@ class WheelLegFlatEnvCfg(ManagerBasedRLEnvCfg):
     scene: WheelLegSceneCfg = WheelLegSceneCfg(num_envs=4096, env_spacing=3.0)
 
     def __post_init__(self):
-        apply_task_cfg(self, make_cfg(robot=self.robot, **self.task_overrides), self.task_overrides)
+        self.task_overrides = hold_terrain(self.task_overrides)  # before configclass copies it (a frozen terrain)
+        apply_task_cfg(self, make_cfg(robot=self.robot, **task_kwargs(self.task_overrides)), self.task_overrides)
 
 
 @configclass
@@ -358,7 +366,8 @@ class WheelLegRoughEnvCfg(WheelLegFlatEnvCfg):
     def __post_init__(self):
         from dexwheel.tasks.velocity.rough import rough_cfg
 
-        apply_task_cfg(self, make_cfg(rough_cfg(self.robot), **self.task_overrides), self.task_overrides)
+        self.task_overrides = hold_terrain(self.task_overrides)
+        apply_task_cfg(self, make_cfg(rough_cfg(self.robot), **task_kwargs(self.task_overrides)), self.task_overrides)
 
 
 @configclass

@@ -58,12 +58,8 @@ class TaskTerrain:
         self.move(env, int(self.level[env]))
 
     def ground_under(self, x: float, y: float) -> float:
-        """The spawn height at ``(x, y)``: the highest surface under the robot's footprint around it (as each
-        tile's origin is placed, :func:`~dexwheel.terrain.generate`)."""
-        s = np.linspace(-ROBOT_FOOTPRINT_M / 2 + 0.01, ROBOT_FOOTPRINT_M / 2 - 0.01, 21)
-        sx, sy = np.meshgrid(x + s, y + s, indexing="ij")
-        z = height_at(self.desc, sx, sy)
-        return float(np.nanmax(z)) if np.isfinite(z).any() else 0.0
+        """The spawn height at ``(x, y)`` (:func:`ground_under`)."""
+        return ground_under(self.desc, x, y)
 
     def move(self, env: int, level: int) -> None:
         self.level[env] = level
@@ -89,6 +85,16 @@ class TaskTerrain:
             z = (z ^ (z >> np.uint64(27))) * _M2
             z = z ^ (z >> np.uint64(31))
         return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def ground_under(desc: TerrainDescription, x: float, y: float) -> float:
+    """The spawn height at ``(x, y)``: the highest surface under the robot's footprint around it (as each tile's
+    origin is placed, :func:`~dexwheel.terrain.generate`). Where the MuJoCo task stands a robot placed at a pose
+    (:meth:`~dexwheel.tasks.velocity.task.WheelLegTask.place_base`), and the Isaac Lab step benchmark too."""
+    s = np.linspace(-ROBOT_FOOTPRINT_M / 2 + 0.01, ROBOT_FOOTPRINT_M / 2 - 0.01, 21)
+    sx, sy = np.meshgrid(x + s, y + s, indexing="ij")
+    z = height_at(desc, sx, sy)
+    return float(np.nanmax(z)) if np.isfinite(z).any() else 0.0
 
 
 def scan_heights(raster: HeightRaster, pos, quat_wxyz, pts):
