@@ -79,3 +79,17 @@ def test_the_run_exports_and_evaluates_on_both_backends(trained):
         a, b = results[backend, "trained"], results[backend, "onnx"]
         assert a["lin_vel_x_error"] == pytest.approx(b["lin_vel_x_error"], abs=1e-4), backend
         assert a["episodes"] == b["episodes"] == 2
+
+
+def test_the_run_takes_the_step_benchmark_on_isaaclab(trained):
+    """Its checkpoint (a blind flat-task policy) on the step benchmark's scene on Isaac Lab, as on MuJoCo
+    (tests/isaaclab/test_step_benchmark.py has the protocol's outcomes)."""
+    run_dir, _ = trained
+    run("evaluate.py", f"run={run_dir}", "checkpoint=final", "benchmark=steps", "backend=isaaclab", "steps.trials=1",
+        "steps.heights=[0.05]", "steps.directions=[up]", "steps.stairs=false", "steps.time_limit_s=0.2")  # fmt: skip
+    record = json.loads((run_dir / "eval" / "steps_trained_final_solenopsis_isaaclab_seed20000_tr1.json").read_text())
+    assert record["backend"] == "isaaclab" and record["checkpoint"].endswith("final.pt")
+    result = record["results"]["solenopsis"]
+    [row] = result["rows"]
+    assert (row["scene"], row["height"], row["direction"], row["trials"]) == ("step", 0.05, "up", 1)
+    assert result["outcomes"]["step 0.050 up"] in ("T", "F") and row["successes"] == 0  # 2.5 m to go in 0.2 s
