@@ -2,9 +2,10 @@
 
 Run in the Isaac Lab venv (it starts the MuJoCo half in .venv itself):
 
-.venv-isaaclab/bin/python scripts/cross_backend.py                   # both groups, the table on stdout
+.venv-isaaclab/bin/python scripts/cross_backend.py                   # every group, the table on stdout
 .venv-isaaclab/bin/python scripts/cross_backend.py --group hand      # G20 hands only
 .venv-isaaclab/bin/python scripts/cross_backend.py --group hand_task # the G20 task cases (mappings, hard-write)
+.venv-isaaclab/bin/python scripts/cross_backend.py --group wheel_leg_task  # stance layer, randomisation off/on
 .venv-isaaclab/bin/python scripts/cross_backend.py --isaac-pd-split  # Isaac Lab's own kp/kd split
 
 Exits 1 when a quantity misses its tolerance. Set WARP_CACHE_PATH to reuse compiled kernels (make does).

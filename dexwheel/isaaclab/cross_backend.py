@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from dexwheel.isaaclab import hand_cases, scenarios
+from dexwheel.isaaclab import hand_cases, scenarios, wheel_leg_cases
 
 REPO = Path(__file__).resolve().parents[2]
 MUJOCO_PYTHON = Path(os.environ.get("DEXWHEEL_MUJOCO_PYTHON", REPO / ".venv" / "bin" / "python"))
@@ -35,10 +35,12 @@ def _run(cmd: list[str], what: str) -> None:
         raise RuntimeError(f"{what} failed ({' '.join(cmd)}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
 
 
-#: The G20 task cases (:mod:`.hand_cases`): the tasks end to end, not physics-step targets.
-HAND_TASK = "hand_task"
-#: Every group: the physics-step scenarios' (:data:`.scenarios.GROUPS`) and the G20 task cases.
-GROUPS = (*scenarios.GROUPS, HAND_TASK)
+#: The task cases, end to end (not physics-step targets): the G20's (:mod:`.hand_cases`: mappings, hard-write,
+#: layers) and the wheel-leg's (:mod:`.wheel_leg_cases`: the stance layer, randomisation off and on), each
+#: group's module with ``mujoco``/``isaac`` halves writing an npz, ``load`` and ``compare``.
+TASK_GROUPS = {"hand_task": hand_cases, "wheel_leg_task": wheel_leg_cases}
+#: Every group: the physics-step scenarios' (:data:`.scenarios.GROUPS`) and the task cases.
+GROUPS = (*scenarios.GROUPS, *TASK_GROUPS)
 
 
 def run(workdir: Path, groups: tuple[str, ...] = GROUPS, device: str = "cpu", motor_pd: bool = True) -> Result:
@@ -49,15 +51,16 @@ def run(workdir: Path, groups: tuple[str, ...] = GROUPS, device: str = "cpu", mo
     workdir.mkdir(parents=True, exist_ok=True)
     physics = tuple(g for g in groups if g in scenarios.GROUPS)
     result = _run_physics(workdir, physics, device, motor_pd) if physics else Result([], {})
-    if HAND_TASK not in groups:
-        return result
-    mj_file, il_file = workdir / "mujoco_hand_task.npz", workdir / "isaaclab_hand_task.npz"
-    module = "dexwheel.isaaclab.hand_cases"
-    _run([str(MUJOCO_PYTHON), "-m", module, "mujoco", str(mj_file)], "MuJoCo half (G20 task cases)")
-    _run([sys.executable, "-m", module, "isaac", str(il_file), "--device", device], "Isaac half (G20 task cases)")
-    (mj, mj_meta), (il, il_meta) = hand_cases.load(str(mj_file)), hand_cases.load(str(il_file))
-    meta = {**result.meta, "mujoco_hand_task": mj_meta, "isaaclab_hand_task": il_meta}
-    return Result(result.rows + hand_cases.compare(mj, il), meta)
+    for group in (g for g in groups if g in TASK_GROUPS):
+        module = TASK_GROUPS[group]
+        mj_file, il_file = workdir / f"mujoco_{group}.npz", workdir / f"isaaclab_{group}.npz"
+        _run([str(MUJOCO_PYTHON), "-m", module.__name__, "mujoco", str(mj_file)], f"MuJoCo half ({group})")
+        _run([sys.executable, "-m", module.__name__, "isaac", str(il_file), "--device", device],
+             f"Isaac half ({group})")  # fmt: skip
+        (mj, mj_meta), (il, il_meta) = module.load(str(mj_file)), module.load(str(il_file))
+        meta = {**result.meta, f"mujoco_{group}": mj_meta, f"isaaclab_{group}": il_meta}
+        result = Result(result.rows + module.compare(mj, il), meta)
+    return result
 
 
 def _run_physics(workdir: Path, groups: tuple[str, ...], device: str, motor_pd: bool) -> Result:

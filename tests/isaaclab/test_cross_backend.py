@@ -5,7 +5,9 @@ From the same initial state and open-loop commands: settled stance height within
 task cases (:mod:`dexwheel.isaaclab.hand_cases`): hard-write poses through each action mapping and the hold layer
 within 1e-6 rad at every control step, the PD drive's sdk255 half fist at 1 s within 1e-3 rad. On the terrain
 (the same description), Solenopsis driving onto a 0.05 m step: base height within 1 mm and pitch within 2e-3 rad
-up to the edge, 3 cm and 0.15 rad through the impact, the height gained within 1 mm.
+up to the edge, 3 cm and 0.15 rad through the impact, the height gained within 1 mm. The wheel-leg task cases
+(:mod:`dexwheel.isaaclab.wheel_leg_cases`): 32 envs of the stance layer, randomisation off (one robot: the
+same means, no spread) and on (means and spreads over the envs as statistics).
 The halves run as subprocesses (MuJoCo's in the core venv): about 45 s warm, 3 minutes cold.
 """
 
@@ -13,7 +15,7 @@ import math
 
 import pytest
 
-from dexwheel.isaaclab import cross_backend, hand_cases, scenarios
+from dexwheel.isaaclab import cross_backend, hand_cases, scenarios, wheel_leg_cases
 from dexwheel.robots import get_robot
 
 
@@ -26,8 +28,9 @@ def test_every_headline_quantity_is_within_its_tolerance(result):
     print("\n" + scenarios.format_table(result.rows))
     asserted = [r for r in result.rows if not math.isinf(r.tol)]
     # 2 wheel-leg robots x 3, 2 hands x 1, the G20 task cases (4 hard-write, 1 PD; the contact case is
-    # reported), the step (approach height and pitch, run height and pitch, height gained)
-    assert len(asserted) == 2 * 3 + 2 + 5 + 5, [r.quantity for r in asserted]
+    # reported), the step (approach height and pitch, run height and pitch, height gained), the wheel-leg task
+    # cases (randomisation off: 3, on: 4 and 4 draws)
+    assert len(asserted) == 2 * 3 + 2 + 5 + 5 + 11, [r.quantity for r in asserted]
     assert not result.failures, scenarios.format_table(result.failures)
 
 
@@ -62,7 +65,7 @@ def test_the_isaac_model_carries_the_description_gains_armature_and_limits(resul
 
 
 def test_g20_task_cases_hard_write_poses_are_the_mujoco_tasks(result):
-    rows = [r for r in result.rows if r.robot.endswith(" task")]
+    rows = [r for r in result.rows if r.robot == f"g20_{hand_cases.HAND} task"]
     assert len(rows) == len(hand_cases.CASES)
     for r in rows:
         if r.quantity.startswith("hard_write") and "contact" not in r.quantity:
@@ -70,3 +73,13 @@ def test_g20_task_cases_hard_write_poses_are_the_mujoco_tasks(result):
     # where a written pose penetrates, Isaac Lab's contacts push it for a physics step: reported, bounded
     contact = next(r for r in rows if "contact" in r.quantity)
     assert 0.0 < contact.diff < 1e-2, contact
+
+
+def test_wheel_leg_task_randomisation_off_is_one_robot_and_on_spreads_alike(result):
+    rows = {r.quantity: r for r in result.rows if r.robot == f"{wheel_leg_cases.ROBOT} task"}
+    assert len(rows) == 11
+    off_distance = next(r for q, r in rows.items() if q.startswith("randomisation off") and "distance" in q)
+    assert 1.0 < off_distance.mujoco < 1.3 and off_distance.diff < 1e-3  # ~0.55 m/s for 2 s, as one robot
+    spreads = [r for q, r in rows.items() if "std over envs" in q]
+    assert len(spreads) == 2 and all(r.mujoco > 1e-3 and r.isaac > 1e-3 for r in spreads)  # randomised: it spreads
+    assert all(r.ok for r in rows.values()), scenarios.format_table([r for r in rows.values() if not r.ok])
