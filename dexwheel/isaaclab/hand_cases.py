@@ -12,7 +12,6 @@ case, in order) write the trajectories; :func:`compare` makes the table's rows.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dexwheel.isaaclab.scenarios import Row
+from dexwheel.isaaclab.scenarios import Row, task_cases_main
 
 HAND = "left"
 _HW = {"drive": "hard_write", "collision_projection": False}
@@ -153,15 +152,5 @@ def compare(mj: dict[str, np.ndarray], il: dict[str, np.ndarray], dt: float = 0.
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("backend", choices=("mujoco", "isaac"))
-    parser.add_argument("out")
-    parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
-    trajectories, meta = run_mujoco() if args.backend == "mujoco" else run_isaac(args.device)
-    save(args.out, trajectories, meta)
-
-
 if __name__ == "__main__":
-    main()
+    task_cases_main(__doc__, run_mujoco, run_isaac, save)

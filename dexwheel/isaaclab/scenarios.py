@@ -15,9 +15,10 @@ Cases (every program starts at rest, identity orientation, on flat ground for th
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -322,3 +323,16 @@ def format_table(rows: list[Row]) -> str:
         i = "" if r.isaac is None else f"{r.isaac:.6f}"
         lines.append(f"| {r.robot} | {r.quantity} | {m} | {i} | {diff} | {tol} |")
     return "\n".join(lines)
+
+
+def task_cases_main(doc: str, run_mujoco: Callable[[], tuple], run_isaac: Callable[[str], tuple],
+                    save: Callable[[str, object, dict], None]) -> None:  # fmt: skip
+    """The command line of a task-case module (:mod:`.hand_cases`, :mod:`.wheel_leg_cases`): ``mujoco|isaac OUT.npz
+    [--device D]`` runs that half and saves its results."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("backend", choices=("mujoco", "isaac"))
+    parser.add_argument("out")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    results, meta = run_mujoco() if args.backend == "mujoco" else run_isaac(args.device)
+    save(args.out, results, meta)

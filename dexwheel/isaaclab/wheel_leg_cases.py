@@ -19,14 +19,13 @@ venv) write the per-env results; :func:`compare` makes the table's rows.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
 
 import numpy as np
 
-from dexwheel.isaaclab.scenarios import Row
+from dexwheel.isaaclab.scenarios import Row, task_cases_main
 
 ROBOT = "solenopsis"
 NUM_ENVS = 32
@@ -183,15 +182,5 @@ def compare(mj: dict[str, dict[str, np.ndarray]], il: dict[str, dict[str, np.nda
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("backend", choices=("mujoco", "isaac"))
-    parser.add_argument("out")
-    parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
-    results, meta = run_mujoco() if args.backend == "mujoco" else run_isaac(args.device)
-    save(args.out, results, meta)
-
-
 if __name__ == "__main__":
-    main()
+    task_cases_main(__doc__, run_mujoco, run_isaac, save)
