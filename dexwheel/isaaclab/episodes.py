@@ -43,21 +43,27 @@ def task_id(cfg: DictConfig) -> str:
     return TASK_IDS[cfg.robot.name]
 
 
-def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None,
-                  configure: Callable[[Any], None] | None = None) -> gym.Env:  # fmt: skip
-    """The Isaac Lab task of ``cfg`` (its robot and env fields, then ``overrides``) with ``num_envs`` envs on
-    ``device``; ``configure(env_cfg)`` changes the Isaac Lab config before the env is built (a term to add)."""
+def open_task(task: str, num_envs: int, device: str, seed: int, overrides: dict | None = None,
+              configure: Callable[[Any], None] | None = None) -> gym.Env:  # fmt: skip
+    """The registered Isaac Lab task ``task`` (its config class built with ``task_overrides=overrides``: the MuJoCo
+    env's keyword arguments) with ``num_envs`` envs on ``device``; ``configure(env_cfg)`` changes the Isaac Lab
+    config before the env is built (a term to add)."""
     import dexwheel.isaaclab.tasks  # noqa: F401  (registers the task ids)
 
-    tid = task_id(cfg)
-    module, _, name = gym.spec(tid).kwargs["env_cfg_entry_point"].partition(":")
-    env_cfg = getattr(importlib.import_module(module), name)(task_overrides=env_kwargs(cfg) | (overrides or {}))
+    module, _, name = gym.spec(task).kwargs["env_cfg_entry_point"].partition(":")
+    env_cfg = getattr(importlib.import_module(module), name)(task_overrides=overrides or {})
     env_cfg.sim.device = device
     env_cfg.scene.num_envs = int(num_envs)
     env_cfg.seed = int(seed)
     if configure is not None:
         configure(env_cfg)
-    return gym.make(tid, cfg=env_cfg)
+    return gym.make(task, cfg=env_cfg)
+
+
+def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None,
+                  configure: Callable[[Any], None] | None = None) -> gym.Env:  # fmt: skip
+    """The Isaac Lab task of ``cfg`` (its robot and env fields, then ``overrides``): :func:`open_task`."""
+    return open_task(task_id(cfg), num_envs, device, seed, env_kwargs(cfg) | (overrides or {}), configure)
 
 
 def make_task_venv(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None,

@@ -98,19 +98,15 @@ def run_mujoco() -> tuple[dict[str, np.ndarray], dict]:
 
 
 def run_isaac(device: str = "cpu") -> tuple[dict[str, np.ndarray], dict]:
-    import gymnasium as gym
     import torch
 
-    import dexwheel.isaaclab.tasks  # noqa: F401
-    from dexwheel.isaaclab.tasks.g20_pose import G20LeftPoseEnvCfg
+    from dexwheel.isaaclab.episodes import open_task
     from dexwheel.robots.g20 import ALL_JOINTS
 
     out, meta = {}, {"backend": "isaaclab", "build_s": [], "step_s": []}
     for case in CASES:
         t0 = time.perf_counter()
-        cfg = G20LeftPoseEnvCfg(task_overrides={**case.config, "reset_noise_scale": 0.0})
-        cfg.sim.device, cfg.scene.num_envs, cfg.seed = device, 1, 0
-        env = gym.make("Dexwheel-Pose-G20Left-v0", cfg=cfg)
+        env = open_task("Dexwheel-Pose-G20Left-v0", 1, device, 0, {**case.config, "reset_noise_scale": 0.0})
         env.reset(seed=0)
         robot = env.unwrapped.scene["robot"]
         cols = [robot.joint_names.index(j) for j in ALL_JOINTS]

@@ -81,19 +81,15 @@ def run_mujoco() -> tuple[dict[str, dict[str, np.ndarray]], dict]:
 
 
 def run_isaac(device: str = "cpu") -> tuple[dict[str, dict[str, np.ndarray]], dict]:
-    import gymnasium as gym
     import torch
 
-    import dexwheel.isaaclab.tasks  # noqa: F401
+    from dexwheel.isaaclab.episodes import open_task
     from dexwheel.isaaclab.tasks.mdp import model_params
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import SolenopsisFlatEnvCfg
 
     out, meta = {}, {"backend": "isaaclab", "build_s": [], "step_s": []}
     for mode, randomize in MODES.items():
         t0 = time.perf_counter()
-        cfg = SolenopsisFlatEnvCfg(task_overrides=overrides(randomize))
-        cfg.sim.device, cfg.scene.num_envs, cfg.seed = device, NUM_ENVS, SEED
-        env = gym.make("Dexwheel-Velocity-Flat-Solenopsis-v0", cfg=cfg)
+        env = open_task("Dexwheel-Velocity-Flat-Solenopsis-v0", NUM_ENVS, device, SEED, overrides(randomize))
         env.reset(seed=SEED)
         u = env.unwrapped
         robot = u.scene["robot"]

@@ -7,13 +7,13 @@ import json
 import subprocess
 import sys
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 
 from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
+from dexwheel.isaaclab.episodes import open_task
 from dexwheel.isaaclab.tasks.g20_pose import ACTION, COMMAND, G20LeftPoseEnvCfg, preset_poses
 from dexwheel.rl.isaaclab_launch import RESULT
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, JOINT_GROUPS
@@ -41,13 +41,7 @@ def test_projection_and_other_unsupported_fields_are_refused_by_name_with_the_re
 
 @pytest.fixture(scope="module")
 def env(isaac_device):
-    from isaaclab_tasks.utils import parse_env_cfg
-
-    task = "Dexwheel-Pose-G20Left-v0"
-    cfg = parse_env_cfg(task, device=isaac_device, num_envs=NUM_ENVS)
-    cfg = G20LeftPoseEnvCfg(task_overrides=SELECTION)  # the hold layer's goals are drawn in the core venv
-    cfg.sim.device, cfg.scene.num_envs, cfg.seed = isaac_device, NUM_ENVS, 0
-    env = gym.make(task, cfg=cfg)
+    env = open_task("Dexwheel-Pose-G20Left-v0", NUM_ENVS, isaac_device, 0, SELECTION)
     env.reset(seed=0)
     yield env
     env.close()

@@ -15,6 +15,7 @@ import torch
 
 import dexwheel.isaaclab.tasks as tasks
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
+from dexwheel.isaaclab.episodes import open_task
 from dexwheel.isaaclab.tasks import agents
 from dexwheel.isaaclab.tasks.g20_pose import (
     ACTION,
@@ -66,10 +67,7 @@ def mujoco():
 
 @pytest.fixture(scope="module", params=list(HANDS))
 def env(request, isaac_device):
-    from isaaclab_tasks.utils import parse_env_cfg
-
-    task = HANDS[request.param]
-    env = gym.make(task, cfg=parse_env_cfg(task, device=isaac_device, num_envs=NUM_ENVS))
+    env = open_task(HANDS[request.param], NUM_ENVS, isaac_device, 0)
     env.reset(seed=0)
     yield env
     env.close()

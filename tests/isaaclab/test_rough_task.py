@@ -5,11 +5,11 @@ start on their tiles' origins, the height scan is the MuJoCo lookup of the same 
 moves envs by the MuJoCo rule.
 """
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 
+from dexwheel.isaaclab.episodes import open_task
 from dexwheel.tasks.velocity.config import make_cfg
 from dexwheel.tasks.velocity.rough import rough_cfg
 from dexwheel.tasks.velocity.terrain import TaskTerrain, scan_heights
@@ -21,12 +21,7 @@ OVERRIDES = {"terrain": {"num_rows": 3, "size": (4.0, 4.0), "border_width": 1.0}
 
 @pytest.fixture(scope="module")
 def env(isaac_device):
-    import dexwheel.isaaclab.tasks  # noqa: F401
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import SolenopsisRoughEnvCfg
-
-    cfg = SolenopsisRoughEnvCfg(task_overrides=OVERRIDES)
-    cfg.sim.device, cfg.scene.num_envs, cfg.seed = isaac_device, NUM_ENVS, 0
-    env = gym.make(TASK, cfg=cfg)
+    env = open_task(TASK, NUM_ENVS, isaac_device, 0, OVERRIDES)
     env.reset(seed=0)
     yield env
     env.close()

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import dexwheel.isaaclab.tasks as tasks
+from dexwheel.isaaclab.episodes import open_task
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
 from dexwheel.tasks.velocity.config import REWARD_TERMS, WheelLegEnvCfg
@@ -16,9 +17,7 @@ NUM_ENVS = 4
 
 @pytest.fixture(scope="module")
 def env(isaac_device):
-    from isaaclab_tasks.utils import parse_env_cfg
-
-    env = gym.make(TASK, cfg=parse_env_cfg(TASK, device=isaac_device, num_envs=NUM_ENVS))
+    env = open_task(TASK, NUM_ENVS, isaac_device, 0)
     env.reset(seed=0)
     yield env
     env.close()

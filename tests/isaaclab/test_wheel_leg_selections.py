@@ -2,12 +2,12 @@
 through dexwheel.control's own composer on torch, the privileged "critic" group, and the model randomisation
 with the domain_rand ranges, whose draws the critic reads."""
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 
 from dexwheel.control import JointCommandComposer, JointCommandResolver
+from dexwheel.isaaclab.episodes import open_task
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import BASE_BODY, KNEE_JOINTS, LINKS, ROBOT_JOINT_ORDER, WHEEL_JOINTS
 from dexwheel.tasks.velocity.action_path import WheelLegActionPath
@@ -23,12 +23,7 @@ OVERRIDES = {"layers": ("policy", "stance", "override"), "override_active": Fals
 
 @pytest.fixture(scope="module")
 def env(isaac_device):
-    import dexwheel.isaaclab.tasks  # noqa: F401
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import SolenopsisFlatEnvCfg
-
-    cfg = SolenopsisFlatEnvCfg(task_overrides=OVERRIDES)
-    cfg.sim.device, cfg.scene.num_envs, cfg.seed = isaac_device, NUM_ENVS, 0
-    env = gym.make(TASK, cfg=cfg)
+    env = open_task(TASK, NUM_ENVS, isaac_device, 0, OVERRIDES)
     env.reset(seed=0)
     yield env
     env.close()
