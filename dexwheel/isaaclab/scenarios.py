@@ -204,7 +204,7 @@ class Row:
         return bool(self.diff <= self.tol)
 
 
-def _pair(robot: str, quantity: str, mujoco: float, isaac: float, tol: float, relative: bool = False) -> Row:
+def pair(robot: str, quantity: str, mujoco: float, isaac: float, tol: float, relative: bool = False) -> Row:
     d = abs(isaac - mujoco) / (abs(mujoco) if relative else 1.0)
     return Row(robot, quantity, float(d), tol, float(mujoco), float(isaac), relative)
 
@@ -226,15 +226,15 @@ def compare(progs: list[Program], mj: Mapping[str, Mapping[str, np.ndarray]],
     for robot, cases in by_robot.items():
         if "stand" in cases:
             p = cases["stand"]
-            rows.append(_pair(robot, "settled stance height (m)", mj[p.key]["base_pos"][-1, 2],
+            rows.append(pair(robot, "settled stance height (m)", mj[p.key]["base_pos"][-1, 2],
                               il[p.key]["base_pos"][-1, 2], 1e-4))  # fmt: skip
             p = cases["drive"]
             m, i, s = mj[p.key]["base_pos"], il[p.key]["base_pos"], p.run_start - 1
-            rows.append(_pair(robot, f"distance, wheels at {DRIVE_WHEEL_VEL:g} rad/s for {RUN_S:g} s (m)",
+            rows.append(pair(robot, f"distance, wheels at {DRIVE_WHEEL_VEL:g} rad/s for {RUN_S:g} s (m)",
                               m[-1, 0] - m[s, 0], i[-1, 0] - i[s, 0], 0.005, relative=True))  # fmt: skip
             p = cases["turn"]
             m, i, s = yaw(mj[p.key]["base_quat"]), yaw(il[p.key]["base_quat"]), p.run_start - 1
-            rows.append(_pair(robot, f"yaw, skid turn for {RUN_S:g} s (rad)", m[-1] - m[s], i[-1] - i[s], 0.02,
+            rows.append(pair(robot, f"yaw, skid turn for {RUN_S:g} s (rad)", m[-1] - m[s], i[-1] - i[s], 0.02,
                               relative=True))  # fmt: skip
         else:
             p = cases[HAND_GOAL]
@@ -307,7 +307,7 @@ def _step_rows(p: Program, m: Mapping[str, np.ndarray], i: Mapping[str, np.ndarr
         Row(
             p.robot, f"{step}: max |d pitch| over the {STEP_RUN_S:g} s run (rad)", _max_abs(mp, ip), STEP_PITCH_TOL_RAD
         ),  # fmt: skip
-        _pair(p.robot, f"{step}: height gained (m)", mz[-1] - mz[0], iz[-1] - iz[0], STEP_GAIN_TOL_M),
+        pair(p.robot, f"{step}: height gained (m)", mz[-1] - mz[0], iz[-1] - iz[0], STEP_GAIN_TOL_M),
         Row(p.robot, f"{step}: max |d base x| over the run (m)", _max_abs(m["base_pos"][s:, 0], i["base_pos"][s:, 0])),
     ]
 

@@ -67,7 +67,7 @@ from dexwheel.tasks.velocity.commands import draw_command
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, mirror_maps
 from dexwheel.tasks.velocity.observations import height_scan_mirror
 from dexwheel.tasks.velocity.settle import settle
-from dexwheel.tasks.velocity.terrain import TaskTerrain
+from dexwheel.tasks.velocity.terrain import TaskTerrain, ground_under
 
 _LINKS = LINKS
 _NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
@@ -472,7 +472,7 @@ class WheelLegTask:
         :mod:`dexwheel.benchmarks.steps`)."""
         q = self.reset_qpos[i]
         base = self.start_qpos(q[self.knee_qadr])  # level, on flat ground at the origin, for these knees
-        ground = self.terrain.ground_under(x, y) if self.terrain is not None else 0.0
+        ground = ground_under(self.terrain.desc, x, y) if self.terrain is not None else 0.0
         q[:3] = x, y, base[2] + ground
         q[3:7] = math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)
         if self.terrain is not None:

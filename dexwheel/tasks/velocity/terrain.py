@@ -57,10 +57,6 @@ class TaskTerrain:
         self.column[env] = rng.integers(self.desc.num_cols)
         self.move(env, int(self.level[env]))
 
-    def ground_under(self, x: float, y: float) -> float:
-        """The spawn height at ``(x, y)`` (:func:`ground_under`)."""
-        return ground_under(self.desc, x, y)
-
     def move(self, env: int, level: int) -> None:
         self.level[env] = level
         self.origin[env] = self.desc.origins[level, self.column[env]]
