@@ -12,8 +12,10 @@ The instance's methods are wrapped with timers (nothing in the library is change
 * rollout bookkeeping: the rest of ``collect_rollouts`` (buffers, tensors, callbacks);
 * learner update: ``model.train()``; other: whatever the loop spends outside these (logging, callbacks).
 
-rsl_rl PPO runs ``OnPolicyRunner.learn`` for 4 iterations of the config's size: simulation is the VecEnv
+rsl_rl PPO runs ``OnPolicyRunner.learn`` for 8 iterations (``--iterations``) of the config's size: simulation is the VecEnv
 adapter's ``step``, policy inference ``PPO.act``, learner update ``PPO.update``; storage and returns are "other".
+With ``algo.params.overlap=true`` the update runs beside the rollout, so the shares add up to more than 100 %
+and "other" goes negative by the time they overlapped.
 
 ``learn``'s one-time setup (first reset, TensorBoard writer) is printed apart and left out of the shares and of
 env-steps/s. Beside the split: **idle**, the core-seconds no thread of this process used (cores x wall minus
@@ -47,13 +49,14 @@ from hydra import compose, initialize_config_dir  # noqa: E402
 from dexwheel.rl.sb3 import _new_model, build_vec_env  # noqa: E402
 from dexwheel.rl.schema import validate  # noqa: E402
 
-# (overrides, budget) per algorithm: full = 2 PPO updates / ~9k SAC steps; quick = a smoke run
-BUDGETS: dict[str, dict[bool, tuple[list[str], int]]] = {
-    "ppo": {False: ([], 2 * 256 * 32), True: (["algo.params.n_steps=64"], 64 * 32)},
+# (overrides, budget) per algorithm: full = 2 PPO updates of the config's size (None) / ~9k SAC steps;
+# quick = a smoke run
+BUDGETS: dict[str, dict[bool, tuple[list[str], int | None]]] = {
+    "ppo": {False: ([], None), True: (["algo.params.n_steps=64"], 64 * 32)},
     "sac": {False: (["algo.params.learning_starts=1024"], 9216), True: (["algo.params.learning_starts=256"], 1024)},
     "rsl_ppo": {False: ([], 1), True: (["algo.params.num_steps_per_env=16"], 1)},  # 4 updates of the config's size
 }
-RSL_ITERATIONS = 8
+RSL_ITERATIONS = 8  # --iterations
 
 
 def timed(obj: Any, attr: str, totals: dict[str, float], key: str) -> None:
@@ -126,7 +129,9 @@ def physics_only(cfg: Any, num_envs: int, steps: int) -> float:
     return seconds * steps / (n * num_envs)
 
 
-def bench_rsl(cfg: Any, train_cfg: Any, params: Any, policy: Any) -> tuple[dict[str, float], float, float, int]:
+def bench_rsl(
+    cfg: Any, train_cfg: Any, params: Any, policy: Any, iterations: int
+) -> tuple[dict[str, float], float, float, int]:
     """rsl_rl's runner as train.py builds it (:class:`RslLearner`); ``runner.learn`` for a few iterations."""
     from dexwheel.rl.rsl import RslLearner
 
@@ -136,13 +141,17 @@ def bench_rsl(cfg: Any, train_cfg: Any, params: Any, policy: Any) -> tuple[dict[
         setup = time.perf_counter() - t0
         runner, t = learner.runner, defaultdict(float)
         timed(runner.env, "step", t, "simulation")
-        timed(runner.alg, "act", t, "policy inference")
+        act = type(runner.alg).act  # on the class: with algo.params.overlap a copy of the PPO object acts
+        timed(type(runner.alg), "act", t, "policy inference")
         timed(runner.alg, "update", t, "learner update")
         WINDOW.start()
-        runner.learn(RSL_ITERATIONS)
+        try:
+            runner.learn(iterations)
+        finally:
+            type(runner.alg).act = act
         WINDOW.stop()
         total = WINDOW.wall
-        steps = RSL_ITERATIONS * learner.batch
+        steps = iterations * learner.batch
         learner.close()
     t["rollout bookkeeping"] = 0.0  # storage and GAE are inside "other" (rsl_rl's loop is one function)
     return t, total, setup, steps
@@ -151,16 +160,18 @@ def bench_rsl(cfg: Any, train_cfg: Any, params: Any, policy: Any) -> tuple[dict[
 WINDOW = CpuWindow()
 
 
-def bench(robot: str, algo: str, quick: bool, user: list[str]) -> None:
+def bench(robot: str, algo: str, quick: bool, user: list[str], iterations: int = RSL_ITERATIONS) -> None:
     extra, budget = BUDGETS[algo][quick]
-    overrides = [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget}", "train.progress_bar=false", *user]
+    overrides = [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget or 1}", "train.progress_bar=false",
+                 *user]  # fmt: skip
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
         cfg = compose(config_name="train", overrides=overrides + extra)
     train_cfg, name, params, policy = validate(cfg)
+    budget = budget or 2 * params.n_steps * train_cfg.num_envs
     print(f"{algo}: net_arch {list(policy.net_arch)}, learner_threads {train_cfg.learner_threads}")
     torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
     if algo == "rsl_ppo":
-        t, total, setup, steps = bench_rsl(cfg, train_cfg, params, policy)
+        t, total, setup, steps = bench_rsl(cfg, train_cfg, params, policy, iterations)
         report(algo, t, total, setup, steps, train_cfg.num_envs, physics_only(cfg, train_cfg.num_envs, steps))
         return
     with tempfile.TemporaryDirectory() as run_dir:
@@ -207,6 +218,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run: a few thousand steps")
     parser.add_argument("--robot", default="solenopsis", help="a configs/robot/ name (default: solenopsis)")
     parser.add_argument("--algo", choices=list(BUDGETS), action="append", help="default: every algorithm")
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=RSL_ITERATIONS,
+        help=f"rsl_ppo's iterations (default {RSL_ITERATIONS}; more to amortise a torch.compile)",
+    )
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for the runs")
     args = parser.parse_args()
     print(
@@ -214,7 +231,7 @@ def main() -> None:
         f"stable-baselines3 {stable_baselines3.__version__}, rsl-rl-lib {version('rsl-rl-lib')}, mujoco {mujoco.__version__}"
     )
     for algo in args.algo or list(BUDGETS):
-        bench(args.robot, algo, args.quick, args.overrides)
+        bench(args.robot, algo, args.quick, args.overrides, args.iterations)
 
 
 if __name__ == "__main__":

@@ -86,6 +86,12 @@ class RslPPOParams:
     use_clipped_value_loss: bool = True
     #: also learn each mini-batch mirrored left-right (dexwheel.rl.rsl.symmetry); None: when the env has a mirror
     symmetry: bool | None = None
+    #: ``torch.compile`` the actor and critic (rsl_rl's ``torch_compile_mode``: "default" or
+    #: "max-autotune-no-cudagraphs"); None: eager
+    torch_compile_mode: str | None = None
+    #: collect the next rollout while PPO updates on the last (one update of policy lag;
+    #: :mod:`dexwheel.rl.rsl.overlap`)
+    overlap: bool = False
 
 
 @dataclass
@@ -93,6 +99,8 @@ class PolicyCfg:
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     activation: str = "tanh"  # tanh | relu | elu
     log_std_init: float = 0.0
+    #: rsl_ppo: a floor under the Gaussian's std, every action (rsl_rl's ``std_range``); None: no floor
+    min_std: float | None = None
 
 
 ALGO_PARAMS = {"ppo": PPOParams, "sac": SACParams, "rsl_ppo": RslPPOParams}
@@ -132,6 +140,9 @@ def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
     policy = _checked(PolicyCfg, cfg.algo.policy, "algo.policy")
     if name == "rsl_ppo" and params.schedule not in ("adaptive", "fixed"):
         raise ConfigError(f"algo.params.schedule: {params.schedule!r} is not one of ['adaptive', 'fixed']")
+    if policy.min_std is not None and (name != "rsl_ppo" or not 0.0 < policy.min_std < 1e6):
+        raise ConfigError(f"algo.policy.min_std: {policy.min_std!r}: a floor in (0, 1e6) under rsl_ppo's action std "
+                          f"(null: none); {name}'s policy has none")  # fmt: skip
     if policy.activation not in ACTIVATIONS:
         raise ConfigError(f"algo.policy.activation: {policy.activation!r} is not one of {list(ACTIVATIONS)}")
     if not isinstance(cfg.seed, int):

@@ -212,11 +212,15 @@ def resume_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> tuple
         else:
             set_value(merged, o.key, value_of(cfg, o.key))
     typed = {o.key for o in parsed}
-    for key in cfg.train:  # train.total_timesteps: ${task.train.total_timesteps} follows a typed task.train.*
-        if OmegaConf.is_interpolation(cfg.train, key):
-            source = str(cfg.train._get_node(key)._value()).strip("${}")  # type: ignore[union-attr]
-            if source in typed and f"train.{key}" not in typed:
-                set_value(merged, f"train.{key}", value_of(cfg, f"train.{key}"))
+    # train.total_timesteps: ${task.train.total_timesteps} follows a typed task.train.*; so does the algorithm's
+    # rollout length (${task.train.steps_per_env}), which the comparison below then refuses as a change of algo
+    for where in ("train", "algo.params"):
+        node = OmegaConf.select(cfg, where)
+        for key in node:
+            if OmegaConf.is_interpolation(node, key):
+                source = str(node._get_node(key)._value()).strip("${}")  # type: ignore[union-attr]
+                if source in typed and f"{where}.{key}" not in typed:
+                    set_value(merged, f"{where}.{key}", value_of(cfg, f"{where}.{key}"))
     _refuse(run_dir, resume_differences(plain, OmegaConf.to_container(merged, resolve=True)))  # type: ignore[arg-type]
     return merged, notes
 

@@ -36,6 +36,17 @@ def test_choosing_a_robot_pulls_its_task_defaults():
     assert cfg("robot=solenopsis", "algo=ppo").algo.name == "ppo"  # the command line still chooses
 
 
+def test_the_rollout_per_env_is_the_tasks_and_every_on_policy_learner_follows_it():
+    hand = cfg("robot=g20_left")
+    assert (hand.train.num_envs, hand.algo.params.n_steps, hand.train.total_timesteps) == (64, 64, 2_500_000)
+    assert cfg("robot=g20_left", "algo=rsl_ppo").algo.params.num_steps_per_env == 64
+    assert cfg("robot=solenopsis").algo.params.num_steps_per_env == 32
+    assert cfg("robot=solenopsis", "algo=ppo").algo.params.n_steps == 32
+    assert cfg("robot=g20_left", "task.train.steps_per_env=128").algo.params.n_steps == 128
+    assert cfg("robot=g20_left", "algo.params.n_steps=16").algo.params.n_steps == 16  # the algorithm's own, typed
+    assert validate(cfg("robot=g20_left", "algo=sac"))[2].keys().isdisjoint({"n_steps", "num_steps_per_env"})
+
+
 @pytest.mark.parametrize("robot", HANDS)
 @pytest.mark.parametrize("drive", ["hard_write", "pd", "track_test"])
 def test_every_hand_drive_composes_and_builds(robot, drive):

@@ -84,6 +84,9 @@ def test_runner_cfg_carries_the_algo_config():
     rc = runner_cfg(cfg.algo.params, cfg.algo.policy, cfg.train.normalize_obs)
     assert rc["num_steps_per_env"] == cfg.algo.params.num_steps_per_env
     assert rc["algorithm"]["class_name"] == "PPO" and "num_steps_per_env" not in rc["algorithm"]
+    assert rc["num_steps_per_env"] == cfg.task.train.steps_per_env == 32  # the task's rollout length
+    assert rc["torch_compile_mode"] is None and rc["overlap"] is False  # the runner's, not PPO's arguments
+    assert not {"torch_compile_mode", "overlap"} & rc["algorithm"].keys()
     assert rc["algorithm"]["learning_rate"] == cfg.algo.params.learning_rate
     assert rc["actor"]["hidden_dims"] == list(cfg.algo.policy.net_arch) == rc["critic"]["hidden_dims"]
     assert rc["actor"]["distribution_cfg"]["init_std"] == pytest.approx(math.exp(-0.5))
@@ -244,3 +247,22 @@ def test_updates_run_on_learner_threads_and_rollouts_on_torch_threads(tmp_path, 
     learner.runner.learn(2)
     learner.close()
     assert seen == {"act": {1}, "update": {3}} and torch.get_num_threads() == 1
+
+
+def test_a_std_floor_clamps_the_policys_noise_and_only_rsl_ppo_takes_one():
+    from dexwheel.rl.schema import validate
+
+    cfg = compose_cfg("train", "robot=solenopsis", "algo.policy.min_std=0.3", "algo.policy.log_std_init=-3")
+    _, _, params, policy = validate(cfg)
+    rc = runner_cfg(params, policy, True)
+    assert rc["actor"]["distribution_cfg"]["std_range"] == [0.3, 1e6]
+    assert "std_range" not in runner_cfg(cfg.algo.params, {**cfg.algo.policy, "min_std": None}, True)["actor"][
+        "distribution_cfg"]  # fmt: skip
+    from rsl_rl.modules.distribution import GaussianDistribution
+
+    gaussian = GaussianDistribution(8, init_std=rc["actor"]["distribution_cfg"]["init_std"], std_range=(0.3, 1e6))
+    gaussian.update(torch.zeros(2, 8))
+    assert torch.allclose(gaussian._distribution.scale, torch.full((2, 8), 0.3))  # exp(-3) = 0.05 is held at 0.3
+    for bad in (["algo=ppo", "+algo.policy.min_std=0.3"], ["algo.policy.min_std=-1"]):
+        with pytest.raises(ConfigError, match="algo.policy.min_std"):
+            validate(compose_cfg("train", "robot=solenopsis", *bad))

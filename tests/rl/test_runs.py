@@ -121,7 +121,8 @@ def test_resume_from_the_run_alone_logs_into_its_train_log(run, tmp_path):
 @pytest.mark.parametrize(
     "override, message",
     [("drive=pd", "drive: run has hard_write, requested pd"),
-     ("task.hand.max_episode_steps=60", "task.hand.max_episode_steps: run has 50, requested 60")],
+     ("task.hand.max_episode_steps=60", "task.hand.max_episode_steps: run has 50, requested 60"),
+     ("task.train.steps_per_env=32", "algo.params.n_steps: run has 128, requested 32")],  # the rollout follows
 )  # fmt: skip
 def test_a_conflicting_resume_override_is_refused_naming_the_field(run, tmp_path, override, message):
     before = digest(run)

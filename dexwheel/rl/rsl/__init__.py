@@ -32,6 +32,7 @@ from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_rsl, prune, save_rsl
 from dexwheel.rl.env_factory import make_vector_env
 from dexwheel.rl.progress import Progress
 from dexwheel.rl.rsl.cfg import CRITIC_GROUP, POLICY_GROUP, runner_cfg
+from dexwheel.rl.rsl.overlap import OverlappingLoop
 from dexwheel.rl.rsl.vec_env import RslVecEnv, clip_actions
 from dexwheel.rl.schema import ConfigError, TrainCfg
 
@@ -48,6 +49,17 @@ def _mean(values: Any) -> float:
 
 
 class _Runner(OnPolicyRunner):
+    overlapping: OverlappingLoop | None = None
+
+    def learn(self, num_learning_iterations: int, init_at_random_ep_len: bool = False) -> None:
+        """rsl_rl's loop, or with ``algo.params.overlap`` the one that updates while it collects."""
+        if not self.cfg.get("overlap"):
+            super().learn(num_learning_iterations, init_at_random_ep_len)
+            return
+        if self.overlapping is None:
+            self.overlapping = OverlappingLoop()
+        self.overlapping.learn(self, num_learning_iterations)
+
     def save(self, path: str, infos: dict | None = None) -> None:
         """No-op: the runner's own saves (a non-atomic ``torch.save`` at the end of each ``learn``) are
         replaced by :meth:`RslLearner.save`."""
@@ -209,6 +221,8 @@ class RslLearner:
     def close(self) -> None:
         if self.runner.logger.writer is not None:  # a runner.learn() outside learn() leaves it open
             self.runner.logger.writer.close()
+        if self.runner.overlapping is not None:
+            self.runner.overlapping.close()
         self.venv.close()
 
 

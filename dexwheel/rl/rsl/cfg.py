@@ -26,8 +26,10 @@ def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_o
                critic_group: str = POLICY_GROUP) -> dict[str, Any]:  # fmt: skip
     """rsl_rl's train_cfg dict from ``algo.params`` (runner and PPO settings) and ``algo.policy`` (both models);
     the critic reads ``critic_group`` (:data:`CRITIC_GROUP` for an asymmetric actor-critic)."""
-    algorithm = dict(OmegaConf.to_container(params) if isinstance(params, DictConfig) else params)
+    algorithm = dict(OmegaConf.to_container(params, resolve=True) if isinstance(params, DictConfig) else params)
     steps = algorithm.pop("num_steps_per_env")
+    compile_mode = algorithm.pop("torch_compile_mode", None)  # a runner setting in rsl_rl, not PPO's
+    overlap = bool(algorithm.pop("overlap", False))  # dexwheel's loop (dexwheel.rl.rsl.overlap), not PPO's
     if algorithm.pop("symmetry", False):  # mirrored mini-batches (dexwheel.rl.rsl.symmetry)
         algorithm["symmetry_cfg"] = {"use_data_augmentation": True, "use_mirror_loss": False,
                                      "data_augmentation_func": SYMMETRY_FUNC}  # fmt: skip
@@ -38,9 +40,13 @@ def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_o
         "obs_normalization": bool(normalize_obs),
     }
     gaussian = {"class_name": "GaussianDistribution", "init_std": math.exp(policy["log_std_init"])}
+    if policy.get("min_std") is not None:  # the std is clamped to it in every sample and log-prob
+        gaussian["std_range"] = [float(policy["min_std"]), 1e6]
     return {
         "num_steps_per_env": int(steps),
         "save_interval": 1 << 62,  # the runner never saves on its own: RslLearner checkpoints (atomically)
+        "torch_compile_mode": compile_mode,
+        "overlap": overlap,
         "obs_groups": {"actor": [POLICY_GROUP], "critic": [critic_group]},
         "algorithm": {"class_name": "PPO", **algorithm},
         "actor": {**model, "distribution_cfg": gaussian},
