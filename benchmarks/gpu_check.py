@@ -53,6 +53,8 @@ ROUGH = "Dexwheel-Velocity-Rough-Solenopsis-v0"
 STEPS = ("tests", "step_rate", "train_rate", "train_flat", "train_rough")
 #: the scripts/train.py selections of each trained task
 TRAIN_TASKS = {FLAT: ["robot=solenopsis"], ROUGH: ["robot=solenopsis", "task=rough"]}
+#: each trained task's Hydra task (its rollout length per env, :func:`steps_per_env`)
+HYDRA_TASK = {FLAT: "velocity_tracking", ROUGH: "rough"}
 #: a step with less than this left of the whole budget is skipped rather than started
 MIN_STEP_S = 20.0
 #: a training's start (both venvs, the env), final evaluation and exit, beyond its iterations (cap = train_s + it)
@@ -227,11 +229,11 @@ def step_rate(plan: Plan, rec: dict[str, Any], cap: float) -> None:
         raise RuntimeError(f"{len(failed)} of {len(rows)} measurements failed or were skipped")
 
 
-def steps_per_env() -> int:
-    """rsl_ppo's rollout length per env from the project's config (an iteration is num_envs times it)."""
+def steps_per_env(task: str = "velocity_tracking") -> int:
+    """A Hydra task's rollout length per env (``configs/task/<task>.yaml``; an iteration is num_envs times it)."""
     from omegaconf import OmegaConf
 
-    return int(OmegaConf.load(ROOT / "configs" / "algo" / "rsl_ppo.yaml").params.num_steps_per_env)
+    return int(OmegaConf.load(ROOT / "configs" / "task" / f"{task}.yaml").train.steps_per_env)
 
 
 def tb_scalars(run_dir: Path) -> dict[str, list[list[float]]]:
@@ -254,7 +256,7 @@ def find_metric(tree: Any, key: str) -> float | None:
 def train(plan: Plan, task: str, iterations: int, run_dir: Path, cap: float, rec: dict[str, Any]) -> None:
     """``iterations`` rsl_rl iterations of ``task`` through ``scripts/train.py ... backend=isaaclab``, one final
     evaluation of ``plan.eval_episodes`` episodes; the training rate, the evaluation and the terrain level."""
-    total = iterations * plan.train_envs * steps_per_env()
+    total = iterations * plan.train_envs * steps_per_env(HYDRA_TASK[task])
     args = [*TRAIN_TASKS[task], "backend=isaaclab", "algo=rsl_ppo", f"train.num_envs={plan.train_envs}",
             f"train.device={plan.device}", f"train.total_timesteps={total}", f"train.eval_every_steps={total + 1}",
             f"train.checkpoint_every_steps={total + 1}", f"train.eval_episodes={plan.eval_episodes}",
@@ -410,11 +412,12 @@ def git_commit() -> str | None:
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
-def iterations_for(seconds: float, rate: float | None, plan: Plan) -> tuple[int, str]:
+def iterations_for(seconds: float, rate: float | None, plan: Plan, task: str = FLAT) -> tuple[int, str]:
     """rsl_rl iterations that take about ``seconds`` at ``rate`` env-steps/s (measured), else the fallback."""
     if not rate:
         return plan.fallback_iterations, "fallback: no measured training rate"
-    return max(1, round(seconds * rate / (plan.train_envs * steps_per_env()))), f"{seconds:.0f} s at {rate:.0f}/s"
+    per_iteration = plan.train_envs * steps_per_env(HYDRA_TASK[task])
+    return max(1, round(seconds * rate / per_iteration)), f"{seconds:.0f} s at {rate:.0f}/s"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -468,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
                 rate = rate_of("train_rate")
                 if rate and task != FLAT and bench_rate(task) and bench_rate(FLAT):
                     rate *= bench_rate(task) / bench_rate(FLAT)  # type: ignore[operator]
-                iterations, why = iterations_for(budget, rate, plan)
+                iterations, why = iterations_for(budget, rate, plan, task)
                 rec["iterations_from"] = why
             else:
                 iterations = plan.rate_iterations

@@ -216,8 +216,6 @@ def test_goals_switch_every_goal_switch_steps(env):
 
 
 def test_every_runner_cfg_is_the_shared_rsl_ppo_config():
-    shared = agents.shared_runner_cfg()
-
     def check(expected, got, path):
         if isinstance(expected, dict):
             for key, value in expected.items():
@@ -225,11 +223,15 @@ def test_every_runner_cfg_is_the_shared_rsl_ppo_config():
         else:
             assert got == (list(expected) if isinstance(expected, tuple) else expected), path
 
-    names = set()
+    names, steps = set(), {}
     for _module, _env_cfg, agent in tasks.TASKS.values():
         cfg = getattr(agents, agent)()
         got = cfg.to_dict()
-        check({k: v for k, v in shared.items() if k not in agents.NOT_SHARED}, got, agent)
+        shared = agents.shared_runner_cfg(agents.TASK_OF[got["experiment_name"]])
+        check({k: v for k, v in shared.items() if k not in (*agents.NOT_SHARED, "overlap")}, got, agent)
         assert got["clip_actions"] == 1.0
         names.add(got["experiment_name"])
+        steps[got["experiment_name"]] = got["num_steps_per_env"]
     assert len(names) == len(tasks.TASKS)
+    # each task's rollout per env (configs/task/*.yaml train.steps_per_env), as the MuJoCo side trains it
+    assert steps["g20_left_pose"] == steps["g20_right_pose"] == 64 and steps["solenopsis_flat"] == 32

@@ -1,7 +1,7 @@
 """rsl_rl PPO runners of the Isaac Lab tasks, from the one config both backends train with.
 
 Runner, PPO and model settings are ``configs/algo/rsl_ppo.yaml`` (with ``configs/train.yaml``'s
-``train.normalize_obs``) through :func:`dexwheel.rl.rsl.cfg.runner_cfg`, the dict the MuJoCo side's rsl_rl
+``train.normalize_obs`` and the task's ``train.steps_per_env`` from ``configs/task/<task>.yaml``) through :func:`dexwheel.rl.rsl.cfg.runner_cfg`, the dict the MuJoCo side's rsl_rl
 learner runs; here they become Isaac Lab's ``RslRlOnPolicyRunnerCfg`` fields. Observation normalisation sits
 in the actor and critic models, so an exported policy carries it along.
 
@@ -26,14 +26,17 @@ from dexwheel.rl.rsl.cfg import CLIP_ACTIONS, runner_cfg
 REPO = Path(__file__).resolve().parents[3]
 ALGO_CFG = REPO / "configs" / "algo" / "rsl_ppo.yaml"
 TRAIN_CFG = REPO / "configs" / "train.yaml"
+TASK_CFGS = REPO / "configs" / "task"
 #: Fields of runner_cfg's dict that the Isaac Lab runners set otherwise (see the module docstring).
 NOT_SHARED = ("save_interval",)
 
 
-def shared_runner_cfg() -> dict[str, Any]:
-    """rsl_rl's train_cfg dict as the MuJoCo side builds it from ``rsl_ppo.yaml`` and ``train.yaml``."""
+def shared_runner_cfg(task: str = "velocity_tracking") -> dict[str, Any]:
+    """rsl_rl's train_cfg dict as the MuJoCo side builds it from ``rsl_ppo.yaml``, ``train.yaml`` and the Hydra
+    task ``task`` (``configs/task/<task>.yaml``: its rollout length per env, ``train.steps_per_env``)."""
     algo, train = OmegaConf.load(ALGO_CFG), OmegaConf.load(TRAIN_CFG)
-    return runner_cfg(algo.params, algo.policy, bool(train.train.normalize_obs))
+    root = OmegaConf.create({"algo": algo, "task": {"train": OmegaConf.load(TASK_CFGS / f"{task}.yaml").train}})
+    return runner_cfg(root.algo.params, root.algo.policy, bool(train.train.normalize_obs))
 
 
 def _model(d: dict[str, Any]) -> RslRlMLPModelCfg:
@@ -43,6 +46,8 @@ def _model(d: dict[str, Any]) -> RslRlMLPModelCfg:
     unknown = sorted(set(d) - {"class_name", "hidden_dims", "activation", "obs_normalization", "distribution_cfg"})
     if unknown:
         raise ValueError(f"rsl_ppo.yaml: model fields {unknown} have no Isaac Lab counterpart here")
+    if "std_range" in dist:
+        dist["std_range"] = tuple(dist["std_range"])
     return RslRlMLPModelCfg(
         class_name=d["class_name"],
         hidden_dims=list(d["hidden_dims"]),
@@ -54,10 +59,15 @@ def _model(d: dict[str, Any]) -> RslRlMLPModelCfg:
 
 def apply_runner_cfg(cfg: RslRlOnPolicyRunnerCfg, shared: dict[str, Any]) -> None:
     """Set ``cfg``'s fields from runner_cfg's dict (every field but :data:`NOT_SHARED`)."""
-    unknown = sorted(set(shared) - {"num_steps_per_env", "obs_groups", "algorithm", "actor", "critic", *NOT_SHARED})
+    unknown = sorted(set(shared) - {"num_steps_per_env", "obs_groups", "algorithm", "actor", "critic",
+                                    "torch_compile_mode", "overlap", *NOT_SHARED})  # fmt: skip
     if unknown:
         raise ValueError(f"runner_cfg fields {unknown} have no Isaac Lab counterpart here")
+    if shared["overlap"]:  # dexwheel's learner runs it (scripts/train.py backend=isaaclab); Isaac Lab's runner not
+        raise ValueError("algo.params.overlap: Isaac Lab's own runner has no overlapping loop; train with "
+                         "scripts/train.py backend=isaaclab")  # fmt: skip
     cfg.num_steps_per_env = int(shared["num_steps_per_env"])
+    cfg.torch_compile_mode = shared["torch_compile_mode"]
     cfg.obs_groups = {k: list(v) for k, v in shared["obs_groups"].items()}
     cfg.algorithm = RslRlPpoAlgorithmCfg(**shared["algorithm"])  # an unknown PPO field raises, naming it
     cfg.actor = _model(shared["actor"])
@@ -66,7 +76,7 @@ def apply_runner_cfg(cfg: RslRlOnPolicyRunnerCfg, shared: dict[str, Any]) -> Non
 
 @configclass
 class DexwheelPPORunnerCfg(RslRlOnPolicyRunnerCfg):
-    """PPO from ``rsl_ppo.yaml``; subclasses name the experiment."""
+    """PPO from ``rsl_ppo.yaml``; subclasses name the experiment (and, by it, the Hydra task: :data:`TASK_OF`)."""
 
     max_iterations = 500
     save_interval = 50
@@ -74,7 +84,7 @@ class DexwheelPPORunnerCfg(RslRlOnPolicyRunnerCfg):
     clip_actions = CLIP_ACTIONS
 
     def __post_init__(self):
-        apply_runner_cfg(self, shared_runner_cfg())
+        apply_runner_cfg(self, shared_runner_cfg(TASK_OF.get(self.experiment_name, "velocity_tracking")))
 
 
 @configclass
@@ -105,3 +115,8 @@ class G20LeftPosePPORunnerCfg(DexwheelPPORunnerCfg):
 @configclass
 class G20RightPosePPORunnerCfg(DexwheelPPORunnerCfg):
     experiment_name = "g20_right_pose"
+
+
+#: Each runner's Hydra task (its rollout length per env): the experiment names above.
+TASK_OF = {"solenopsis_flat": "velocity_tracking", "m20_legacy_flat": "velocity_tracking", "solenopsis_rough": "rough",
+           "m20_legacy_rough": "rough", "g20_left_pose": "hand_pose_tracking", "g20_right_pose": "hand_pose_tracking"}  # fmt: skip
