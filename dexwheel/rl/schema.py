@@ -106,6 +106,7 @@ class PolicyCfg:
 ALGO_PARAMS = {"ppo": PPOParams, "sac": SACParams, "rsl_ppo": RslPPOParams}
 VECTORIZATION = ("native", "subproc", "dummy")
 ACTIVATIONS = ("tanh", "relu", "elu")
+COMPILE_MODES = (None, "default", "max-autotune-no-cudagraphs")
 
 
 def _checked(schema: Any, node: Any, where: str) -> DictConfig:
@@ -140,6 +141,9 @@ def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
     policy = _checked(PolicyCfg, cfg.algo.policy, "algo.policy")
     if name == "rsl_ppo" and params.schedule not in ("adaptive", "fixed"):
         raise ConfigError(f"algo.params.schedule: {params.schedule!r} is not one of ['adaptive', 'fixed']")
+    if name == "rsl_ppo" and params.torch_compile_mode not in COMPILE_MODES:
+        raise ConfigError(f"algo.params.torch_compile_mode: {params.torch_compile_mode!r} is not one of "
+                          f"{list(COMPILE_MODES)} (rsl_rl refuses the CUDA-graph modes)")  # fmt: skip
     if policy.min_std is not None and (name != "rsl_ppo" or not 0.0 < policy.min_std < 1e6):
         raise ConfigError(f"algo.policy.min_std: {policy.min_std!r}: a floor in (0, 1e6) under rsl_ppo's action std "
                           f"(null: none); {name}'s policy has none")  # fmt: skip

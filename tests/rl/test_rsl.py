@@ -249,7 +249,7 @@ def test_updates_run_on_learner_threads_and_rollouts_on_torch_threads(tmp_path, 
     assert seen == {"act": {1}, "update": {3}} and torch.get_num_threads() == 1
 
 
-def test_a_std_floor_clamps_the_policys_noise_and_only_rsl_ppo_takes_one():
+def test_a_std_floor_clamps_the_policys_noise_and_only_rsl_ppo_takes_one_or_a_compile_mode():
     from dexwheel.rl.schema import validate
 
     cfg = compose_cfg("train", "robot=solenopsis", "algo.policy.min_std=0.3", "algo.policy.log_std_init=-3")
@@ -266,3 +266,5 @@ def test_a_std_floor_clamps_the_policys_noise_and_only_rsl_ppo_takes_one():
     for bad in (["algo=ppo", "+algo.policy.min_std=0.3"], ["algo.policy.min_std=-1"]):
         with pytest.raises(ConfigError, match="algo.policy.min_std"):
             validate(compose_cfg("train", "robot=solenopsis", *bad))
+    with pytest.raises(ConfigError, match="algo.params.torch_compile_mode: 'reduce-overhead' is not one of"):
+        validate(compose_cfg("train", "robot=solenopsis", "algo.params.torch_compile_mode=reduce-overhead"))

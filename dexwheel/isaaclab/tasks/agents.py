@@ -1,8 +1,8 @@
 """rsl_rl PPO runners of the Isaac Lab tasks, from the one config both backends train with.
 
 Runner, PPO and model settings are ``configs/algo/rsl_ppo.yaml`` (with ``configs/train.yaml``'s
-``train.normalize_obs`` and the task's ``train.steps_per_env`` from ``configs/task/<task>.yaml``) through :func:`dexwheel.rl.rsl.cfg.runner_cfg`, the dict the MuJoCo side's rsl_rl
-learner runs; here they become Isaac Lab's ``RslRlOnPolicyRunnerCfg`` fields. Observation normalisation sits
+``train.normalize_obs`` and the task's ``train.steps_per_env`` from ``configs/task/<task>.yaml``) through
+:func:`dexwheel.rl.rsl.cfg.runner_cfg`, the dict the MuJoCo side's rsl_rl learner runs; here they become Isaac Lab's ``RslRlOnPolicyRunnerCfg`` fields. Observation normalisation sits
 in the actor and critic models, so an exported policy carries it along.
 
 Isaac Lab's own, not in that dict: ``max_iterations`` (the MuJoCo side counts ``total_timesteps``),
