@@ -211,6 +211,35 @@ def test_a_symmetric_run_learns_mirrored_batches(tmp_path):
         train(compose_cfg("train", *hand), tmp_path / "hand")
 
 
+def test_the_logged_mirror_loss_reuses_the_updates_forward_pass_with_the_same_numbers(tmp_path, monkeypatch):
+    """AugmentedSymmetry skips rsl_rl's second actor pass: the same weights and the same logged loss, bit for bit."""
+    from rsl_rl.algorithms import PPO
+
+    from dexwheel.rl.rsl.symmetry import AugmentedSymmetry
+
+    losses: dict[str, list[float]] = {}
+    update = PPO.update
+
+    def logged(run: str):
+        def wrapped(self):
+            assert isinstance(self.symmetry, AugmentedSymmetry) == (run == "reused")
+            out = update(self)
+            losses.setdefault(run, []).append(out["symmetry"])
+            return out
+
+        return wrapped
+
+    overrides = short("solenopsis", "train.total_timesteps=4096", "train.eval_every_steps=4096", algo="rsl_ppo")
+    monkeypatch.setattr(PPO, "update", logged("reused"))
+    train(compose_cfg("train", *overrides), tmp_path / "reused")
+    monkeypatch.setattr(AugmentedSymmetry, "like", classmethod(lambda cls, symmetry: symmetry))  # rsl_rl's own
+    monkeypatch.setattr(PPO, "update", logged("rsl_rl"))
+    train(compose_cfg("train", *overrides), tmp_path / "rsl_rl")
+    a, b = (load_rsl(tmp_path / n / "checkpoints" / "final.pt")["actor_state_dict"] for n in ("reused", "rsl_rl"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert len(losses["reused"]) >= 2 and losses["reused"] == losses["rsl_rl"] and min(losses["reused"]) > 0
+
+
 @pytest.mark.parametrize(("robot", "mirrored_batches"), [("solenopsis", True), ("g20_left", False)])
 def test_symmetry_is_on_by_default_where_the_env_has_a_mirror(robot, mirrored_batches, tmp_path):
     from dexwheel.rl.rsl import RslLearner

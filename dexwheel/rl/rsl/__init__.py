@@ -33,6 +33,7 @@ from dexwheel.rl.env_factory import make_vector_env
 from dexwheel.rl.progress import Progress
 from dexwheel.rl.rsl.cfg import CRITIC_GROUP, POLICY_GROUP, runner_cfg
 from dexwheel.rl.rsl.overlap import OverlappingLoop
+from dexwheel.rl.rsl.symmetry import AugmentedSymmetry
 from dexwheel.rl.rsl.vec_env import RslVecEnv, clip_actions
 from dexwheel.rl.schema import ConfigError, TrainCfg
 
@@ -148,6 +149,8 @@ class RslLearner:
         self.batch = self.cfg["num_steps_per_env"] * train.num_envs * self.world  # every process's samples
         with contextlib.redirect_stdout(io.StringIO()):  # the model printout
             self.runner = _Runner(self.venv, self.cfg, log_dir=str(run_dir / "tb" / "rsl_ppo"), device=device)
+        if self.runner.alg.symmetry is not None:
+            self.runner.alg.symmetry = AugmentedSymmetry.like(self.runner.alg.symmetry)
         self.runner.add_git_repo_to_log(__file__)  # the dexwheel commit and diff, next to rsl_rl's own
         self.num_timesteps = 0
         if checkpoint is not None:
