@@ -92,6 +92,14 @@ class RslPPOParams:
     #: collect the next rollout while PPO updates on the last (one update of policy lag;
     #: :mod:`dexwheel.rl.rsl.overlap`)
     overlap: bool = False
+    #: imitate a scripted teacher before PPO (:mod:`dexwheel.rl.rsl.imitation`): "climbing" (the wheel-leg
+    #: velocity task's gait on terrain); None: PPO from scratch
+    teacher: str | None = None
+    teacher_steps: int = 1_000_000  # env steps of DAgger rounds (counted in train.total_timesteps)
+    teacher_std: float = 0.3  # the student's action noise in the rounds, and the actor's std after them
+    critic_warmup: int = 10  # PPO iterations after imitation with the actor frozen (the critic learns first)
+    #: keep imitating the teacher during PPO where it is active (:class:`dexwheel.rl.rsl.imitation.TeacherGuide`)
+    teacher_guide: bool = True
 
 
 @dataclass
@@ -116,6 +124,24 @@ def _checked(schema: Any, node: Any, where: str) -> DictConfig:
     except OmegaConfBaseException as e:
         key = getattr(e, "full_key", "") or ""
         raise ConfigError(f"{where}{'.' + key if key else ''}: {e.msg if hasattr(e, 'msg') else e}") from None
+
+
+#: the scripted teachers ``algo.params.teacher`` names (:func:`dexwheel.rl.rsl.imitation.teacher_for`)
+TEACHERS = ("climbing",)
+
+
+def _check_imitation(params: DictConfig) -> None:
+    if params.teacher is not None and params.teacher not in TEACHERS:
+        raise ConfigError(f"algo.params.teacher: {params.teacher!r} is not one of {list(TEACHERS)} or null")
+    for key, low in (("teacher_steps", 1), ("critic_warmup", 0)):
+        if params[key] < low:
+            raise ConfigError(f"algo.params.{key}: must be >= {low}, got {params[key]}")
+    if params.teacher is not None and params.teacher_guide and params.overlap:
+        raise ConfigError("algo.params.teacher_guide: records the teacher's actions in the rollout that PPO's update "
+                          "overlaps with algo.params.overlap=true; set one of them false")  # fmt: skip
+    if not 0.0 < params.teacher_std <= 1.0:
+        raise ConfigError(f"algo.params.teacher_std: expected in (0, 1] (the action range's half-width is 1), "
+                          f"got {params.teacher_std}")  # fmt: skip
 
 
 def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
@@ -144,6 +170,12 @@ def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
     if name == "rsl_ppo" and params.torch_compile_mode not in COMPILE_MODES:
         raise ConfigError(f"algo.params.torch_compile_mode: {params.torch_compile_mode!r} is not one of "
                           f"{list(COMPILE_MODES)} (rsl_rl refuses the CUDA-graph modes)")  # fmt: skip
+    if name == "rsl_ppo":
+        _check_imitation(params)
+        backend = OmegaConf.select(cfg, "backend.name", default="mujoco")
+        if params.teacher is not None and backend != "mujoco":
+            raise ConfigError(f"algo.params.teacher={params.teacher}: the teacher reads the MuJoCo task's state (the "
+                              f"terrain under each wheel); backend={backend} has none: train on backend=mujoco")  # fmt: skip
     if policy.min_std is not None and (name != "rsl_ppo" or not 0.0 < policy.min_std < 1e6):
         raise ConfigError(f"algo.policy.min_std: {policy.min_std!r}: a floor in (0, 1e6) under rsl_ppo's action std "
                           f"(null: none); {name}'s policy has none")  # fmt: skip

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import math
 import os
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_rsl, prune, save_rsl
 from dexwheel.rl.env_factory import make_vector_env
 from dexwheel.rl.progress import Progress
 from dexwheel.rl.rsl.cfg import CRITIC_GROUP, POLICY_GROUP, runner_cfg
+from dexwheel.rl.rsl.imitation import TeacherGuide, imitate, teacher_for
 from dexwheel.rl.rsl.overlap import OverlappingLoop
 from dexwheel.rl.rsl.symmetry import AugmentedSymmetry
 from dexwheel.rl.rsl.vec_env import RslVecEnv, clip_actions
@@ -146,6 +148,9 @@ class RslLearner:
         }
         critic = CRITIC_GROUP if CRITIC_GROUP in venv.get_observations().keys() else POLICY_GROUP  # noqa: SIM118
         self.cfg = runner_cfg(params, policy, train.normalize_obs, critic)
+        self.teacher = teacher_for(params["teacher"], venv) if params.get("teacher") else None
+        self.imitation = {k: params.get(k) for k in ("teacher_steps", "teacher_std", "critic_warmup", "teacher_guide")}
+        self.guide: TeacherGuide | None = None
         self.batch = self.cfg["num_steps_per_env"] * train.num_envs * self.world  # every process's samples
         with contextlib.redirect_stdout(io.StringIO()):  # the model printout
             self.runner = _Runner(self.venv, self.cfg, log_dir=str(run_dir / "tb" / "rsl_ppo"), device=device)
@@ -180,6 +185,10 @@ class RslLearner:
         evaluation or checkpoint) have passed."""
         self._bar = tqdm(total=total, initial=self.num_timesteps, unit="step", disable=not bar)
         try:
+            if self.teacher is not None and self.num_timesteps == 0:  # a fresh run starts from the teacher
+                self._imitate()
+            if self.teacher is not None and self.imitation["teacher_guide"] and self.guide is None:
+                self.guide = TeacherGuide(self.runner.alg, self.venv, self.teacher)
             while self.num_timesteps < total:
                 steps = min(due(self.num_timesteps), total - self.num_timesteps)
                 iterations = max(1, math.ceil(steps / self.batch))
@@ -194,6 +203,30 @@ class RslLearner:
             self._bar = None
             if self.runner.logger.writer is not None:
                 self.runner.logger.writer.close()
+
+    def _imitate(self) -> None:
+        """The imitation rounds, then ``critic_warmup`` PPO iterations with the actor frozen."""
+        log = logging.getLogger("dexwheel.train")  # the run's train.log (dexwheel.rl.training)
+        alg, imitation = self.runner.alg, self.imitation
+        taken = imitate(alg, self.venv, self.teacher, int(imitation["teacher_steps"]),
+                        float(imitation["teacher_std"]), log.info)  # fmt: skip
+        self.num_timesteps += taken
+        if self._bar is not None:
+            self._bar.update(taken)
+        self._progress = Progress(PROGRESS_EVERY_S)  # the rates of PPO's iterations, not the rounds'
+        warmup = int(imitation["critic_warmup"])
+        if warmup > 0:
+            frozen = [p for p in alg.actor.parameters() if p.requires_grad]
+            for p in frozen:
+                p.requires_grad_(False)
+            self.runner.learn(warmup)
+            self.runner.current_learning_iteration += 1
+            for p in frozen:
+                p.requires_grad_(True)
+            alg.learning_rate = self.cfg["algorithm"]["learning_rate"]  # the KL schedule raised it meanwhile
+            for group in alg.optimizer.param_groups:
+                group["lr"] = alg.learning_rate
+        log.info(f"imitation done at step={self.num_timesteps} (critic warm-up: {warmup} iterations)")
 
     def save(self, name: str) -> Path:
         path = self.run_dir / CHECKPOINT_DIR / f"{name}.pt"

@@ -20,6 +20,8 @@ CRITIC_GROUP = "critic"
 CLIP_ACTIONS = 1.0
 #: rsl_rl's data augmentation function for ``algo.params.symmetry`` (it reads the env's ``mirror_maps``)
 SYMMETRY_FUNC = "dexwheel.rl.rsl.symmetry:mirrored"
+#: ``algo.params`` keys of the imitation before PPO (:mod:`dexwheel.rl.rsl.imitation`), which rsl_rl never sees
+IMITATION_KEYS = ("teacher", "teacher_steps", "teacher_std", "critic_warmup", "teacher_guide")
 
 
 def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_obs: bool,
@@ -30,6 +32,8 @@ def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_o
     steps = algorithm.pop("num_steps_per_env")
     compile_mode = algorithm.pop("torch_compile_mode", None)  # a runner setting in rsl_rl, not PPO's
     overlap = bool(algorithm.pop("overlap", False))  # dexwheel's loop (dexwheel.rl.rsl.overlap), not PPO's
+    for key in IMITATION_KEYS:  # dexwheel's imitation before PPO (dexwheel.rl.rsl.imitation), not PPO's
+        algorithm.pop(key, None)
     if algorithm.pop("symmetry", False):  # mirrored mini-batches (dexwheel.rl.rsl.symmetry)
         algorithm["symmetry_cfg"] = {"use_data_augmentation": True, "use_mirror_loss": False,
                                      "data_augmentation_func": SYMMETRY_FUNC}  # fmt: skip

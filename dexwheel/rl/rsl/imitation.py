@@ -1,0 +1,139 @@
+"""Imitation before PPO (``algo.params.teacher``): the actor learns a scripted teacher's actions by DAgger,
+then PPO trains on from there (docs/training.md#a-teacher-to-start-from).
+
+Each round collects one rollout (``num_steps_per_env`` x num_envs steps) in the training env. Early rounds act
+with the teacher in a share of the envs that falls from 1 to 0 over the first half of the rounds, the rest with
+the student (the actor's mean plus ``teacher_std`` noise), so the student also meets the states its own
+mistakes lead to (DAgger); the teacher labels every state. The samples are aggregated (the latest
+``BUFFER_ROUNDS`` rounds), and after each round the actor's mean takes ``GRADIENT_STEPS`` Adam steps on the
+squared error to the labels over random mini-batches of them. The actor's and critic's observation normalisers
+see every observation. Afterwards the actor's action std is ``teacher_std``, and PPO's first
+``critic_warmup`` iterations leave the actor alone (its parameters frozen) while the critic learns the student's
+values, so the first policy updates do not follow an untrained critic's advantages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from tensordict import TensorDict
+
+from dexwheel.rl.rsl.cfg import POLICY_GROUP
+from dexwheel.rl.schema import ConfigError
+
+#: Adam steps on the actor's mean after each round's rollout, and their mini-batch size.
+GRADIENT_STEPS, MINI_BATCH = 16, 1024
+#: How many rounds of samples the aggregated data keeps (the oldest go first).
+BUFFER_ROUNDS = 64
+LEARNING_RATE = 1e-3
+
+Teacher = Callable[[], np.ndarray]
+
+
+def teacher_for(name: str, venv) -> Teacher:
+    """The scripted teacher ``name`` (one of :data:`~dexwheel.rl.schema.TEACHERS`) acting on the MuJoCo rsl_rl
+    env ``venv``'s envs, reading their current states."""
+    from dexwheel.tasks.velocity.task import WheelLegTask
+    from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+
+    env = getattr(venv, "env", venv)
+    task = getattr(env.unwrapped, "task", None)
+    if not isinstance(task, WheelLegTask) or task.terrain is None:
+        raise ConfigError(f"algo.params.teacher={name}: the climbing teacher reads the terrain under each wheel in "
+                          "the MuJoCo wheel-leg task on terrain (task=rough, backend=mujoco); this run's env is "
+                          f"{type(env.unwrapped).__name__}{'' if task is None else ' without terrain'}")  # fmt: skip
+    try:
+        return ClimbingTeacher(task)
+    except ValueError as e:
+        raise ConfigError(f"algo.params.teacher={name}: {e}") from None
+
+
+def _fit(actor, optimizer, obs: torch.Tensor, labels: torch.Tensor, rng: np.random.Generator) -> float:
+    """``GRADIENT_STEPS`` Adam steps of the actor's mean toward ``labels`` over random mini-batches; the last loss."""
+    loss = float("nan")
+    for _ in range(GRADIENT_STEPS):
+        idx = torch.as_tensor(rng.integers(len(obs), size=min(MINI_BATCH, len(obs))))
+        batch = TensorDict({POLICY_GROUP: obs[idx]}, batch_size=[len(idx)])
+        err = torch.nn.functional.mse_loss(actor(batch), labels[idx])
+        optimizer.zero_grad()
+        err.backward()
+        optimizer.step()
+        loss = float(err.detach())
+    return loss
+
+
+class TeacherGuide:
+    """PPO with the teacher kept where it is active (``algo.params.teacher_guide``): every env step records the
+    states where ``teacher.active`` (the climbing teacher: a rise ahead) with its actions, and after each PPO
+    update the actor's mean takes ``GRADIENT_STEPS`` Adam steps toward them over the latest ``BUFFER_ROUNDS``
+    rollouts' such states (logged as ``Loss/imitation``). Elsewhere PPO alone shapes the policy."""
+
+    def __init__(self, alg, venv, teacher: Teacher) -> None:
+        self.alg, self.venv, self.teacher = alg, venv, teacher
+        self.optimizer = torch.optim.Adam(alg.actor.mlp.parameters(), lr=LEARNING_RATE)
+        self.rng = np.random.default_rng(1)
+        #: per rollout (the latest BUFFER_ROUNDS), its steps' active states and the teacher's actions there
+        self.rollouts: list[list[tuple[torch.Tensor, torch.Tensor]]] = [[]]
+        self._step, self._update = venv.step, alg.update
+        venv.step, alg.update = self.step, self.update
+
+    def step(self, actions: torch.Tensor):
+        labels = torch.as_tensor(self.teacher())
+        active = torch.as_tensor(self.teacher.active)
+        if active.any():
+            self.rollouts[-1].append((self.venv.get_observations()[POLICY_GROUP][active], labels[active]))
+        return self._step(actions)
+
+    def update(self, *args, **kwargs) -> dict[str, float]:
+        losses = self._update(*args, **kwargs)
+        pairs = [pair for rollout in self.rollouts for pair in rollout]
+        if pairs:
+            obs, labels = (torch.cat(column) for column in zip(*pairs, strict=True))
+            losses = {**losses, "imitation": _fit(self.alg.actor, self.optimizer, obs, labels, self.rng)}
+        self.rollouts.append([])
+        del self.rollouts[:-BUFFER_ROUNDS]
+        return losses
+
+
+def imitate(alg, venv, teacher: Teacher, steps: int, std: float, log: Callable[[str], None]) -> int:
+    """DAgger from ``teacher`` into ``alg``'s actor for about ``steps`` env steps; returns the steps taken."""
+    actor, critic = alg.actor, alg.critic
+    n = venv.num_envs
+    per_round = alg.storage.num_transitions_per_env
+    rounds = max(1, math.ceil(steps / (per_round * n)))
+    optimizer = torch.optim.Adam(actor.mlp.parameters(), lr=LEARNING_RATE)
+    obs_buf: list[torch.Tensor] = []
+    act_buf: list[torch.Tensor] = []
+    rng = np.random.default_rng(0)
+    obs = venv.get_observations()
+    taken, loss = 0, float("nan")
+    for r in range(rounds):
+        share = max(0.0, 1.0 - 2.0 * r / rounds)  # the teacher's share of the envs: 1 -> 0 over half the rounds
+        by_teacher = torch.as_tensor(rng.random(n) < share)
+        round_obs, round_act = [], []
+        for _ in range(per_round):
+            label = torch.as_tensor(teacher())
+            with torch.no_grad():
+                student = actor(obs) + std * torch.randn(n, label.shape[1])
+            round_obs.append(obs[POLICY_GROUP].clone())
+            round_act.append(label)
+            actor.update_normalization(obs)
+            critic.update_normalization(obs)
+            obs, _, _, _ = venv.step(torch.where(by_teacher[:, None], label, student))
+            taken += n
+        obs_buf.append(torch.cat(round_obs))
+        act_buf.append(torch.cat(round_act))
+        del obs_buf[:-BUFFER_ROUNDS], act_buf[:-BUFFER_ROUNDS]
+        loss = _fit(actor, optimizer, torch.cat(obs_buf), torch.cat(act_buf), rng)
+        if (r + 1) % max(1, rounds // 10) == 0 or r + 1 == rounds:
+            log(f"imitation round {r + 1}/{rounds} steps={taken} teacher_share={share:.2f} loss={loss:.4f}")
+    dist = actor.distribution
+    with torch.no_grad():
+        if hasattr(dist, "std_param"):
+            dist.std_param.fill_(std)
+        else:
+            dist.log_std_param.fill_(math.log(std))
+    return taken

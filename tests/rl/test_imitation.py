@@ -1,0 +1,130 @@
+"""Imitation before PPO (``algo.params.teacher``): the actor learns the teacher's actions (DAgger), takes the
+configured std, the critic warms up with the actor frozen, the steps count in the run, and bad settings are
+refused by name."""
+
+import numpy as np
+import pytest
+import torch
+from cfgutil import compose_cfg, short
+from tensordict import TensorDict
+
+from dexwheel.rl.rsl import RslLearner
+from dexwheel.rl.rsl.imitation import TeacherGuide, imitate
+from dexwheel.rl.schema import ConfigError, validate
+from dexwheel.rl.training import train
+
+#: a small rough task: two levels of 3 m tiles, short episodes
+ROUGH = ["task=rough", "task.wheel_leg.terrain.num_rows=2", "task.wheel_leg.terrain.num_cols=4",
+         "task.wheel_leg.terrain.size=[3.0,3.0]", "task.wheel_leg.terrain.border_width=1.0"]  # fmt: skip
+TEACHER = ["algo.params.teacher=climbing", "algo.params.teacher_steps=1024", "algo.params.critic_warmup=2"]
+
+
+def learner(tmp_path, *extra) -> RslLearner:
+    cfg = compose_cfg("train", *short("solenopsis", *ROUGH, *TEACHER, *extra, algo="rsl_ppo"))
+    train_cfg, _, params, policy = validate(cfg)
+    return RslLearner(cfg, train_cfg, params, policy, tmp_path, None)
+
+
+def test_the_student_learns_the_teachers_actions(tmp_path):
+    """A teacher that always asks for one action: the student's mean gives it back for states it never saw."""
+    run = learner(tmp_path)
+    target = np.linspace(-0.8, 0.8, 8, dtype=np.float32)
+    alg = run.runner.alg
+    fresh = TensorDict({"policy": run.venv.get_observations()["policy"] + 0.1}, batch_size=[run.venv.num_envs])
+    with torch.no_grad():
+        before = alg.actor(fresh)
+    taken = imitate(alg, run.venv, lambda: np.tile(target, (run.venv.num_envs, 1)), 8192, 0.2, lambda line: None)
+    with torch.no_grad():
+        after = alg.actor(fresh)
+    assert taken == 8192
+    error_before, error_after = (np.abs(a.numpy() - target).mean() for a in (before, after))
+    assert error_before > 0.3 and error_after < 0.08  # mean |action error| over the 8 actions
+    assert torch.allclose(alg.actor.distribution.std_param, torch.full((8,), 0.2))
+    run.close()
+
+
+def test_the_critic_warms_up_with_the_actor_frozen_and_the_steps_count(tmp_path, monkeypatch):
+    """After the rounds, ``critic_warmup`` PPO iterations change the critic and not the actor; then PPO trains
+    both at the configured learning rate. The rounds' steps count in the run's steps."""
+    import dexwheel.rl.rsl as rsl
+
+    run = learner(tmp_path, "algo.params.teacher_steps=512")
+    alg, snapshots = run.runner.alg, {}
+    real = rsl.imitate
+
+    def spy(*args, **kwargs):
+        taken = real(*args, **kwargs)
+        snapshots["actor"] = {k: v.clone() for k, v in alg.actor.state_dict().items()}
+        snapshots["critic"] = {k: v.clone() for k, v in alg.critic.state_dict().items()}
+        return taken
+
+    monkeypatch.setattr(rsl, "imitate", spy)
+    run._imitate()
+    actor, critic = alg.actor.state_dict(), alg.critic.state_dict()
+    assert all(torch.equal(actor[k], v) for k, v in snapshots["actor"].items() if "normalizer" not in k)
+    assert not all(torch.equal(critic[k], v) for k, v in snapshots["critic"].items())
+    assert all(p.requires_grad for p in alg.actor.parameters())
+    assert alg.learning_rate == run.cfg["algorithm"]["learning_rate"] == alg.optimizer.param_groups[0]["lr"]
+    batch = run.batch  # 4 envs x 64 steps per iteration; the rounds take whole rollouts (512 steps: 2 rounds)
+    assert run.num_timesteps == 512 + 2 * batch
+    run.close()
+
+
+class ConstantTeacher:
+    """Asks for ``target`` everywhere, active in the envs of ``active``."""
+
+    def __init__(self, target: np.ndarray, num_envs: int, active: np.ndarray) -> None:
+        self.target, self.num_envs, self.active = target, num_envs, active
+
+    def __call__(self) -> np.ndarray:
+        return np.tile(self.target, (self.num_envs, 1))
+
+
+def test_the_guide_imitates_the_teacher_where_it_is_active_after_each_ppo_update(tmp_path):
+    run = learner(tmp_path)
+    n, alg = run.venv.num_envs, run.runner.alg
+    target = np.full(8, 0.7, dtype=np.float32)
+    guide = TeacherGuide(alg, run.venv, ConstantTeacher(target, n, np.arange(n) == 0))
+    probe = TensorDict({"policy": run.venv.get_observations()["policy"]}, batch_size=[n])
+    with torch.no_grad():
+        before = np.abs(alg.actor(probe).numpy() - target).mean()
+    run.runner.learn(3)
+    with torch.no_grad():
+        after = np.abs(alg.actor(probe).numpy() - target).mean()
+    assert len(guide.rollouts) == 4 and guide.rollouts[-1] == []  # one per update, and the next one's
+    assert [sum(len(o) for o, _ in r) for r in guide.rollouts[:3]] == [64, 64, 64]  # env 0's 64 steps each
+    assert after < before / 2
+    run.close()
+
+
+def test_a_run_with_a_teacher_logs_its_rounds_and_resumes_without_them(tmp_path):
+    cfg = compose_cfg("train", *short("solenopsis", *ROUGH, *TEACHER, "train.total_timesteps=2048", algo="rsl_ppo"))
+    train(cfg, tmp_path)
+    text = (tmp_path / "train.log").read_text()
+    assert "imitation round 4/4 steps=1024" in text and "imitation done at step=1536" in text
+    resumed = compose_cfg("train", *short("solenopsis", *ROUGH, *TEACHER, "train.total_timesteps=3072",
+                                          f"train.resume={tmp_path}", algo="rsl_ppo"))  # fmt: skip
+    train(resumed, tmp_path, overrides=["train.total_timesteps=3072"])
+    assert (tmp_path / "train.log").read_text().count("imitation round 4/4") == 1
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["algo.params.teacher=walking"], "algo.params.teacher: 'walking' is not one of \\['climbing'\\] or null"),
+    (["algo.params.teacher_std=0"], "algo.params.teacher_std: expected in \\(0, 1\\]"),
+    (["algo.params.teacher_steps=0"], "algo.params.teacher_steps: must be >= 1, got 0"),
+    (["algo.params.critic_warmup=-1"], "algo.params.critic_warmup: must be >= 0, got -1"),
+])  # fmt: skip
+def test_bad_imitation_settings_are_refused_by_name(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        validate(compose_cfg("train", "robot=solenopsis", *overrides))
+
+
+def test_the_teacher_runs_on_the_mujoco_backend_only():
+    with pytest.raises(ConfigError, match="algo.params.teacher=climbing: the teacher reads the MuJoCo task's state"):
+        validate(compose_cfg("train", "robot=solenopsis", "task=rough", "backend=isaaclab", *TEACHER))
+
+
+def test_the_climbing_teacher_needs_the_rough_task(tmp_path):
+    cfg = compose_cfg("train", *short("solenopsis", *TEACHER, algo="rsl_ppo"))
+    with pytest.raises(ConfigError, match="algo.params.teacher=climbing: .* this run's env is .* without terrain"):
+        train(cfg, tmp_path)
