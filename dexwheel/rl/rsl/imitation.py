@@ -109,7 +109,7 @@ def imitate(alg, venv, teacher: Teacher, steps: int, std: float, log: Callable[[
     act_buf: list[torch.Tensor] = []
     rng = np.random.default_rng(0)
     obs = venv.get_observations()
-    taken, loss = 0, float("nan")
+    taken = 0
     for r in range(rounds):
         share = max(0.0, 1.0 - 2.0 * r / rounds)  # the teacher's share of the envs: 1 -> 0 over half the rounds
         by_teacher = torch.as_tensor(rng.random(n) < share)
