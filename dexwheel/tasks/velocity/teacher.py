@@ -9,13 +9,15 @@ onto a rise: a leading wheel (front, or hind when the command reverses) with the
 higher just ahead of its rim swings its arm forward and up (knee action +-1 in the direction of travel); once a
 trailing wheel meets the rise, every arm swings the other way, which moves the load onto the leading wheels on
 top so the trailing wheels roll up. It turns poorly (a skid-steered stance: yaw-rate error about 0.44 rad/s on
-flat ground), which PPO then learns.
+flat ground), so a student learns no turning from it (docs/results.md#a-teacher-to-start-from).
 ``tests/benchmarks/test_steps_climbable.py`` scores it on the step benchmark (docs/results.md).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from dexwheel.tasks.velocity.terrain import yaw_heading
 
 
 class ClimbingTeacher:
@@ -47,10 +49,7 @@ class ClimbingTeacher:
     def wheel_xy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each wheel's centre (world x, y; ``(N, 4)`` each) and each base's heading ``(N, 2)``."""
         q = self.task.physics.qpos
-        w, qx, qy, qz = q[:, 3], q[:, 4], q[:, 5], q[:, 6]
-        hx, hy = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (w * qz + qx * qy)
-        norm = np.hypot(hx, hy)
-        c, s = hx / norm, hy / norm
+        c, s = yaw_heading(q[:, 3:7])
         bx = self.hip[None, :, 0] + self.arm * np.sin(self.task.knee_pos)  # the arm's reach along the base
         by = self.hip[None, :, 1]
         x = q[:, 0:1] + c[:, None] * bx - s[:, None] * by

@@ -93,18 +93,26 @@ def ground_under(desc: TerrainDescription, x: float, y: float) -> float:
     return float(np.nanmax(z)) if np.isfinite(z).any() else 0.0
 
 
+def yaw_heading(quat_wxyz):
+    """The cosine and sine ``(N,)`` each of each base's yaw: its x axis projected onto the ground plane (along
+    world x where it points straight up). numpy or torch, as :func:`scan_heights` and the climbing teacher read it."""
+    xp = namespace(quat_wxyz)
+    w, qx, qy, qz = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
+    hx, hy = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (w * qz + qx * qy)  # the base's x axis, projected
+    norm = xp.sqrt(hx * hx + hy * hy)
+    flat = norm > 0.0
+    c = xp.where(flat, hx / xp.where(flat, norm, 1.0), 1.0)
+    s = xp.where(flat, hy / xp.where(flat, norm, 1.0), 0.0)
+    return c, s
+
+
 def scan_heights(raster: HeightRaster, pos, quat_wxyz, pts):
     """Base height minus the ground height (``raster``) at the scan points ``pts`` ``(P, 2)`` around each base:
     ``(N, P)``. ``pos`` ``(N, 3)`` and ``quat_wxyz`` ``(N, 4)`` are the bases' origins and orientations; the
     points turn with each base's yaw, not its roll and pitch (Isaac Lab's ``ray_alignment="yaw"``). One
     implementation for numpy (the MuJoCo task) and torch (the Isaac Lab task)."""
-    xp = namespace(pos)
-    w, qx, qy, qz = quat_wxyz[:, 0], quat_wxyz[:, 1], quat_wxyz[:, 2], quat_wxyz[:, 3]
-    hx, hy = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (w * qz + qx * qy)  # the base's x axis, projected
-    norm = xp.sqrt(hx * hx + hy * hy)
-    flat = norm > 0.0
-    c = xp.where(flat, hx / xp.where(flat, norm, 1.0), 1.0)[:, None]
-    s = xp.where(flat, hy / xp.where(flat, norm, 1.0), 0.0)[:, None]
+    c, s = yaw_heading(quat_wxyz)
+    c, s = c[:, None], s[:, None]
     px, py = pts[:, 0][None], pts[:, 1][None]
     x = pos[:, 0:1] + (c * px - s * py)
     y = pos[:, 1:2] + (s * px + c * py)
