@@ -100,6 +100,9 @@ class RslPPOParams:
     critic_warmup: int = 10  # PPO iterations after imitation with the actor frozen (the critic learns first)
     #: keep imitating the teacher during PPO where it is active (:class:`dexwheel.rl.rsl.imitation.TeacherGuide`)
     teacher_guide: bool = True
+    #: a trained rsl_ppo run (folder or checkpoint) whose policy is the teacher where the scripted one is not
+    #: active (:class:`dexwheel.rl.rsl.imitation.WithExpert`); None: the scripted teacher alone
+    teacher_expert: str | None = None
 
 
 @dataclass
@@ -136,6 +139,9 @@ def _check_imitation(params: DictConfig) -> None:
     for key, low in (("teacher_steps", 1), ("critic_warmup", 0)):
         if params[key] < low:
             raise ConfigError(f"algo.params.{key}: must be >= {low}, got {params[key]}")
+    if params.teacher_expert is not None and params.teacher is None:
+        raise ConfigError(f"algo.params.teacher_expert={params.teacher_expert}: an expert completes a scripted "
+                          f"teacher; set algo.params.teacher (one of {list(TEACHERS)})")  # fmt: skip
     if params.teacher is not None and params.teacher_guide and params.overlap:
         raise ConfigError("algo.params.teacher_guide: records the teacher's actions in the rollout that PPO's update "
                           "overlaps with algo.params.overlap=true; set one of them false")  # fmt: skip

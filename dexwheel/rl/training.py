@@ -273,6 +273,9 @@ def train(cfg: DictConfig, run_dir: Path, overrides: list[str] | None = None) ->
             notes = check_resume_config(cfg, run_dir)
         else:
             cfg, notes = resume_config(cfg, run_dir, overrides)
+    elif (Path(run_dir) / CONFIG_FILE).exists():  # a fresh run never writes over another's files
+        raise ConfigError(f"hydra.run.dir={run_dir}: the folder holds a run already ({CONFIG_FILE}); continue it "
+                          f"with train.resume={run_dir} or choose another folder")  # fmt: skip
     train_cfg, name, params, policy = validate(cfg)
     make_env(cfg).close()  # env kwargs are checked (and named) before anything else runs
     run_dir = Path(run_dir)

@@ -128,3 +128,70 @@ def test_the_climbing_teacher_needs_the_rough_task(tmp_path):
     cfg = compose_cfg("train", *short("solenopsis", *TEACHER, algo="rsl_ppo"))
     with pytest.raises(ConfigError, match="algo.params.teacher=climbing: .* this run's env is .* without terrain"):
         train(cfg, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def flat_expert(tmp_path_factory):
+    """A short flat-ground rsl_ppo run: its policy reads the rough task's leading columns."""
+    run = tmp_path_factory.mktemp("expert")
+    train(compose_cfg("train", *short("solenopsis", "train.total_timesteps=512", algo="rsl_ppo")), run)
+    return run
+
+
+def test_the_expert_teaches_where_the_scripted_teacher_is_not_active(tmp_path, flat_expert):
+    """With ``teacher_expert``, each state's label is the gait's where it climbs and the expert's policy (its
+    final checkpoint, on the flat task's columns of the rough observation) elsewhere; every state is kept."""
+    from dexwheel.rl.policies import load_policy, run_config
+    from dexwheel.rl.rsl.imitation import WithExpert
+
+    run = learner(tmp_path, f"algo.params.teacher_expert={flat_expert}")
+    teacher = run.teacher
+    assert isinstance(teacher, WithExpert)
+    task = run.venv.env.unwrapped.task
+    task.commands[:] = (0.5, 0.0)
+    labels = teacher()
+    gait = teacher.teacher.active
+    expert = load_policy(flat_expert, "final", run_config(flat_expert))
+    obs = run.venv.get_observations()["policy"].numpy()
+    flat_columns = obs[:, : task.obs_layout.slices["last_action"].stop]  # the flat task's policy columns
+    for i in range(run.venv.num_envs):
+        want = teacher.teacher()[i] if gait[i] else expert(flat_columns[i])
+        np.testing.assert_allclose(labels[i], want, atol=1e-6)
+    assert teacher.active.all()
+    run.close()
+
+
+def test_an_expert_that_acts_or_observes_otherwise_is_refused(tmp_path, flat_expert):
+    with pytest.raises(ConfigError, match="algo.params.teacher_expert=.*: not a run folder or a checkpoint in one"):
+        learner(tmp_path / "a", f"algo.params.teacher_expert={tmp_path}")
+    otherwise = "the expert maps its actions otherwise, .* \\{'knee_scale': \\(0.25, 0.5\\)\\}"
+    with pytest.raises(ConfigError, match=f"algo.params.teacher_expert=.*: {otherwise}"):
+        learner(tmp_path / "b", f"algo.params.teacher_expert={flat_expert}", "action.wheel_leg.actions.knee_scale=0.5")
+    with pytest.raises(ConfigError, match="algo.params.teacher_expert=x: an expert completes a scripted teacher"):
+        validate(compose_cfg("train", "robot=solenopsis", "algo=rsl_ppo", "algo.params.teacher_expert=x"))
+
+
+def test_an_expert_on_other_columns_is_refused(tmp_path):
+    """An expert without the base's angular velocity reads every later column shifted: refused, naming them."""
+    expert = tmp_path / "expert"
+    blind = "task.wheel_leg.observations.base_ang_vel=null"
+    train(compose_cfg("train", *short("solenopsis", "train.total_timesteps=512", blind, algo="rsl_ppo")), expert)
+    with pytest.raises(ConfigError, match="the expert's policy columns \\['projected_gravity', "):
+        learner(tmp_path / "run", f"algo.params.teacher_expert={expert}")
+
+
+def test_the_climbing_experiment_names_its_expert_and_refuses_a_missing_one(tmp_path, monkeypatch):
+    """``+experiment=rough_climb`` is the documented climbing run: the gait, the expert ``outputs/flat_expert``
+    (relative to where it runs), 4M steps; without that folder it says how to train one and writes nothing."""
+    cfg = compose_cfg("train", "robot=solenopsis", "task=rough", "+experiment=rough_climb")
+    assert (cfg.algo.params.teacher, cfg.algo.params.teacher_expert) == ("climbing", "outputs/flat_expert")
+    assert cfg.train.total_timesteps == 4_000_000 and cfg.task.wheel_leg.terrain.sub_terrains.pit.proportion == 0.2
+    monkeypatch.chdir(tmp_path)
+    short_cfg = compose_cfg("train", *short("solenopsis", *ROUGH, "+experiment=rough_climb", algo="rsl_ppo"))
+    message = (
+        "algo.params.teacher_expert=outputs/flat_expert: not a run folder .* train one: python "
+        "scripts/train.py robot=solenopsis hydra.run.dir=outputs/flat_expert"
+    )
+    with pytest.raises(ConfigError, match=message):
+        train(short_cfg, tmp_path / "run")
+    assert not (tmp_path / "run" / "config.yaml").exists()

@@ -70,6 +70,18 @@ def test_the_cli_refuses_an_incompatible_resume_with_exit_status_2(run, tmp_path
     assert digest(run) == before
 
 
+def test_a_fresh_run_into_a_folder_that_holds_a_run_is_refused(run, tmp_path):
+    """``hydra.run.dir`` naming an earlier run's folder (a second ``make train`` with a fixed folder) leaves it
+    as it was; the CLI says so in one line with exit status 2."""
+    before = digest(run)
+    with pytest.raises(ConfigError, match=f"hydra.run.dir={run}: the folder holds a run already .* train.resume="):
+        train(compose_cfg("train", *short("solenopsis", *TINY)), run)
+    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), f"hydra.run.dir={run}", *short("solenopsis", *TINY)]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith(f"error: hydra.run.dir={run}")
+    assert digest(run) == before
+
+
 def test_a_budget_only_change_resumes_and_records_the_new_budget(run):
     cfg = compose_cfg("train", *short("solenopsis", *TINY, "train.total_timesteps=1024", f"train.resume={run}"))
     assert train(cfg, run.parent / "unused")["timesteps"] >= 1024

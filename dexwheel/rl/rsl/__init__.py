@@ -148,7 +148,8 @@ class RslLearner:
         }
         critic = CRITIC_GROUP if CRITIC_GROUP in venv.get_observations().keys() else POLICY_GROUP  # noqa: SIM118
         self.cfg = runner_cfg(params, policy, train.normalize_obs, critic)
-        self.teacher = teacher_for(params["teacher"], venv) if params.get("teacher") else None
+        teacher = params.get("teacher")
+        self.teacher = teacher_for(teacher, venv, params.get("teacher_expert")) if teacher else None
         self.imitation = {k: params.get(k) for k in ("teacher_steps", "teacher_std", "critic_warmup", "teacher_guide")}
         self.guide: TeacherGuide | None = None
         self.batch = self.cfg["num_steps_per_env"] * train.num_envs * self.world  # every process's samples

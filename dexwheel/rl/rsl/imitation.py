@@ -10,15 +10,22 @@ squared error to the labels over random mini-batches of them. The actor's and cr
 see every observation. Afterwards the actor's action std is ``teacher_std``, and PPO's first
 ``critic_warmup`` iterations leave the actor alone (its parameters frozen) while the critic learns the student's
 values, so the first policy updates do not follow an untrained critic's advantages.
+
+With ``algo.params.teacher_expert`` (a trained run, e.g. the flat-ground default), the teacher is the scripted
+gait where it is active and the expert's policy everywhere else (:class:`WithExpert`): the gait climbs, the
+expert tracks the command and turns, which the gait does poorly.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
+from rsl_rl.models import MLPModel
 from tensordict import TensorDict
 
 from dexwheel.rl.rsl.cfg import POLICY_GROUP
@@ -33,9 +40,10 @@ LEARNING_RATE = 1e-3
 Teacher = Callable[[], np.ndarray]
 
 
-def teacher_for(name: str, venv) -> Teacher:
+def teacher_for(name: str, venv, expert: str | None = None) -> Teacher:
     """The scripted teacher ``name`` (one of :data:`~dexwheel.rl.schema.TEACHERS`) acting on the MuJoCo rsl_rl
-    env ``venv``'s envs, reading their current states."""
+    env ``venv``'s envs, reading their current states; with ``expert`` (a run folder or checkpoint), the
+    expert's policy where the scripted teacher is not active."""
     from dexwheel.tasks.velocity.task import WheelLegTask
     from dexwheel.tasks.velocity.teacher import ClimbingTeacher
 
@@ -46,9 +54,75 @@ def teacher_for(name: str, venv) -> Teacher:
                           "the MuJoCo wheel-leg task on terrain (task=rough, backend=mujoco); this run's env is "
                           f"{type(env.unwrapped).__name__}{'' if task is None else ' without terrain'}")  # fmt: skip
     try:
-        return ClimbingTeacher(task)
+        teacher = ClimbingTeacher(task)
     except ValueError as e:
         raise ConfigError(f"algo.params.teacher={name}: {e}") from None
+    return teacher if expert is None else WithExpert(teacher, load_expert(expert, task), venv)
+
+
+def load_expert(path: str, task) -> MLPModel:
+    """The actor of the rsl_rl run (folder: its final checkpoint) or checkpoint ``path``, checked to read a
+    leading part of ``task``'s policy columns, term by term, and to act on its joints with the same action
+    mapping; refused by name (``algo.params.teacher_expert``) otherwise."""
+    from dexwheel.rl.checkpoints import CHECKPOINT_DIR, check_checkpoint
+    from dexwheel.rl.env_factory import make_env
+    from dexwheel.rl.policies import resolve_checkpoint, run_config
+    from dexwheel.rl.rsl import load_actor
+    from dexwheel.rl.training import RSL_ALGOS
+
+    key = f"algo.params.teacher_expert={path}"
+    given = Path(path)
+    run_dir = given.parent.parent if given.is_file() and given.parent.name == CHECKPOINT_DIR else given
+    if not (run_dir / "config.yaml").is_file():
+        raise ConfigError(f"{key}: not a run folder or a checkpoint in one (no {run_dir / 'config.yaml'}); train "
+                          f"one: python scripts/train.py robot={task.cfg.robot} hydra.run.dir={run_dir}")  # fmt: skip
+    cfg = run_config(run_dir)
+    if cfg.algo.name not in RSL_ALGOS:
+        raise ConfigError(f"{key}: the run trained {cfg.algo.name}; the expert must be an rsl_rl run {list(RSL_ALGOS)}")
+    checkpoint = given if given.is_file() else resolve_checkpoint(run_dir, "final", cfg.algo.name)
+    if not checkpoint.is_file():
+        raise ConfigError(f"{key}: the run has no final checkpoint ({checkpoint}); name one of its checkpoints")
+    check_checkpoint(checkpoint)
+    env = make_env(cfg)
+    try:
+        theirs = env.unwrapped.task
+        if theirs.cfg.robot != task.cfg.robot:
+            raise ConfigError(f"{key}: the expert acts on {theirs.cfg.robot}, this run on {task.cfg.robot}")
+        mapping = {f.name: (getattr(theirs.cfg.actions, f.name), getattr(task.cfg.actions, f.name))
+                   for f in dataclasses.fields(task.cfg.actions)}  # fmt: skip
+        differing = {k: v for k, v in mapping.items() if v[0] != v[1]}
+        if differing:
+            raise ConfigError(f"{key}: the expert maps its actions otherwise, actions.<field>: (expert, this run) "
+                              f"{differing}")  # fmt: skip
+        layout, mine = theirs.obs_layout, task.obs_layout
+        columns = {k: v for k, v in layout.slices.items() if v.stop <= layout.policy_dim}
+        differing = [k for k, v in columns.items() if mine.slices.get(k) != v or v.stop > mine.policy_dim]
+        if differing:
+            raise ConfigError(f"{key}: the expert's policy columns {differing} are not this task's same columns "
+                              f"(expert: {columns}; this task: {mine.slices})")  # fmt: skip
+        actor = load_actor(checkpoint, cfg, env.action_space)
+    finally:
+        env.close()
+    if actor.obs_dim != layout.policy_dim:
+        raise ConfigError(f"{key}: the checkpoint reads {actor.obs_dim} columns, its run's policy {layout.policy_dim}")
+    return actor
+
+
+class WithExpert:
+    """A scripted teacher where it is :attr:`active`, a trained policy (the expert, reading the leading policy
+    columns it was trained on) everywhere else. Every state has a label, so :attr:`active` is all envs: the
+    guide keeps the expert's tracking as well as the gait's climbing."""
+
+    def __init__(self, teacher, expert: MLPModel, venv) -> None:
+        self.teacher, self.expert, self.venv = teacher, expert, venv
+        self.active = np.ones(venv.num_envs, dtype=bool)
+
+    def __call__(self) -> np.ndarray:
+        labels = self.teacher()
+        obs = self.venv.get_observations()[POLICY_GROUP][:, : self.expert.obs_dim]
+        with torch.no_grad():
+            expert = self.expert(TensorDict({POLICY_GROUP: obs}, batch_size=[len(obs)])).clamp(-1.0, 1.0)
+        return np.where(self.teacher.active[:, None], labels, expert.numpy().astype(np.float32))
 
 
 def _fit(actor, optimizer, obs: torch.Tensor, labels: torch.Tensor, rng: np.random.Generator) -> float:
