@@ -100,6 +100,7 @@ class RslPPOParams:
     critic_warmup: int = 10  # PPO iterations after imitation with the actor frozen (the critic learns first)
     #: keep imitating the teacher during PPO where it is active (:class:`dexwheel.rl.rsl.imitation.TeacherGuide`)
     teacher_guide: bool = True
+    guide_steps: int = 16  # the guide's Adam steps after each PPO update
     #: a trained rsl_ppo run (folder or checkpoint) whose policy is the teacher where the scripted one is not
     #: active (:class:`dexwheel.rl.rsl.imitation.WithExpert`); None: the scripted teacher alone
     teacher_expert: str | None = None
@@ -136,7 +137,7 @@ TEACHERS = ("climbing",)
 def _check_imitation(params: DictConfig) -> None:
     if params.teacher is not None and params.teacher not in TEACHERS:
         raise ConfigError(f"algo.params.teacher: {params.teacher!r} is not one of {list(TEACHERS)} or null")
-    for key, low in (("teacher_steps", 1), ("critic_warmup", 0)):
+    for key, low in (("teacher_steps", 1), ("critic_warmup", 0), ("guide_steps", 1)):
         if params[key] < low:
             raise ConfigError(f"algo.params.{key}: must be >= {low}, got {params[key]}")
     if params.teacher_expert is not None and params.teacher is None:

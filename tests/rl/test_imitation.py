@@ -92,9 +92,48 @@ def test_the_guide_imitates_the_teacher_where_it_is_active_after_each_ppo_update
     with torch.no_grad():
         after = np.abs(alg.actor(probe).numpy() - target).mean()
     assert len(guide.rollouts) == 4 and guide.rollouts[-1] == []  # one per update, and the next one's
-    assert [sum(len(o) for o, _ in r) for r in guide.rollouts[:3]] == [64, 64, 64]  # env 0's 64 steps each
+    assert [sum(len(o) for o, _, _ in r) for r in guide.rollouts[:3]] == [64, 64, 64]  # env 0's 64 steps each
     assert after < before / 2
     run.close()
+
+
+def test_the_guide_takes_the_configured_adam_steps(tmp_path, monkeypatch):
+    """``algo.params.guide_steps`` reaches the guide: each PPO update is followed by a fit of that many steps."""
+    import dexwheel.rl.rsl.imitation as imitation
+
+    real, guide_steps = imitation._fit, []
+
+    def spy(*args):
+        if len(args) == 7:  # the guide's calls name their steps; the rounds' take the default
+            guide_steps.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(imitation, "_fit", spy)
+    run = learner(tmp_path, "algo.params.guide_steps=3")
+    run.learn(1024 + 2 * run.batch + 2 * run.batch, lambda steps: 10**9, lambda: None, False)
+    assert guide_steps == [3, 3]
+    run.close()
+
+
+def test_half_of_each_mini_batch_is_drawn_from_the_focus_states():
+    """One state in 100 is a focus state, all with one input: the labels' mean over each mini-batch is what a
+    constant fit settles at, 0.5 with the focus drawn for half of each mini-batch (0.01 without)."""
+    from dexwheel.rl.rsl.imitation import _fit
+
+    bias = torch.nn.Parameter(torch.zeros(1))
+    obs, labels = torch.zeros(10_000, 1), torch.zeros(10_000, 1)
+    focus = torch.arange(10_000) % 100 == 0
+    labels[focus] = 1.0
+    optimizer = torch.optim.SGD([bias], lr=0.5)
+
+    def constant(batch):
+        return bias.expand(len(batch["policy"]), 1)
+
+    for _ in range(10):
+        _fit(constant, optimizer, obs, labels, focus, np.random.default_rng(0))
+    assert bias.item() == pytest.approx(0.5, abs=0.03)
+    _fit(constant, optimizer, obs, labels, torch.zeros_like(focus), np.random.default_rng(0))
+    assert bias.item() < 0.1  # without a focus: the mean of uniform mini-batches
 
 
 def test_a_run_with_a_teacher_logs_its_rounds_and_resumes_without_them(tmp_path):
@@ -113,6 +152,7 @@ def test_a_run_with_a_teacher_logs_its_rounds_and_resumes_without_them(tmp_path)
     (["algo.params.teacher_std=0"], "algo.params.teacher_std: expected in \\(0, 1\\]"),
     (["algo.params.teacher_steps=0"], "algo.params.teacher_steps: must be >= 1, got 0"),
     (["algo.params.critic_warmup=-1"], "algo.params.critic_warmup: must be >= 0, got -1"),
+    (["algo.params.guide_steps=0"], "algo.params.guide_steps: must be >= 1, got 0"),
 ])  # fmt: skip
 def test_bad_imitation_settings_are_refused_by_name(overrides, message):
     with pytest.raises(ConfigError, match=message):
@@ -150,7 +190,7 @@ def test_the_expert_teaches_where_the_scripted_teacher_is_not_active(tmp_path, f
     task = run.venv.env.unwrapped.task
     task.commands[:] = (0.5, 0.0)
     labels = teacher()
-    gait = teacher.teacher.active
+    gait = teacher.teacher.near_edge
     expert = load_policy(flat_expert, "final", run_config(flat_expert))
     obs = run.venv.get_observations()["policy"].numpy()
     flat_columns = obs[:, : task.obs_layout.slices["last_action"].stop]  # the flat task's policy columns

@@ -32,7 +32,7 @@ from tqdm import tqdm
 from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_rsl, prune, save_rsl
 from dexwheel.rl.env_factory import make_vector_env
 from dexwheel.rl.progress import Progress
-from dexwheel.rl.rsl.cfg import CRITIC_GROUP, POLICY_GROUP, runner_cfg
+from dexwheel.rl.rsl.cfg import CRITIC_GROUP, IMITATION_KEYS, POLICY_GROUP, runner_cfg
 from dexwheel.rl.rsl.imitation import TeacherGuide, imitate, teacher_for
 from dexwheel.rl.rsl.overlap import OverlappingLoop
 from dexwheel.rl.rsl.symmetry import AugmentedSymmetry
@@ -150,7 +150,7 @@ class RslLearner:
         self.cfg = runner_cfg(params, policy, train.normalize_obs, critic)
         teacher = params.get("teacher")
         self.teacher = teacher_for(teacher, venv, params.get("teacher_expert")) if teacher else None
-        self.imitation = {k: params.get(k) for k in ("teacher_steps", "teacher_std", "critic_warmup", "teacher_guide")}
+        self.imitation = {k: params.get(k) for k in IMITATION_KEYS}
         self.guide: TeacherGuide | None = None
         self.batch = self.cfg["num_steps_per_env"] * train.num_envs * self.world  # every process's samples
         with contextlib.redirect_stdout(io.StringIO()):  # the model printout
@@ -189,7 +189,7 @@ class RslLearner:
             if self.teacher is not None and self.num_timesteps == 0:  # a fresh run starts from the teacher
                 self._imitate()
             if self.teacher is not None and self.imitation["teacher_guide"] and self.guide is None:
-                self.guide = TeacherGuide(self.runner.alg, self.venv, self.teacher)
+                self.guide = TeacherGuide(self.runner.alg, self.venv, self.teacher, self.imitation["guide_steps"])
             while self.num_timesteps < total:
                 steps = min(due(self.num_timesteps), total - self.num_timesteps)
                 iterations = max(1, math.ceil(steps / self.batch))

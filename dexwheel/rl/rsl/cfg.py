@@ -21,7 +21,8 @@ CLIP_ACTIONS = 1.0
 #: rsl_rl's data augmentation function for ``algo.params.symmetry`` (it reads the env's ``mirror_maps``)
 SYMMETRY_FUNC = "dexwheel.rl.rsl.symmetry:mirrored"
 #: ``algo.params`` keys of the imitation before PPO (:mod:`dexwheel.rl.rsl.imitation`), which rsl_rl never sees
-IMITATION_KEYS = ("teacher", "teacher_steps", "teacher_std", "critic_warmup", "teacher_guide", "teacher_expert")
+IMITATION_KEYS = ("teacher", "teacher_steps", "teacher_std", "critic_warmup", "teacher_guide", "guide_steps",
+                  "teacher_expert")  # fmt: skip
 
 
 def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_obs: bool,

@@ -109,27 +109,44 @@ def load_expert(path: str, task) -> MLPModel:
 
 
 class WithExpert:
-    """A scripted teacher where it is :attr:`active`, a trained policy (the expert, reading the leading policy
-    columns it was trained on) everywhere else. Every state has a label, so :attr:`active` is all envs: the
-    guide keeps the expert's tracking as well as the gait's climbing."""
+    """A scripted teacher near an edge (its ``near_edge``: the climbing gait with a rise or a drop ahead), a
+    trained policy (the expert, reading the leading policy columns it was trained on) everywhere else. Every
+    state has a label, so :attr:`active` is all envs: the guide keeps the expert's tracking as well as the
+    gait's climbing and descending. The gait's states are :attr:`focus`: a few percent of the states, they
+    make up half of each mini-batch, or a student may learn the expert's driving and not the gait's lift."""
 
     def __init__(self, teacher, expert: MLPModel, venv) -> None:
         self.teacher, self.expert, self.venv = teacher, expert, venv
         self.active = np.ones(venv.num_envs, dtype=bool)
+        self.focus = np.zeros(venv.num_envs, dtype=bool)
 
     def __call__(self) -> np.ndarray:
         labels = self.teacher()
+        self.focus = self.teacher.near_edge  # the gait's states: rare, so half of every mini-batch (_fit)
         obs = self.venv.get_observations()[POLICY_GROUP][:, : self.expert.obs_dim]
         with torch.no_grad():
             expert = self.expert(TensorDict({POLICY_GROUP: obs}, batch_size=[len(obs)])).clamp(-1.0, 1.0)
-        return np.where(self.teacher.active[:, None], labels, expert.numpy().astype(np.float32))
+        return np.where(self.teacher.near_edge[:, None], labels, expert.numpy().astype(np.float32))
 
 
-def _fit(actor, optimizer, obs: torch.Tensor, labels: torch.Tensor, rng: np.random.Generator) -> float:
-    """``GRADIENT_STEPS`` Adam steps of the actor's mean toward ``labels`` over random mini-batches; the last loss."""
+def _focus(teacher: Teacher, n: int) -> torch.Tensor:
+    """The teacher's ``focus`` states ``(n,)`` of its latest call (none for a teacher without one)."""
+    focus = getattr(teacher, "focus", None)
+    return torch.as_tensor(focus) if focus is not None else torch.zeros(n, dtype=torch.bool)
+
+
+def _fit(actor, optimizer, obs: torch.Tensor, labels: torch.Tensor, focus: torch.Tensor,
+         rng: np.random.Generator, steps: int = GRADIENT_STEPS) -> float:  # fmt: skip
+    """``steps`` Adam steps of the actor's mean toward ``labels`` over random mini-batches, half of each drawn
+    from the ``focus`` states where there are any; the last loss."""
     loss = float("nan")
-    for _ in range(GRADIENT_STEPS):
-        idx = torch.as_tensor(rng.integers(len(obs), size=min(MINI_BATCH, len(obs))))
+    pool = torch.nonzero(focus).squeeze(1).numpy()
+    for _ in range(steps):
+        size = min(MINI_BATCH, len(obs))
+        idx = rng.integers(len(obs), size=size)
+        if len(pool):
+            idx[: size // 2] = pool[rng.integers(len(pool), size=size // 2)]
+        idx = torch.as_tensor(idx)
         batch = TensorDict({POLICY_GROUP: obs[idx]}, batch_size=[len(idx)])
         err = torch.nn.functional.mse_loss(actor(batch), labels[idx])
         optimizer.zero_grad()
@@ -142,15 +159,15 @@ def _fit(actor, optimizer, obs: torch.Tensor, labels: torch.Tensor, rng: np.rand
 class TeacherGuide:
     """PPO with the teacher kept where it is active (``algo.params.teacher_guide``): every env step records the
     states where ``teacher.active`` (the climbing teacher: a rise ahead) with its actions, and after each PPO
-    update the actor's mean takes ``GRADIENT_STEPS`` Adam steps toward them over the latest ``BUFFER_ROUNDS``
+    update the actor's mean takes ``steps`` Adam steps toward them over the latest ``BUFFER_ROUNDS``
     rollouts' such states (logged as ``Loss/imitation``). Elsewhere PPO alone shapes the policy."""
 
-    def __init__(self, alg, venv, teacher: Teacher) -> None:
-        self.alg, self.venv, self.teacher = alg, venv, teacher
+    def __init__(self, alg, venv, teacher: Teacher, steps: int = GRADIENT_STEPS) -> None:
+        self.alg, self.venv, self.teacher, self.steps = alg, venv, teacher, steps
         self.optimizer = torch.optim.Adam(alg.actor.mlp.parameters(), lr=LEARNING_RATE)
         self.rng = np.random.default_rng(1)
         #: per rollout (the latest BUFFER_ROUNDS), its steps' active states and the teacher's actions there
-        self.rollouts: list[list[tuple[torch.Tensor, torch.Tensor]]] = [[]]
+        self.rollouts: list[list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]] = [[]]
         self._step, self._update = venv.step, alg.update
         venv.step, alg.update = self.step, self.update
 
@@ -158,15 +175,18 @@ class TeacherGuide:
         labels = torch.as_tensor(self.teacher())
         active = torch.as_tensor(self.teacher.active)
         if active.any():
-            self.rollouts[-1].append((self.venv.get_observations()[POLICY_GROUP][active], labels[active]))
+            obs = self.venv.get_observations()[POLICY_GROUP]
+            focus = _focus(self.teacher, len(obs))
+            self.rollouts[-1].append((obs[active], labels[active], focus[active]))
         return self._step(actions)
 
     def update(self, *args, **kwargs) -> dict[str, float]:
         losses = self._update(*args, **kwargs)
-        pairs = [pair for rollout in self.rollouts for pair in rollout]
-        if pairs:
-            obs, labels = (torch.cat(column) for column in zip(*pairs, strict=True))
-            losses = {**losses, "imitation": _fit(self.alg.actor, self.optimizer, obs, labels, self.rng)}
+        steps = [step for rollout in self.rollouts for step in rollout]
+        if steps:
+            obs, labels, focus = (torch.cat(column) for column in zip(*steps, strict=True))
+            loss = _fit(self.alg.actor, self.optimizer, obs, labels, focus, self.rng, self.steps)
+            losses = {**losses, "imitation": loss}
         self.rollouts.append([])
         del self.rollouts[:-BUFFER_ROUNDS]
         return losses
@@ -179,29 +199,26 @@ def imitate(alg, venv, teacher: Teacher, steps: int, std: float, log: Callable[[
     per_round = alg.storage.num_transitions_per_env
     rounds = max(1, math.ceil(steps / (per_round * n)))
     optimizer = torch.optim.Adam(actor.mlp.parameters(), lr=LEARNING_RATE)
-    obs_buf: list[torch.Tensor] = []
-    act_buf: list[torch.Tensor] = []
+    buffer: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # per round: states, labels, focus
     rng = np.random.default_rng(0)
     obs = venv.get_observations()
     taken = 0
     for r in range(rounds):
         share = max(0.0, 1.0 - 2.0 * r / rounds)  # the teacher's share of the envs: 1 -> 0 over half the rounds
         by_teacher = torch.as_tensor(rng.random(n) < share)
-        round_obs, round_act = [], []
+        steps_of_round = []
         for _ in range(per_round):
             label = torch.as_tensor(teacher())
             with torch.no_grad():
                 student = actor(obs) + std * torch.randn(n, label.shape[1])
-            round_obs.append(obs[POLICY_GROUP].clone())
-            round_act.append(label)
+            steps_of_round.append((obs[POLICY_GROUP].clone(), label, _focus(teacher, n)))
             actor.update_normalization(obs)
             critic.update_normalization(obs)
             obs, _, _, _ = venv.step(torch.where(by_teacher[:, None], label, student))
             taken += n
-        obs_buf.append(torch.cat(round_obs))
-        act_buf.append(torch.cat(round_act))
-        del obs_buf[:-BUFFER_ROUNDS], act_buf[:-BUFFER_ROUNDS]
-        loss = _fit(actor, optimizer, torch.cat(obs_buf), torch.cat(act_buf), rng)
+        buffer.append(tuple(torch.cat(column) for column in zip(*steps_of_round, strict=True)))
+        del buffer[:-BUFFER_ROUNDS]
+        loss = _fit(actor, optimizer, *(torch.cat(column) for column in zip(*buffer, strict=True)), rng)
         if (r + 1) % max(1, rounds // 10) == 0 or r + 1 == rounds:
             log(f"imitation round {r + 1}/{rounds} steps={taken} teacher_share={share:.2f} loss={loss:.4f}")
     dist = actor.distribution

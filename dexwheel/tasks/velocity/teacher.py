@@ -23,9 +23,12 @@ from dexwheel.tasks.velocity.terrain import yaw_heading
 class ClimbingTeacher:
     """The gait's actions ``(N, 8)`` (policy order: knees fl fr hl hr, then wheels) for a
     :class:`~dexwheel.tasks.velocity.task.WheelLegTask` with terrain and every joint in its policy layer.
-    After each call, :attr:`active` ``(N,)`` marks the envs with a rise ahead (the gait at work)."""
+    After each call, :attr:`active` ``(N,)`` marks the envs with a rise ahead (the gait at work), and
+    :attr:`near_edge` those with a rise or a drop ahead of any wheel (where the gait's actions, the arms at the
+    stance on a drop, are the ones that cross the edge)."""
 
     active: np.ndarray
+    near_edge: np.ndarray
 
     def __init__(self, task, rise: float = 0.03, lookahead: float = 0.02, trail_lookahead: float = 0.06,
                  approach: float = 0.2, climb_speed: float = 1.0, speed_gain: float = 1.0,
@@ -69,9 +72,11 @@ class ClimbingTeacher:
         front = raster.lookup(x + ahead * heading[:, 0:1], y + ahead * heading[:, 1:2])
         at_rise = front - under > self.rise  # (N, 4)
         far = sign[:, None] * self.approach
-        rise_ahead = raster.lookup(x + far * heading[:, 0:1], y + far * heading[:, 1:2]) - under > self.rise
+        step_ahead = raster.lookup(x + far * heading[:, 0:1], y + far * heading[:, 1:2]) - under
+        rise_ahead = step_ahead > self.rise
         climbing = (rise_ahead & leading).any(axis=1) | at_rise.any(axis=1)
         self.active = climbing  # where the gait departs from plain tracking: what algo.params.teacher_guide keeps
+        self.near_edge = climbing | (step_ahead < -self.rise).any(axis=1)
         lead_up = (at_rise & leading).any(axis=1)
         trail_up = (at_rise & ~leading).any(axis=1)
         knees = np.zeros((task.num_envs, 4))

@@ -68,6 +68,21 @@ def test_a_reversed_command_leads_with_the_hind_wheels(env):
     assert np.all(a[4:] > 0.0)  # rolling backward
 
 
+def test_an_edge_ahead_is_near_an_edge_a_drop_does_not_activate_the_climb(env):
+    """A rise within ``approach`` (0.2 m past the rim) ahead of a leading wheel: active and near an edge; far
+    from it, neither. On top of the step facing its edge, a drop that close: near an edge, not active (the arms
+    hold the stance); farther, not near an edge."""
+    front = wheel_offsets(env)[0]
+    _, teacher = act_at(env, -0.2 - front)  # the front wheels' centres 0.2 m before the rise
+    assert teacher.active[0] and teacher.near_edge[0]
+    _, teacher = act_at(env, -1.5)
+    assert not teacher.active[0] and not teacher.near_edge[0]
+    _, teacher = act_at(env, 0.6 + front, yaw=np.pi)  # on top facing -x, the front wheels 0.6 m from the drop
+    assert not teacher.near_edge[0]
+    a, teacher = act_at(env, 0.2 + front, yaw=np.pi)  # ... 0.2 m from it
+    assert teacher.near_edge[0] and not teacher.active[0] and np.all(a[:4] == 0.0)
+
+
 def test_the_teacher_needs_terrain_and_every_joint():
     flat = gym.make("Solenopsis-v0")
     with pytest.raises(ValueError, match="reads the terrain"):
