@@ -12,8 +12,8 @@ see every observation. Afterwards the actor's action std is ``teacher_std``, and
 values, so the first policy updates do not follow an untrained critic's advantages.
 
 With ``algo.params.teacher_expert`` (a trained run, e.g. the flat-ground default), the teacher is the scripted
-gait where it is active and the expert's policy everywhere else (:class:`WithExpert`): the gait climbs, the
-expert tracks the command and turns, which the gait does poorly.
+gait near an edge and the expert's policy everywhere else (:class:`WithExpert`): the gait climbs, the expert
+tracks the command and turns, which the gait does poorly.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class WithExpert:
         obs = self.venv.get_observations()[POLICY_GROUP][:, : self.expert.obs_dim]
         with torch.no_grad():
             expert = self.expert(TensorDict({POLICY_GROUP: obs}, batch_size=[len(obs)])).clamp(-1.0, 1.0)
-        return np.where(self.teacher.near_edge[:, None], labels, expert.numpy().astype(np.float32))
+        return np.where(self.focus[:, None], labels, expert.numpy().astype(np.float32))
 
 
 def _focus(teacher: Teacher, n: int) -> torch.Tensor:
@@ -158,9 +158,10 @@ def _fit(actor, optimizer, obs: torch.Tensor, labels: torch.Tensor, focus: torch
 
 class TeacherGuide:
     """PPO with the teacher kept where it is active (``algo.params.teacher_guide``): every env step records the
-    states where ``teacher.active`` (the climbing teacher: a rise ahead) with its actions, and after each PPO
-    update the actor's mean takes ``steps`` Adam steps toward them over the latest ``BUFFER_ROUNDS``
-    rollouts' such states (logged as ``Loss/imitation``). Elsewhere PPO alone shapes the policy."""
+    states where ``teacher.active`` (the climbing teacher: a rise ahead; with an expert: every state) with its
+    actions and ``focus``, and after each PPO update the actor's mean takes ``steps`` Adam steps toward them over
+    the latest ``BUFFER_ROUNDS`` rollouts' such states (logged as ``Loss/imitation``). Elsewhere PPO alone shapes
+    the policy."""
 
     def __init__(self, alg, venv, teacher: Teacher, steps: int = GRADIENT_STEPS) -> None:
         self.alg, self.venv, self.teacher, self.steps = alg, venv, teacher, steps
