@@ -101,8 +101,8 @@ class RslPPOParams:
     #: keep imitating the teacher during PPO where it is active (:class:`dexwheel.rl.rsl.imitation.TeacherGuide`)
     teacher_guide: bool = True
     guide_steps: int = 16  # the guide's Adam steps after each PPO update
-    #: a trained rsl_ppo run (folder or checkpoint) whose policy is the teacher where the scripted one is not
-    #: active (:class:`dexwheel.rl.rsl.imitation.WithExpert`); None: the scripted teacher alone
+    #: a trained rsl_ppo run (folder or checkpoint) whose policy is the teacher away from the scripted one's edges
+    #: (:class:`dexwheel.rl.rsl.imitation.WithExpert`); None: the scripted teacher alone
     teacher_expert: str | None = None
 
 

@@ -68,13 +68,14 @@ def load_expert(path: str, task) -> MLPModel:
     from dexwheel.rl.env_factory import make_env
     from dexwheel.rl.policies import resolve_checkpoint, run_config
     from dexwheel.rl.rsl import load_actor
+    from dexwheel.rl.run_config import CONFIG_FILE
     from dexwheel.rl.training import RSL_ALGOS
 
     key = f"algo.params.teacher_expert={path}"
     given = Path(path)
     run_dir = given.parent.parent if given.is_file() and given.parent.name == CHECKPOINT_DIR else given
-    if not (run_dir / "config.yaml").is_file():
-        raise ConfigError(f"{key}: not a run folder or a checkpoint in one (no {run_dir / 'config.yaml'}); train "
+    if not (run_dir / CONFIG_FILE).is_file():
+        raise ConfigError(f"{key}: not a run folder or a checkpoint in one (no {run_dir / CONFIG_FILE}); train "
                           f"one: python scripts/train.py robot={task.cfg.robot} hydra.run.dir={run_dir}")  # fmt: skip
     cfg = run_config(run_dir)
     if cfg.algo.name not in RSL_ALGOS:
