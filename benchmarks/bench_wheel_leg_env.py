@@ -14,11 +14,14 @@ the same run and printed as ratios (nothing is asserted; shared machines are noi
 3. The native vector env over raw ``mujoco.batch`` stepping the same model (its physics alone).
 4. The rough task (``<Robot>-Rough-v0``: the terrain, the height scan, the curriculum) against the flat one,
    native vector envs at N = 128, interleaved rounds: the rough env's env-steps/s over the flat env's.
+   ``--rough-types``: the same ratio with every tile one sub-terrain type (``sub_terrains.<name>.proportion``
+   1, the rest 0), one type at a time: where the rough env's time goes.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -33,6 +36,7 @@ import numpy as np  # noqa: E402
 from reference import print_reference  # noqa: E402  (benchmarks/, the script's own directory)
 
 from dexwheel.envs import register_envs  # noqa: E402
+from dexwheel.terrain.config import ROUGH_SUB_TERRAINS, TerrainCfg  # noqa: E402
 
 register_envs()
 IDS = {"solenopsis": "Solenopsis-v0", "m20_legacy": "M20Legacy-v0"}
@@ -177,14 +181,23 @@ def bench_raw_batch(env_id: str, n: int, steps: int, rounds: int) -> None:
     venv.close()
 
 
-def bench_rough(env_id: str, n: int, steps: int, rounds: int) -> None:
-    """The rough task's native vector env against the flat one's, side by side (random actions)."""
+def bench_rough(env_id: str, n: int, steps: int, rounds: int, by_type: bool = False) -> None:
+    """The rough task's native vector env against the flat one's, side by side (random actions); ``by_type``:
+    also the rough env with every tile one sub-terrain type, each type its own env in the same rounds."""
     rough_id = env_id.replace("-v0", "-Rough-v0")
-    envs = {k: gym.make_vec(i, num_envs=n, vectorization_mode="vector_entry_point") for k, i in
-            (("flat", env_id), ("rough", rough_id))}  # fmt: skip
-    dims = {k: e.single_action_space.shape[0] for k, e in envs.items()}
-    actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, dims["flat"])).astype(np.float32)
-    for e in envs.values():
+    rough = {"rough": {}}
+    if by_type:
+        for name in ROUGH_SUB_TERRAINS:
+            subs = {k: dataclasses.replace(v, proportion=float(k == name)) for k, v in ROUGH_SUB_TERRAINS.items()}
+            rough[f"only {name}"] = {"terrain": TerrainCfg(sub_terrains=subs)}
+
+    def make(env: str, kwargs: dict):
+        return gym.make_vec(env, num_envs=n, vectorization_mode="vector_entry_point", **kwargs)
+
+    flat, envs = make(env_id, {}), {k: make(rough_id, kw) for k, kw in rough.items()}
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, flat.single_action_space.shape[0]))
+    actions = actions.astype(np.float32)
+    for e in (flat, *envs.values()):
         e.reset(seed=0)
 
     def run(e) -> float:
@@ -193,16 +206,23 @@ def bench_rough(env_id: str, n: int, steps: int, rounds: int) -> None:
             e.step(a)
         return time.perf_counter() - t0
 
-    ratio, t_rough = [], []
+    ratio: dict[str, list[float]] = {k: [] for k in envs}
+    t_rough: dict[str, list[float]] = {k: [] for k in envs}
     for _ in range(rounds):
-        f, r = run(envs["flat"]), run(envs["rough"])
-        ratio.append(f / r)
-        t_rough.append(r)
-    q1, _, q3 = statistics.quantiles(ratio, n=4)
-    print(f"N = {n:3d}: {rough_id} at {statistics.median(ratio):4.2f}x the flat env's env-steps/s (median of {rounds} "
-          f"interleaved rounds; quartiles {q1:4.2f}-{q3:4.2f}x), {n * steps / statistics.median(t_rough):7.0f} "
-          "env-steps/s")  # fmt: skip
-    for e in envs.values():
+        for k, e in envs.items():  # each rough round right after a flat round, so both see the same machine
+            f, r = run(flat), run(e)
+            ratio[k].append(f / r)
+            t_rough[k].append(r)
+    width = len(rough_id) + 2 + max(len(k) for k in envs) if by_type else 0
+    for k in envs:
+        q1, _, q3 = statistics.quantiles(ratio[k], n=4)
+        name = rough_id if k == "rough" else f"{rough_id}, {k}"
+        print(
+            f"N = {n:3d}: {name:<{width}} at {statistics.median(ratio[k]):4.2f}x the flat env's env-steps/s (median of "
+            f"{rounds} interleaved rounds; quartiles {q1:4.2f}-{q3:4.2f}x), "
+            f"{n * steps / statistics.median(t_rough[k]):7.0f} env-steps/s"
+        )
+    for e in (flat, *envs.values()):
         e.close()
 
 
@@ -211,10 +231,20 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (smoke run)")
     parser.add_argument("--robot", choices=sorted(IDS), default="solenopsis")
     parser.add_argument("--only", choices=("single", "vector"), help="run one of the two parts")
+    parser.add_argument(
+        "--rough-types",
+        action="store_true",
+        help="the rough task alone, also one env per sub-terrain type (every tile that type)",
+    )
     args = parser.parse_args()
     steps, rounds = (100, 3) if args.quick else (500, 7)
     env_id = IDS[args.robot]
     print(f"{env_id} benchmark: {os.cpu_count()} CPUs, mujoco {mujoco.__version__}, gymnasium {gym.__version__}")
+    vsteps, vrounds = (40, 3) if args.quick else (100, 21)
+    if args.rough_types:
+        print("-- the rough task over the flat one, and by sub-terrain type --")
+        bench_rough(env_id, 16 if args.quick else 128, vsteps, max(3, vrounds // 3), by_type=True)
+        return
     if args.only != "vector":
         print("-- env.step over raw physics (median of rounds) --")
         for case in ("zero action", "random actions"):
@@ -223,7 +253,6 @@ def main() -> None:
     if args.only != "single":
         print("-- native vector env vs a loop of N single envs (random actions) --")
         # short rounds, many of them, so that a round and its pair see the same machine
-        vsteps, vrounds = (40, 3) if args.quick else (100, 21)
         for n in (1, 8, 64):
             bench_vector(env_id, n, max(10, vsteps * 8 // max(n, 8)), vrounds)
         print("-- native vector env over its own physics --")

@@ -21,6 +21,11 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
             ["random actions", "N =   8", "speed-up", "the flat env's env-steps/s"],
         ),
         (
+            "bench_wheel_leg_env.py",
+            ["--quick", "--rough-types"],
+            ["N =  16: Solenopsis-Rough-v0 ", "only flat ", "only boxes ", "only rough "],
+        ),
+        (
             "bench_memory.py",
             ["--quick"],
             ["MB per env", "m20_legacy_dr   N =     2", "solenopsis_rough", "g20_pd", "solenopsis_dr over"],
