@@ -101,6 +101,7 @@ class RslPPOParams:
     #: keep imitating the teacher during PPO where it is active (:class:`dexwheel.rl.rsl.imitation.TeacherGuide`)
     teacher_guide: bool = True
     guide_steps: int = 16  # the guide's Adam steps after each PPO update
+    guide_focus: float = 0.5  # the share of each guide mini-batch drawn from the teacher's focus states
     #: a trained rsl_ppo run (folder or checkpoint) whose policy is the teacher away from the scripted one's edges
     #: (:class:`dexwheel.rl.rsl.imitation.WithExpert`); None: the scripted teacher alone
     teacher_expert: str | None = None
@@ -146,6 +147,9 @@ def _check_imitation(params: DictConfig) -> None:
     if params.teacher is not None and params.teacher_guide and params.overlap:
         raise ConfigError("algo.params.teacher_guide: records the teacher's actions in the rollout that PPO's update "
                           "overlaps with algo.params.overlap=true; set one of them false")  # fmt: skip
+    if not 0.0 <= params.guide_focus <= 1.0:
+        raise ConfigError(f"algo.params.guide_focus: expected in [0, 1] (a share of each mini-batch), "
+                          f"got {params.guide_focus}")  # fmt: skip
     if not 0.0 < params.teacher_std <= 1.0:
         raise ConfigError(f"algo.params.teacher_std: expected in (0, 1] (the action range's half-width is 1), "
                           f"got {params.teacher_std}")  # fmt: skip

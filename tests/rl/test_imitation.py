@@ -97,27 +97,30 @@ def test_the_guide_imitates_the_teacher_where_it_is_active_after_each_ppo_update
     run.close()
 
 
-def test_the_guide_takes_the_configured_adam_steps(tmp_path, monkeypatch):
-    """``algo.params.guide_steps`` reaches the guide: each PPO update is followed by a fit of that many steps."""
+def test_the_guide_takes_the_configured_adam_steps_and_focus_share(tmp_path, monkeypatch):
+    """``algo.params.guide_steps`` and ``guide_focus`` reach the guide: each PPO update is followed by a fit of
+    that many steps with that share of focus states."""
     import dexwheel.rl.rsl.imitation as imitation
 
-    real, guide_steps = imitation._fit, []
+    real, guide_fits = imitation._fit, []
 
     def spy(*args):
-        if len(args) == 7:  # the guide's calls name their steps; the rounds' take the default
-            guide_steps.append(args[-1])
+        if len(args) == 8:  # the guide's calls name their steps and share; the rounds' take the defaults
+            guide_fits.append(args[6:])
         return real(*args)
 
     monkeypatch.setattr(imitation, "_fit", spy)
-    run = learner(tmp_path, "algo.params.guide_steps=3")
+    run = learner(tmp_path, "algo.params.guide_steps=3", "algo.params.guide_focus=0.25")
     run.learn(1024 + 2 * run.batch + 2 * run.batch, lambda steps: 10**9, lambda: None, False)
-    assert guide_steps == [3, 3]
+    assert guide_fits == [(3, 0.25), (3, 0.25)]
     run.close()
 
 
-def test_half_of_each_mini_batch_is_drawn_from_the_focus_states():
+@pytest.mark.parametrize("share", [0.5, 0.25, 0.0])
+def test_the_focus_share_of_each_mini_batch_is_drawn_from_the_focus_states(share):
     """One state in 100 is a focus state, all with one input: the labels' mean over each mini-batch is what a
-    constant fit settles at, 0.5 with the focus drawn for half of each mini-batch (0.01 without)."""
+    constant fit settles at, ``share`` + (1 - ``share``) / 100 with the focus drawn for that share of each
+    mini-batch (0.5 by default), 0.01 without a focus."""
     from dexwheel.rl.rsl.imitation import _fit
 
     bias = torch.nn.Parameter(torch.zeros(1))
@@ -130,8 +133,8 @@ def test_half_of_each_mini_batch_is_drawn_from_the_focus_states():
         return bias.expand(len(batch["policy"]), 1)
 
     for _ in range(10):
-        _fit(constant, optimizer, obs, labels, focus, np.random.default_rng(0))
-    assert bias.item() == pytest.approx(0.5, abs=0.03)
+        _fit(constant, optimizer, obs, labels, focus, np.random.default_rng(0), focus_share=share)
+    assert bias.item() == pytest.approx(share + (1 - share) / 100, abs=0.03)
     _fit(constant, optimizer, obs, labels, torch.zeros_like(focus), np.random.default_rng(0))
     assert bias.item() < 0.1  # without a focus: the mean of uniform mini-batches
 
@@ -153,6 +156,7 @@ def test_a_run_with_a_teacher_logs_its_rounds_and_resumes_without_them(tmp_path)
     (["algo.params.teacher_steps=0"], "algo.params.teacher_steps: must be >= 1, got 0"),
     (["algo.params.critic_warmup=-1"], "algo.params.critic_warmup: must be >= 0, got -1"),
     (["algo.params.guide_steps=0"], "algo.params.guide_steps: must be >= 1, got 0"),
+    (["algo.params.guide_focus=1.5"], "algo.params.guide_focus: expected in \\[0, 1\\]"),
 ])  # fmt: skip
 def test_bad_imitation_settings_are_refused_by_name(overrides, message):
     with pytest.raises(ConfigError, match=message):

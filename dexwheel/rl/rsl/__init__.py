@@ -189,7 +189,13 @@ class RslLearner:
             if self.teacher is not None and self.num_timesteps == 0:  # a fresh run starts from the teacher
                 self._imitate()
             if self.teacher is not None and self.imitation["teacher_guide"] and self.guide is None:
-                self.guide = TeacherGuide(self.runner.alg, self.venv, self.teacher, self.imitation["guide_steps"])
+                self.guide = TeacherGuide(
+                    self.runner.alg,
+                    self.venv,
+                    self.teacher,
+                    self.imitation["guide_steps"],
+                    self.imitation["guide_focus"],
+                )
             while self.num_timesteps < total:
                 steps = min(due(self.num_timesteps), total - self.num_timesteps)
                 iterations = max(1, math.ceil(steps / self.batch))

@@ -22,7 +22,7 @@ CLIP_ACTIONS = 1.0
 SYMMETRY_FUNC = "dexwheel.rl.rsl.symmetry:mirrored"
 #: ``algo.params`` keys of the imitation before PPO (:mod:`dexwheel.rl.rsl.imitation`), which rsl_rl never sees
 IMITATION_KEYS = ("teacher", "teacher_steps", "teacher_std", "critic_warmup", "teacher_guide", "guide_steps",
-                  "teacher_expert")  # fmt: skip
+                  "guide_focus", "teacher_expert")  # fmt: skip
 
 
 def runner_cfg(params: Mapping[str, Any], policy: Mapping[str, Any], normalize_obs: bool,

@@ -137,16 +137,17 @@ def _focus(teacher: Teacher, n: int) -> torch.Tensor:
 
 
 def _fit(actor, optimizer, obs: torch.Tensor, labels: torch.Tensor, focus: torch.Tensor,
-         rng: np.random.Generator, steps: int = GRADIENT_STEPS) -> float:  # fmt: skip
-    """``steps`` Adam steps of the actor's mean toward ``labels`` over random mini-batches, half of each drawn
-    from the ``focus`` states where there are any; the last loss."""
+         rng: np.random.Generator, steps: int = GRADIENT_STEPS, focus_share: float = 0.5) -> float:  # fmt: skip
+    """``steps`` Adam steps of the actor's mean toward ``labels`` over random mini-batches, ``focus_share`` of
+    each drawn from the ``focus`` states where there are any; the last loss."""
     loss = float("nan")
     pool = torch.nonzero(focus).squeeze(1).numpy()
     for _ in range(steps):
         size = min(MINI_BATCH, len(obs))
         idx = rng.integers(len(obs), size=size)
         if len(pool):
-            idx[: size // 2] = pool[rng.integers(len(pool), size=size // 2)]
+            k = int(size * focus_share)
+            idx[:k] = pool[rng.integers(len(pool), size=k)]
         idx = torch.as_tensor(idx)
         batch = TensorDict({POLICY_GROUP: obs[idx]}, batch_size=[len(idx)])
         err = torch.nn.functional.mse_loss(actor(batch), labels[idx])
@@ -161,11 +162,11 @@ class TeacherGuide:
     """PPO with the teacher kept where it is active (``algo.params.teacher_guide``): every env step records the
     states where ``teacher.active`` (the climbing teacher: a rise ahead; with an expert: every state) with its
     actions and ``focus``, and after each PPO update the actor's mean takes ``steps`` Adam steps toward them over
-    the latest ``BUFFER_ROUNDS`` rollouts' such states (logged as ``Loss/imitation``). Elsewhere PPO alone shapes
-    the policy."""
+    the latest ``BUFFER_ROUNDS`` rollouts' such states (logged as ``Loss/imitation``), ``focus_share`` of each
+    mini-batch from the ``focus`` states (``algo.params.guide_focus``). Elsewhere PPO alone shapes the policy."""
 
-    def __init__(self, alg, venv, teacher: Teacher, steps: int = GRADIENT_STEPS) -> None:
-        self.alg, self.venv, self.teacher, self.steps = alg, venv, teacher, steps
+    def __init__(self, alg, venv, teacher: Teacher, steps: int = GRADIENT_STEPS, focus_share: float = 0.5) -> None:
+        self.alg, self.venv, self.teacher, self.steps, self.focus_share = alg, venv, teacher, steps, focus_share
         self.optimizer = torch.optim.Adam(alg.actor.mlp.parameters(), lr=LEARNING_RATE)
         self.rng = np.random.default_rng(1)
         #: per rollout (the latest BUFFER_ROUNDS), its steps' active states and the teacher's actions there
@@ -187,7 +188,7 @@ class TeacherGuide:
         steps = [step for rollout in self.rollouts for step in rollout]
         if steps:
             obs, labels, focus = (torch.cat(column) for column in zip(*steps, strict=True))
-            loss = _fit(self.alg.actor, self.optimizer, obs, labels, focus, self.rng, self.steps)
+            loss = _fit(self.alg.actor, self.optimizer, obs, labels, focus, self.rng, self.steps, self.focus_share)
             losses = {**losses, "imitation": loss}
         self.rollouts.append([])
         del self.rollouts[:-BUFFER_ROUNDS]
