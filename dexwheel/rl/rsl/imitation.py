@@ -36,6 +36,8 @@ GRADIENT_STEPS, MINI_BATCH = 16, 1024
 #: How many rounds of samples the aggregated data keeps (the oldest go first).
 BUFFER_ROUNDS = 64
 LEARNING_RATE = 1e-3
+#: the share of each mini-batch drawn from the teacher's focus states (the guide's: ``algo.params.guide_focus``)
+FOCUS_SHARE = 0.5
 
 Teacher = Callable[[], np.ndarray]
 
@@ -137,7 +139,7 @@ def _focus(teacher: Teacher, n: int) -> torch.Tensor:
 
 
 def _fit(actor, optimizer, obs: torch.Tensor, labels: torch.Tensor, focus: torch.Tensor,
-         rng: np.random.Generator, steps: int = GRADIENT_STEPS, focus_share: float = 0.5) -> float:  # fmt: skip
+         rng: np.random.Generator, steps: int = GRADIENT_STEPS, focus_share: float = FOCUS_SHARE) -> float:  # fmt: skip
     """``steps`` Adam steps of the actor's mean toward ``labels`` over random mini-batches, ``focus_share`` of
     each drawn from the ``focus`` states where there are any; the last loss."""
     loss = float("nan")
@@ -165,7 +167,8 @@ class TeacherGuide:
     the latest ``BUFFER_ROUNDS`` rollouts' such states (logged as ``Loss/imitation``), ``focus_share`` of each
     mini-batch from the ``focus`` states (``algo.params.guide_focus``). Elsewhere PPO alone shapes the policy."""
 
-    def __init__(self, alg, venv, teacher: Teacher, steps: int = GRADIENT_STEPS, focus_share: float = 0.5) -> None:
+    def __init__(self, alg, venv, teacher: Teacher, steps: int = GRADIENT_STEPS,
+                 focus_share: float = FOCUS_SHARE) -> None:  # fmt: skip
         self.alg, self.venv, self.teacher, self.steps, self.focus_share = alg, venv, teacher, steps, focus_share
         self.optimizer = torch.optim.Adam(alg.actor.mlp.parameters(), lr=LEARNING_RATE)
         self.rng = np.random.default_rng(1)
