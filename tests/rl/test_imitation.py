@@ -226,7 +226,8 @@ def test_an_expert_on_other_columns_is_refused(tmp_path):
 
 def test_the_climbing_experiment_names_its_expert_and_refuses_a_missing_one(tmp_path, monkeypatch):
     """``+experiment=rough_climb`` is the documented climbing run: the gait, the expert ``outputs/flat_expert``
-    (relative to where it runs), the guide's focus 0.15, 4M steps; without that folder it says how to train one and writes nothing."""
+    (relative to where it runs), the guide's focus 0.15, 4M steps; without that folder it says how to train one
+    and writes nothing."""
     cfg = compose_cfg("train", "robot=solenopsis", "task=rough", "+experiment=rough_climb")
     assert (cfg.algo.params.teacher, cfg.algo.params.teacher_expert) == ("climbing", "outputs/flat_expert")
     assert cfg.algo.params.guide_focus == 0.15  # the guide's share of the gait's states (docs/results.md)
