@@ -70,10 +70,10 @@ def isaac(mujoco, isaac_device):
         def act(obs):
             if not recorded:  # the scene's first step: right after the trials were placed
                 data = u.scene["robot"].data
-                recorded.append({"pos": np.array(data.root_link_pos_w.torch.cpu(), dtype=np.float64),
-                                 "quat": np.array(data.root_link_quat_w.torch.cpu(), dtype=np.float64),
-                                 "command": np.array(u.command_manager.get_command("base_velocity").cpu()),
-                                 "scan": np.array(obs["policy"][:, 28:].cpu())})  # fmt: skip
+                recorded.append({"pos": data.root_link_pos_w.torch.cpu().numpy().astype(np.float64),
+                                 "quat": data.root_link_quat_w.torch.cpu().numpy().astype(np.float64),
+                                 "command": u.command_manager.get_command("base_velocity").cpu().numpy().copy(),
+                                 "scan": obs["policy"][:, 28:].cpu().numpy().copy()})  # fmt: skip
             action = torch.zeros(obs.batch_size[0], 8, device=isaac_device)
             action[:, 4:] = WHEELS
             return action
