@@ -33,7 +33,8 @@ class TrainCfg:
     device: str = "cpu"
     torch_threads: int = 1
     #: torch threads for rsl_ppo's updates (PPO.update), while the vector env's threads are idle. 2 helps only
-    #: with the cores to itself; two such trainings at once ran several times slower (docs/training.md).
+    #: with the cores to itself; two such trainings at once ran several times slower, and on some CPUs it
+    #: changes the weights (docs/training.md).
     learner_threads: int = 1
 
 
