@@ -6,6 +6,9 @@ python scripts/results.py robot=g20_left drive=pd          # the hand on unseen 
 python scripts/results.py robot=solenopsis seeds=[0] sets=[20000]   # fewer
 python scripts/results.py robot=solenopsis stress=false             # without the hard-reversal stress test
 
+The wall time of each row is the training command's own (``command_s`` in its ``train.log``: from the
+process's start, imports and setup included, to the final evaluation's end).
+
 A wheel-leg run is also evaluated on the hard-reversal stress test (:data:`STRESS`): 50 episodes whose commands
 drive at 0.8-1.0 m/s and reverse the direction at every resample (every 5 s), the manoeuvre that tips a policy
 over; its row counts falls, and its errors stay out of the spread (they are a harder task's).
@@ -38,6 +41,14 @@ def _arg(args: list[str], key: str, default: str) -> str:
 
 def _list(text: str) -> list[int]:
     return [int(x) for x in text.strip("[]").split(",") if x.strip()]
+
+
+def command_wall_s(train_log: str) -> float:
+    """The training command's wall time in seconds, from the last ``done`` line of its ``train.log``:
+    ``command_s`` (its launch included), or ``wall_s`` (from the start line) in runs logged before
+    ``command_s`` existed; NaN when the run never finished."""
+    done = re.findall(r" - done step=\d+ wall_s=([\d.]+)(?: command_s=([\d.]+))?", train_log)
+    return float(done[-1][1] or done[-1][0]) if done else float("nan")
 
 
 def run(cmd: list[str]) -> str:
@@ -105,19 +116,19 @@ def main() -> None:
             print(f"training seed {seed} -> {run_dir}", flush=True)
             run([sys.executable, "scripts/train.py", *train_args, f"seed={seed}", f"hydra.run.dir={run_dir}",
                  "train.progress_bar=false"])  # fmt: skip
-        wall = re.findall(r" - done step=\d+ wall_s=([\d.]+)", (run_dir / "train.log").read_text())
+        wall = command_wall_s((run_dir / "train.log").read_text())
         for label, eval_seed, episodes, extra in evaluations:
             out_json = run_dir / "eval" / f"results_{label}.json"
             run([sys.executable, "scripts/evaluate.py", f"run={run_dir}", "checkpoint=final", f"eval_seed={eval_seed}",
                  f"episodes={episodes}", "overwrite=true", f"out={out_json}", *extra])  # fmt: skip
             result = json.loads(out_json.read_text())["results"][robot]
-            rows.append((seed, label, episodes, float(wall[-1]) if wall else float("nan"), result))
+            rows.append((seed, label, episodes, wall, result))
     keys = METRICS[task]
     print(f"| seed | eval_seed | wall (min) | {' | '.join(keys)} |")
     print("|---" * (3 + len(keys)) + "|")
     for seed, label, episodes, wall, r in rows:
         cells = [f"{round(r[k] * episodes)}/{episodes}" if k in ("fall", "success") else f"{r[k]:.3f}" for k in keys]
-        print(f"| {seed} | {label} | {wall / 60:.1f} | {' | '.join(cells)} |")
+        print(f"| {seed} | {label} | {wall / 60:.1f} ({wall:.0f} s) | {' | '.join(cells)} |")
     for k in keys:
         values = [r[k] for _, label, *_, r in rows if label != "reversals"]
         print(f"{k}: min {min(values):.3f} max {max(values):.3f} mean {sum(values) / len(values):.3f}")

@@ -12,6 +12,12 @@ that fails leaves no folder behind.
 
 from __future__ import annotations
 
+import time
+
+# This process's start, taken before the imports (E402 below): a run's launch_s and command_s count from here.
+# A local multirun's later jobs start at their own call of main().
+LAUNCHED = [time.monotonic()]
+
 import sys
 from pathlib import Path
 
@@ -49,8 +55,9 @@ def remove_if_empty(folder: Path) -> None:
 def main(cfg: DictConfig) -> float:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
+    launched = LAUNCHED.pop() if LAUNCHED else time.monotonic()
     try:
-        summary = train(cfg, run_dir, overrides=list(hydra_cfg.overrides.task))
+        summary = train(cfg, run_dir, overrides=list(hydra_cfg.overrides.task), launched=launched)
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None

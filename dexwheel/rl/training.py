@@ -255,14 +255,16 @@ def make_learner(cfg: DictConfig, train: TrainCfg, name: str, params: DictConfig
     return Sb3Learner(cfg, train, name, params, policy, run_dir, checkpoint)
 
 
-def train(cfg: DictConfig, run_dir: Path, overrides: list[str] | None = None) -> dict[str, Any]:
+def train(cfg: DictConfig, run_dir: Path, overrides: list[str] | None = None,
+          launched: float | None = None) -> dict[str, Any]:  # fmt: skip
     """Train as the config says, writing everything into ``run_dir``; returns the final evaluation.
 
     With ``train.resume=<run>`` the run continues in its own folder. ``overrides`` (what the user typed,
     as ``scripts/train.py`` passes them) are then applied to the run's own config (:func:`resume_config`);
     without them, ``cfg`` itself must match the run's config (:func:`check_resume_config`).
     ``backend=isaaclab`` runs the training itself in the Isaac Lab venv (:mod:`dexwheel.rl.isaaclab_launch`)
-    once everything here has been checked.
+    once everything here has been checked. ``launched`` (``time.monotonic()`` at the command's start) adds
+    ``launch_s`` and ``command_s`` to the log lines: the wall time the command took, its launch included.
     """
     checkpoint, notes = None, []
     if cfg.train.resume:  # a missing, corrupted or incompatible run fails before anything in it is written
@@ -289,22 +291,23 @@ def train(cfg: DictConfig, run_dir: Path, overrides: list[str] | None = None) ->
             return train_on_isaaclab(cfg, name, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     learner = make_learner(cfg, train_cfg, name, params, policy, run_dir, checkpoint)
-    return run_training(cfg, train_cfg, learner, Evaluator(cfg, train_cfg, run_dir), run_dir, notes)
+    evaluator = Evaluator(cfg, train_cfg, run_dir)
+    return run_training(cfg, train_cfg, learner, evaluator, run_dir, notes, launched)
 
 
 def run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: Evaluator, run_dir: Path,
-                 notes: list[str] = ()) -> dict:  # fmt: skip
+                 notes: list[str] = (), launched: float | None = None) -> dict:  # fmt: skip
     """The run itself, whatever the learner and the backend: progress lines (to the run's ``train.log``),
     periodic evaluations and checkpoints, Ctrl-C saving a checkpoint, the final checkpoint and evaluation."""
     main = getattr(learner, "is_main", True)  # a distributed run's other processes only learn
     with run_log(run_dir, active=main):
         for line in notes:
             log.warning(line)
-        return _run_training(cfg, train_cfg, learner, evaluator, run_dir, main)
+        return _run_training(cfg, train_cfg, learner, evaluator, run_dir, main, launched)
 
 
 def _run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: Evaluator, run_dir: Path,
-                  main: bool) -> dict:  # fmt: skip
+                  main: bool, launched: float | None) -> dict:  # fmt: skip
     name = cfg.algo.name
     evaluator.active = main
     if not main:
@@ -314,9 +317,12 @@ def _run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator:
         write_atomic(run_dir / CONFIG_FILE, OmegaConf.to_yaml(cfg, resolve=True))  # once the model is built
     evaluator.start(learner.num_timesteps)
     bar = train_cfg.progress_bar and sys.stdout.isatty()  # off a terminal, the log lines show progress
+    # the launch before training (imports, config, envs, learner) is part of what the command costs a user
+    launch = "" if launched is None else f" launch_s={evaluator.t0 - launched:.1f}"
     log.info(
         f"start robot={cfg.robot.name} algo={name} seed={cfg.seed} total_timesteps={train_cfg.total_timesteps} "
         f"from_step={learner.num_timesteps} num_envs={train_cfg.num_envs} backend={cfg.backend.name} run={run_dir}"
+        f"{launch}"
     )
     interrupted = False
     previous = signal.getsignal(signal.SIGINT)
@@ -346,8 +352,10 @@ def _run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator:
     if main:
         write_atomic(run_dir / FINAL_EVAL_FILE, json.dumps(summary, indent=1))
     learner.close()
+    now = time.monotonic()
+    command = "" if launched is None else f" command_s={now - launched:.1f}"
     log.info(
-        f"done step={learner.num_timesteps} wall_s={time.monotonic() - evaluator.t0:.1f} {_fields(summary)} "
+        f"done step={learner.num_timesteps} wall_s={now - evaluator.t0:.1f}{command} {_fields(summary)} "
         f"checkpoints={run_dir / CHECKPOINT_DIR}"
     )
     return summary

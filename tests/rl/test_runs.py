@@ -25,6 +25,14 @@ G20 = ["robot=g20_left", "algo=ppo", "train.total_timesteps=512", "train.num_env
        "task.hand.max_episode_steps=50"]  # fmt: skip
 
 
+def results_script():
+    """scripts/results.py as a module."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import results
+
+    return results
+
+
 def script(name, *args, cwd):
     cmd = [sys.executable, str(ROOT / "scripts" / name), *args]
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
@@ -116,6 +124,11 @@ def test_resume_from_the_run_alone_logs_into_its_train_log(run, tmp_path):
     assert saved["task"]["hand"]["max_episode_steps"] == 50 and "goal_switch_steps" in saved["task"]["hand"]
     assert saved["train"]["total_timesteps"] == 1024 and saved["drive"]["name"] == "hard_write"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no timestamped folder of the launch
+    # results.py's wall time is the last segment's command (its launch included); an older log's wall_s else
+    wall, command = map(float, re.search(r" - done step=1024 wall_s=([\d.]+) command_s=([\d.]+)", log).groups())
+    assert command > wall > 0
+    assert results_script().command_wall_s(log) == command
+    assert results_script().command_wall_s(re.sub(r" command_s=[\d.]+", "", log)) == wall
 
 
 @pytest.mark.parametrize(

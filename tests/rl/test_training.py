@@ -146,4 +146,8 @@ def test_a_run_off_a_terminal_logs_a_line_per_evaluation_to_train_log(tmp_path):
         assert float(e["return"]) == pytest.approx(h["return"], rel=1e-3, abs=1e-3)
         assert {"lin_vel_x_error", "ang_vel_z_error", "fall", "episodes"} <= e.keys()
     assert "done step=512" in lines[-1] and f"checkpoints={run / 'checkpoints'}" in lines[-1]
+    # the command's wall time: its launch (imports, config, envs, learner) before the start line, then the run
+    start, end = (dict(f.split("=", 1) for f in line.split() if "_s=" in f) for line in (lines[0], lines[-1]))
+    assert float(start["launch_s"]) > 0
+    assert float(end["command_s"]) == pytest.approx(float(start["launch_s"]) + float(end["wall_s"]), abs=0.15)
     assert done.stdout.count(" - eval step=") == len(evals)  # no progress bar off a terminal: the lines print
