@@ -46,6 +46,7 @@ import stable_baselines3  # noqa: E402
 import torch  # noqa: E402
 from hydra import compose, initialize_config_dir  # noqa: E402
 
+from dexwheel.rl.env_factory import physics_only_s  # noqa: E402
 from dexwheel.rl.sb3 import _new_model, build_vec_env  # noqa: E402
 from dexwheel.rl.schema import validate  # noqa: E402
 
@@ -110,25 +111,6 @@ def _core_times() -> list[tuple[float, float]] | None:
     return out
 
 
-def physics_only(cfg: Any, num_envs: int, steps: int) -> float:
-    """Seconds the native vector env takes for ``steps`` env steps with random actions (no policy, no learner)."""
-    import numpy as np
-
-    from dexwheel.rl.env_factory import make_vector_env
-
-    venv = make_vector_env(cfg, num_envs)
-    venv.reset(seed=0)
-    rng = np.random.default_rng(0)
-    actions = rng.uniform(-1.0, 1.0, (64, *venv.action_space.shape)).astype(np.float32)
-    n = max(1, steps // num_envs)
-    t0 = time.perf_counter()
-    for k in range(n):
-        venv.step(actions[k % 64])
-    seconds = time.perf_counter() - t0
-    venv.close()
-    return seconds * steps / (n * num_envs)
-
-
 def bench_rsl(
     cfg: Any, train_cfg: Any, params: Any, policy: Any, iterations: int
 ) -> tuple[dict[str, float], float, float, int]:
@@ -172,7 +154,7 @@ def bench(robot: str, algo: str, quick: bool, user: list[str], iterations: int =
     torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
     if algo == "rsl_ppo":
         t, total, setup, steps = bench_rsl(cfg, train_cfg, params, policy, iterations)
-        report(algo, t, total, setup, steps, train_cfg.num_envs, physics_only(cfg, train_cfg.num_envs, steps))
+        report(algo, t, total, setup, steps, train_cfg.num_envs, physics_only_s(cfg, train_cfg.num_envs, steps))
         return
     with tempfile.TemporaryDirectory() as run_dir:
         venv = build_vec_env(cfg, train_cfg, cfg.seed)
@@ -192,7 +174,7 @@ def bench(robot: str, algo: str, quick: bool, user: list[str], iterations: int =
     setup = t.pop("setup")
     total -= setup  # the loop's own time
     t["rollout bookkeeping"] = t.pop("collect") - t["simulation"] - t["policy inference"]
-    report(algo, t, total, setup, steps, train_cfg.num_envs, physics_only(cfg, train_cfg.num_envs, steps))
+    report(algo, t, total, setup, steps, train_cfg.num_envs, physics_only_s(cfg, train_cfg.num_envs, steps))
 
 
 def report(algo: str, t: dict[str, float], total: float, setup: float, steps: int, num_envs: int,

@@ -7,7 +7,9 @@ python scripts/results.py robot=solenopsis seeds=[0] sets=[20000]   # fewer
 python scripts/results.py robot=solenopsis stress=false             # without the hard-reversal stress test
 
 The wall time of each row is the training command's own (``command_s`` in its ``train.log``: from the
-process's start, imports and setup included, to the final evaluation's end).
+process's start, imports and setup included, to the final evaluation's end), and that time over the physics
+alone of the same steps (the native vector env with random actions, timed before the runs): the wall time
+depends on the machine, the ratio states it against that machine's own physics.
 
 A wheel-leg run is also evaluated on the hard-reversal stress test (:data:`STRESS`): 50 episodes whose commands
 drive at 0.8-1.0 m/s and reverse the direction at every resample (every 5 s), the manoeuvre that tips a policy
@@ -26,11 +28,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from omegaconf import DictConfig
+
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = {"velocity_tracking": ("lin_vel_x_error", "ang_vel_z_error", "fall"),
            "hand_pose_tracking": ("mean_joint_error", "max_joint_error", "success")}  # fmt: skip
 EPISODES = 10  # per evaluation set
 STRESS_SEED, STRESS_EPISODES = 50000, 50
+PHYSICS_SAMPLE = 131_072  # env steps timed for the physics-only baseline (about 5-10 s on 2 cores)
 STRESS = "env_overrides={commands: {lin_vel_x: [0.8, 1.0], rel_reversal: 1.0, rel_standing_envs: 0.0}}"
 
 
@@ -66,8 +71,9 @@ def refuse(message: str) -> None:
     raise SystemExit(2)
 
 
-def check(args: list[str]) -> list[str]:
-    """The arguments for train.py, once all of them have been checked: nothing starts on a typo."""
+def check(args: list[str]) -> tuple[list[str], DictConfig]:
+    """The arguments for train.py and the config they compose, once all of them have been checked: nothing
+    starts on a typo."""
     if any(a in ("-h", "--help") for a in args):
         print(__doc__)
         raise SystemExit(0)
@@ -91,15 +97,17 @@ def check(args: list[str]) -> list[str]:
     from dexwheel.rl.schema import ConfigError
 
     try:
-        compose("train", train_args)
+        cfg = compose("train", train_args)
     except ConfigError as e:
         refuse(f"train.py would refuse {' '.join(train_args)}: {e}")
-    return train_args
+    return train_args, cfg
 
 
 def main() -> None:
     args = sys.argv[1:]
-    train_args = check(args)
+    train_args, cfg = check(args)
+    budget = int(cfg.train.total_timesteps)
+    floor = physics_floor_s(cfg, budget)  # before the runs, on the machine as they will find it
     robot = _arg(args, "robot", "solenopsis")
     seeds, sets = _list(_arg(args, "seeds", "[0,1,2]")), _list(_arg(args, "sets", "[20000,30000]"))
     out = Path(_arg(args, "out", f"outputs/results/{robot}"))
@@ -124,17 +132,33 @@ def main() -> None:
             result = json.loads(out_json.read_text())["results"][robot]
             rows.append((seed, label, episodes, wall, result))
     keys = METRICS[task]
-    print(f"| seed | eval_seed | wall (min) | {' | '.join(keys)} |")
+    print(f"| seed | eval_seed | wall (min{', x physics' if floor else ''}) | {' | '.join(keys)} |")
     print("|---" * (3 + len(keys)) + "|")
     for seed, label, episodes, wall, r in rows:
         cells = [f"{round(r[k] * episodes)}/{episodes}" if k in ("fall", "success") else f"{r[k]:.3f}" for k in keys]
-        print(f"| {seed} | {label} | {wall / 60:.1f} ({wall:.0f} s) | {' | '.join(cells)} |")
+        ratio = f", {wall / floor:.1f}x" if floor else ""
+        print(f"| {seed} | {label} | {wall / 60:.1f} ({wall:.0f} s{ratio}) | {' | '.join(cells)} |")
     for k in keys:
         values = [r[k] for _, label, *_, r in rows if label != "reversals"]
         print(f"{k}: min {min(values):.3f} max {max(values):.3f} mean {sum(values) / len(values):.3f}")
     stress = [(r["fall"] * episodes, episodes) for _, label, episodes, _, r in rows if label == "reversals"]
     if stress:
         print(f"reversal stress falls: {round(sum(f for f, _ in stress))}/{sum(n for _, n in stress)}")
+    if floor:
+        print(
+            f"physics only: {budget} env steps in {floor:.0f} s ({budget / floor:.0f} env-steps/s, the native vector "
+            f"env alone at {cfg.train.num_envs} envs, random actions, timed on {PHYSICS_SAMPLE} steps before the runs)"
+        )
+
+
+def physics_floor_s(cfg: DictConfig, steps: int) -> float | None:
+    """Seconds the physics alone takes for ``steps`` env steps on this machine (timed on :data:`PHYSICS_SAMPLE`):
+    the baseline a run's wall time is stated against, as the benchmarks state theirs; None off the MuJoCo backend."""
+    if cfg.backend.name != "mujoco":
+        return None
+    from dexwheel.rl.env_factory import physics_only_s
+
+    return physics_only_s(cfg, int(cfg.train.num_envs), PHYSICS_SAMPLE) * steps / PHYSICS_SAMPLE
 
 
 if __name__ == "__main__":

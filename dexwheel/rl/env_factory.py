@@ -10,6 +10,7 @@ what is allowed.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import gymnasium as gym
@@ -85,6 +86,23 @@ def make_vector_env(cfg: DictConfig, num_envs: int, **overrides: Any) -> gym.vec
         return gym.make_vec(cfg.robot.env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
     except (TypeError, ValueError) as e:
         raise config_error(e, cfg.robot.env_id, kwargs, paths) from e
+
+
+def physics_only_s(cfg: DictConfig, num_envs: int, steps: int) -> float:
+    """Seconds the native vector env takes for ``steps`` env steps with random actions, nothing else (no policy,
+    no learner): the floor a training loop over the same steps could reach on this machine, the baseline the
+    training benchmark and ``scripts/results.py`` state their times against."""
+    venv = make_vector_env(cfg, num_envs)
+    venv.reset(seed=0)
+    venv.action_space.seed(0)
+    actions = [venv.action_space.sample() for _ in range(64)]  # any action space (sdk255's integers too)
+    n = max(1, steps // num_envs)
+    t0 = time.perf_counter()
+    for k in range(n):
+        venv.step(actions[k % 64])
+    seconds = time.perf_counter() - t0
+    venv.close()
+    return seconds * steps / (n * num_envs)
 
 
 class RoundedActions(gym.ActionWrapper):

@@ -8,7 +8,7 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ConfigAttributeError
 
-from dexwheel.rl.env_factory import env_kwargs, make_env
+from dexwheel.rl.env_factory import env_kwargs, make_env, physics_only_s
 from dexwheel.rl.schema import ConfigError, validate
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -64,6 +64,14 @@ def test_every_hand_action_and_collision_option_builds(action, collision):
     assert env.unwrapped.config.action == action
     assert env.unwrapped.config.collision_projection == (collision == "projection")
     env.close()
+
+
+@pytest.mark.parametrize("overrides", [["robot=solenopsis"], ["robot=g20_left", "action=sdk255", "drive=pd"]])
+def test_the_physics_only_baseline_steps_any_action_space(overrides):
+    """results.py's and the training benchmark's baseline: random actions from the env's own space (sdk255's
+    integers too), timed per env step."""
+    seconds = physics_only_s(cfg(*overrides), num_envs=2, steps=16)
+    assert seconds > 0  # timed, never bounded: speed is stated in benchmarks/
 
 
 @pytest.mark.parametrize("robot", WHEEL_LEGS)
