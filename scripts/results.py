@@ -8,7 +8,7 @@ python scripts/results.py robot=solenopsis stress=false             # without th
 
 The wall time of each row is the training command's own (``command_s`` in its ``train.log``: from the
 process's start, imports and setup included, to the final evaluation's end), and that time over the physics
-alone of the same steps (the native vector env with random actions, timed before the runs): the wall time
+alone of the same steps (the native vector env with random actions, timed as results.py starts): the wall time
 depends on the machine, the ratio states it against that machine's own physics.
 
 A wheel-leg run is also evaluated on the hard-reversal stress test (:data:`STRESS`): 50 episodes whose commands
@@ -107,7 +107,7 @@ def main() -> None:
     args = sys.argv[1:]
     train_args, cfg = check(args)
     budget = int(cfg.train.total_timesteps)
-    floor = physics_floor_s(cfg, budget)  # before the runs, on the machine as they will find it
+    floor = physics_floor_s(cfg, budget)  # before any training, on the machine as the runs will find it
     robot = _arg(args, "robot", "solenopsis")
     seeds, sets = _list(_arg(args, "seeds", "[0,1,2]")), _list(_arg(args, "sets", "[20000,30000]"))
     out = Path(_arg(args, "out", f"outputs/results/{robot}"))
@@ -147,7 +147,7 @@ def main() -> None:
     if floor:
         print(
             f"physics only: {budget} env steps in {floor:.0f} s ({budget / floor:.0f} env-steps/s, the native vector "
-            f"env alone at {cfg.train.num_envs} envs, random actions, timed on {PHYSICS_SAMPLE} steps before the runs)"
+            f"env alone at {cfg.train.num_envs} envs, random actions, timed on {PHYSICS_SAMPLE} steps as results.py started)"
         )
 
 

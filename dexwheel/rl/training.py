@@ -291,8 +291,7 @@ def train(cfg: DictConfig, run_dir: Path, overrides: list[str] | None = None,
             return train_on_isaaclab(cfg, name, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     learner = make_learner(cfg, train_cfg, name, params, policy, run_dir, checkpoint)
-    evaluator = Evaluator(cfg, train_cfg, run_dir)
-    return run_training(cfg, train_cfg, learner, evaluator, run_dir, notes, launched)
+    return run_training(cfg, train_cfg, learner, Evaluator(cfg, train_cfg, run_dir), run_dir, notes, launched)
 
 
 def run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator: Evaluator, run_dir: Path,
