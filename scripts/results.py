@@ -5,11 +5,15 @@ python scripts/results.py robot=solenopsis                 # outputs/results/sol
 python scripts/results.py robot=g20_left drive=pd          # the hand on unseen (random) goals
 python scripts/results.py robot=solenopsis seeds=[0] sets=[20000]   # fewer
 python scripts/results.py robot=solenopsis stress=false             # without the hard-reversal stress test
+python scripts/results.py robot=solenopsis physics_steps=524288     # a longer physics timing (default 131072)
 
 The wall time of each row is the training command's own (``command_s`` in its ``train.log``: from the
 process's start, imports and setup included, to the final evaluation's end), and that time over the physics
-alone of the same steps (the native vector env with random actions, timed as results.py starts): the wall time
-depends on the machine, the ratio states it against that machine's own physics.
+alone of the same steps (the native vector env with random actions): the wall time depends on the machine, the
+ratio states it against that machine's own physics. The physics is timed as results.py starts and after each
+training, and a run is stated against the mean of the timings just before and just after it, so a machine
+that slows down during the runs moves the baseline with them (a run trained earlier is stated against the mean
+of them all).
 
 A wheel-leg run is also evaluated on the hard-reversal stress test (:data:`STRESS`): 50 episodes whose commands
 drive at 0.8-1.0 m/s and reverse the direction at every resample (every 5 s), the manoeuvre that tips a policy
@@ -35,7 +39,7 @@ METRICS = {"velocity_tracking": ("lin_vel_x_error", "ang_vel_z_error", "fall"),
            "hand_pose_tracking": ("mean_joint_error", "max_joint_error", "success")}  # fmt: skip
 EPISODES = 10  # per evaluation set
 STRESS_SEED, STRESS_EPISODES = 50000, 50
-PHYSICS_SAMPLE = 131_072  # env steps timed for the physics-only baseline (about 5-10 s on 2 cores)
+PHYSICS_STEPS = "131072"  # env steps timed for the physics-only baseline (about 5-10 s on 2 cores)
 STRESS = "env_overrides={commands: {lin_vel_x: [0.8, 1.0], rel_reversal: 1.0, rel_standing_envs: 0.0}}"
 
 
@@ -63,7 +67,7 @@ def run(cmd: list[str]) -> str:
     return done.stdout
 
 
-OWN = ("seeds", "sets", "out", "stress")
+OWN = ("seeds", "sets", "out", "stress", "physics_steps")
 
 
 def refuse(message: str) -> None:
@@ -88,6 +92,9 @@ def check(args: list[str]) -> tuple[list[str], DictConfig]:
             refuse(f"{key}={_arg(args, key, '')}: expected a list of integers such as [0,1,2]")
     if _arg(args, "stress", "true").lower() not in ("true", "false"):
         refuse(f"stress={_arg(args, 'stress', '')}: expected true or false")
+    physics_steps = _arg(args, "physics_steps", PHYSICS_STEPS)
+    if not physics_steps.isdigit() or int(physics_steps) < 1:
+        refuse(f"physics_steps={physics_steps}: expected a positive integer (env steps)")
     train_args = [a for a in args if a.split("=", 1)[0] not in OWN]
     for a in train_args:
         if a.split("=", 1)[0].lstrip("+~") in ("seed", "hydra.run.dir"):
@@ -107,7 +114,9 @@ def main() -> None:
     args = sys.argv[1:]
     train_args, cfg = check(args)
     budget = int(cfg.train.total_timesteps)
-    floor = physics_floor_s(cfg, budget)  # before any training, on the machine as the runs will find it
+    timed = cfg.backend.name == "mujoco"  # the baseline is MuJoCo's native vector env
+    sample = int(_arg(args, "physics_steps", PHYSICS_STEPS))
+    floors = [physics_floor_s(cfg, budget, sample)] if timed else []  # before any training, as the runs find it
     robot = _arg(args, "robot", "solenopsis")
     seeds, sets = _list(_arg(args, "seeds", "[0,1,2]")), _list(_arg(args, "sets", "[20000,30000]"))
     out = Path(_arg(args, "out", f"outputs/results/{robot}"))
@@ -117,13 +126,16 @@ def main() -> None:
     evaluations = [(str(s), s, EPISODES, goals) for s in sets]  # (label, eval seed, episodes, extra arguments)
     if not hand and _arg(args, "stress", "true").lower() == "true":
         evaluations.append(("reversals", STRESS_SEED, STRESS_EPISODES, [STRESS]))
-    rows = []
+    rows, run_floors = [], {}
     for seed in seeds:
         run_dir = out / f"seed{seed}"
         if not list((run_dir / "checkpoints").glob("final.*")):
             print(f"training seed {seed} -> {run_dir}", flush=True)
             run([sys.executable, "scripts/train.py", *train_args, f"seed={seed}", f"hydra.run.dir={run_dir}",
                  "train.progress_bar=false"])  # fmt: skip
+            if timed:
+                floors.append(physics_floor_s(cfg, budget, sample))
+                run_floors[seed] = (floors[-2] + floors[-1]) / 2
         wall = command_wall_s((run_dir / "train.log").read_text())
         for label, eval_seed, episodes, extra in evaluations:
             out_json = run_dir / "eval" / f"results_{label}.json"
@@ -132,11 +144,12 @@ def main() -> None:
             result = json.loads(out_json.read_text())["results"][robot]
             rows.append((seed, label, episodes, wall, result))
     keys = METRICS[task]
+    floor = sum(floors) / len(floors) if floors else None
     print(f"| seed | eval_seed | wall (min{', x physics' if floor else ''}) | {' | '.join(keys)} |")
     print("|---" * (3 + len(keys)) + "|")
     for seed, label, episodes, wall, r in rows:
         cells = [f"{round(r[k] * episodes)}/{episodes}" if k in ("fall", "success") else f"{r[k]:.3f}" for k in keys]
-        ratio = f", {wall / floor:.1f}x" if floor else ""
+        ratio = f", {wall / run_floors.get(seed, floor):.1f}x" if floor else ""
         print(f"| {seed} | {label} | {wall / 60:.1f} ({wall:.0f} s{ratio}) | {' | '.join(cells)} |")
     for k in keys:
         values = [r[k] for _, label, *_, r in rows if label != "reversals"]
@@ -145,20 +158,20 @@ def main() -> None:
     if stress:
         print(f"reversal stress falls: {round(sum(f for f, _ in stress))}/{sum(n for _, n in stress)}")
     if floor:
+        rates = ", ".join(f"{budget / f:.0f}" for f in floors)
         print(
-            f"physics only: {budget} env steps in {floor:.0f} s ({budget / floor:.0f} env-steps/s, the native vector "
-            f"env alone at {cfg.train.num_envs} envs, random actions, timed on {PHYSICS_SAMPLE} steps as results.py started)"
+            f"physics only: {budget} env steps in {floor:.0f} s ({budget / floor:.0f} env-steps/s on average, the native "
+            f"vector env alone at {cfg.train.num_envs} envs, random actions; timed on {sample} steps as "
+            f"results.py started and after each training: {rates} env-steps/s)"
         )
 
 
-def physics_floor_s(cfg: DictConfig, steps: int) -> float | None:
-    """Seconds the physics alone takes for ``steps`` env steps on this machine (timed on :data:`PHYSICS_SAMPLE`):
-    the baseline a run's wall time is stated against, as the benchmarks state theirs; None off the MuJoCo backend."""
-    if cfg.backend.name != "mujoco":
-        return None
+def physics_floor_s(cfg: DictConfig, steps: int, sample: int) -> float:
+    """Seconds the physics alone takes for ``steps`` env steps on this machine, timed on ``sample`` of them: the
+    baseline a run's wall time is stated against, as the benchmarks state theirs."""
     from dexwheel.rl.env_factory import physics_only_s
 
-    return physics_only_s(cfg, int(cfg.train.num_envs), PHYSICS_SAMPLE) * steps / PHYSICS_SAMPLE
+    return physics_only_s(cfg, int(cfg.train.num_envs), sample) * steps / sample
 
 
 if __name__ == "__main__":

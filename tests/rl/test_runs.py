@@ -165,6 +165,28 @@ def test_results_checks_every_argument_before_starting_anything(tmp_path, args, 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_results_states_each_run_against_the_physics_timed_around_it(tmp_path):
+    """results.py end to end, tiny: a training, its row's wall time over the mean of the physics timed just before
+    and just after it, every timing listed; a second call trains nothing and states the run against its own timing."""
+    args = ["robot=solenopsis", "task.train.total_timesteps=4096", "task.train.eval_every_steps=4096",
+            "task.train.eval_episodes=1", "task.wheel_leg.episode_length_s=0.2", "seeds=[0]", "sets=[20000]",
+            "stress=false", "physics_steps=1024", f"out={tmp_path / 'out'}"]  # fmt: skip
+    for call, timings in ((1, 2), (2, 1)):
+        done = script("results.py", *args, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.count("training seed 0") == (call == 1)
+        ratio = float(re.search(r"\n\| 0 \| 20000 \| [\d.]+ \(\d+ s, ([\d.]+)x\) \|", done.stdout).group(1))
+        rates = re.search(
+            r"timed on 1024 steps as results.py started and after each training: ([\d, ]+) env-", done.stdout
+        )
+        rates = [float(r) for r in rates.group(1).split(", ")]
+        assert len(rates) == timings and min(rates) > 0
+        wall = results_script().command_wall_s((tmp_path / "out" / "seed0" / "train.log").read_text())
+        floor = sum(4096 / r for r in rates) / len(rates)
+        assert ratio == pytest.approx(wall / floor, rel=0.02, abs=0.06)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 def test_the_evaluate_config_example_works(tmp_path, monkeypatch):
     """configs/evaluate.yaml's env_overrides example, as written there."""
     monkeypatch.chdir(tmp_path)
