@@ -16,6 +16,8 @@ rsl_rl PPO runs ``OnPolicyRunner.learn`` for 8 iterations (``--iterations``) of 
 adapter's ``step``, policy inference ``PPO.act``, learner update ``PPO.update``; storage and returns are "other".
 With ``algo.params.overlap=true`` the update runs beside the rollout, so the shares add up to more than 100 %
 and "other" goes negative by the time they overlapped.
+``--profile-update`` (rsl_ppo) runs one more iteration with its update under ``torch.profiler`` and prints the
+operators taking the most of the update's CPU time: where the learner's share goes.
 
 ``learn``'s one-time setup (first reset, TensorBoard writer) is printed apart and left out of the shares and of
 env-steps/s. Beside the split: **idle**, the core-seconds no thread of this process used (cores x wall minus
@@ -112,9 +114,10 @@ def _core_times() -> list[tuple[float, float]] | None:
 
 
 def bench_rsl(
-    cfg: Any, train_cfg: Any, params: Any, policy: Any, iterations: int
-) -> tuple[dict[str, float], float, float, int]:
-    """rsl_rl's runner as train.py builds it (:class:`RslLearner`); ``runner.learn`` for a few iterations."""
+    cfg: Any, train_cfg: Any, params: Any, policy: Any, iterations: int, profile: bool = False
+) -> tuple[dict[str, float], float, float, int, list[str]]:
+    """rsl_rl's runner as train.py builds it (:class:`RslLearner`); ``runner.learn`` for a few iterations, then
+    (``profile``) one more whose update runs under torch's profiler: the split, its time, its steps, the profile."""
     from dexwheel.rl.rsl import RslLearner
 
     with tempfile.TemporaryDirectory() as run_dir:
@@ -134,15 +137,41 @@ def bench_rsl(
         WINDOW.stop()
         total = WINDOW.wall
         steps = iterations * learner.batch
+        t = defaultdict(float, t)  # the split so far: a profiled iteration stays out of it
+        profiled = profile_update(runner) if profile else []
         learner.close()
     t["rollout bookkeeping"] = 0.0  # storage and GAE are inside "other" (rsl_rl's loop is one function)
-    return t, total, setup, steps
+    return t, total, setup, steps, profiled
 
 
 WINDOW = CpuWindow()
 
 
-def bench(robot: str, algo: str, quick: bool, user: list[str], iterations: int = RSL_ITERATIONS) -> None:
+def profile_update(runner: Any, rows: int = 8) -> list[str]:
+    """One more iteration with its PPO update under ``torch.profiler``: the operators taking the most of the
+    update's own CPU time (self time, so nothing is counted twice), as shares of it."""
+    update = runner.alg.update
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+
+    def profiled(*args: Any, **kwargs: Any) -> Any:
+        with prof:
+            return update(*args, **kwargs)
+
+    runner.alg.update = profiled
+    try:
+        runner.learn(1)
+    finally:
+        runner.alg.update = update
+    events = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in events)
+    lines = [f"  one more update under torch.profiler: {total / 1e3:.0f} ms of CPU time, by operator (self time):"]
+    return lines + [
+        f"    {e.key:<34} {100 * e.self_cpu_time_total / total:5.1f} %  ({e.count} calls)" for e in events[:rows]
+    ]
+
+
+def bench(robot: str, algo: str, quick: bool, user: list[str], iterations: int = RSL_ITERATIONS,
+          profile: bool = False) -> None:  # fmt: skip
     extra, budget = BUDGETS[algo][quick]
     overrides = [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget or 1}", "train.progress_bar=false",
                  *user]  # fmt: skip
@@ -153,8 +182,9 @@ def bench(robot: str, algo: str, quick: bool, user: list[str], iterations: int =
     print(f"{algo}: net_arch {list(policy.net_arch)}, learner_threads {train_cfg.learner_threads}")
     torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
     if algo == "rsl_ppo":
-        t, total, setup, steps = bench_rsl(cfg, train_cfg, params, policy, iterations)
+        t, total, setup, steps, profiled = bench_rsl(cfg, train_cfg, params, policy, iterations, profile)
         report(algo, t, total, setup, steps, train_cfg.num_envs, physics_only_s(cfg, train_cfg.num_envs, steps))
+        print("\n".join(profiled))
         return
     with tempfile.TemporaryDirectory() as run_dir:
         venv = build_vec_env(cfg, train_cfg, cfg.seed)
@@ -206,6 +236,9 @@ def main() -> None:
         default=RSL_ITERATIONS,
         help=f"rsl_ppo's iterations (default {RSL_ITERATIONS}; more to amortise a torch.compile)",
     )
+    parser.add_argument(
+        "--profile-update", action="store_true", help="rsl_ppo: one more iteration, its update's operators by CPU time"
+    )
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for the runs")
     args = parser.parse_args()
     print(
@@ -213,7 +246,7 @@ def main() -> None:
         f"stable-baselines3 {stable_baselines3.__version__}, rsl-rl-lib {version('rsl-rl-lib')}, mujoco {mujoco.__version__}"
     )
     for algo in args.algo or list(BUDGETS):
-        bench(args.robot, algo, args.quick, args.overrides, args.iterations)
+        bench(args.robot, algo, args.quick, args.overrides, args.iterations, args.profile_update)
 
 
 if __name__ == "__main__":
