@@ -80,8 +80,10 @@ def test_an_unsupported_mujoco_is_refused_at_import_naming_both_versions():
     from dexwheel.sim import mujoco_c
 
     mujoco_c.check_mujoco_version(mujoco.__version__)  # what is installed passes
-    with pytest.raises(ImportError, match=r"mujoco 3\.17\.0 is installed.*signatures of mujoco<4\.1,>=4\.0\.0"):
+    with pytest.raises(ImportError, match=r"mujoco 3\.17\.0 is installed.*signatures of mujoco<4\.0\.1,>=4\.0\.0"):
         mujoco_c.check_mujoco_version("3.17.0")
+    with pytest.raises(ImportError, match=r"mujoco 4\.0\.1 is installed"):  # a patch release moves wheel-edge contacts
+        mujoco_c.check_mujoco_version("4.0.1")
 
 
 def test_the_kernels_c_signatures_match_the_python_bindings(monkeypatch):
