@@ -12,9 +12,11 @@ plain values. An env or task names what it captures as attribute paths (:func:`c
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
 from operator import attrgetter
 from typing import Any
 
@@ -90,10 +92,21 @@ def _write(dst: mujoco.MjData | np.ndarray, src: Any, name: str) -> None:
         dst[...] = src
 
 
+@contextlib.contextmanager
+def quiet_rebuild() -> Iterator[None]:
+    """Rebuilding a copy from the arguments of an object already built: the construction's warnings (a
+    composer that leaves the policy nothing, a dropped joint) were shown when the original was made, so
+    the copy does not repeat them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def rebuilt(cls: type, args: tuple, kwargs: dict[str, Any], state: Any) -> Any:
     """``cls(*args, **kwargs)`` continued from ``state`` (its ``snapshot()``): what a task is copied and
     unpickled with."""
-    obj = cls(*args, **kwargs)
+    with quiet_rebuild():
+        obj = cls(*args, **kwargs)
     obj.restore(state)
     return obj
 
@@ -147,7 +160,8 @@ class Reconstructible:
         return {"kwargs": kwargs, "attrs": attrs, "task": task}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        type(self).__init__(self, **state["kwargs"])
+        with quiet_rebuild():
+            type(self).__init__(self, **state["kwargs"])
         vars(self).update(state["attrs"])
         self.task.restore(state["task"])
 
