@@ -289,7 +289,7 @@ def train(plan: Plan, task: str, iterations: int, run_dir: Path, cap: float, rec
     final = run_dir / "final_eval.json"
     if final.exists():
         summary = json.loads(final.read_text())
-        for key in ("lin_vel_x_error", "ang_vel_z_error", "fall", "length", "return"):
+        for key in ("lin_vel_x_error", "ang_vel_z_error", "fall", "out_of_bounds", "length", "return"):
             value = find_metric(summary, key)
             if value is not None:
                 rec[f"eval_{key}"] = value

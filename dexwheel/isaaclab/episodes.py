@@ -113,6 +113,15 @@ def _velocity_info(env) -> dict[str, np.ndarray]:
     }
 
 
+def _rough_info(env) -> dict[str, np.ndarray]:
+    """:func:`_velocity_info` and the step's termination flags (``terminated_<term>``, as the MuJoCo env's
+    info has them), so an episode that ended by leaving the terrain is told from a fall."""
+    manager = env.unwrapped.termination_manager
+    flags = {f"terminated_{name}": manager.get_term(name).cpu().numpy().astype(bool)
+             for name in manager.active_terms if not manager.get_term_cfg(name).time_out}  # fmt: skip
+    return {**_velocity_info(env), **flags}
+
+
 def _hand_info(env) -> dict[str, np.ndarray]:
     """What the MuJoCo G20 env reports per step for its metrics, recorded by the task before its resets
     (:func:`dexwheel.isaaclab.tasks.mdp.hand_step_info`): an episode's last step is its own, not the reset's."""
@@ -142,7 +151,7 @@ def action_bounds(env) -> tuple[torch.Tensor, torch.Tensor]:
     return -CLIP_ACTIONS * torch.ones(n, device=device), CLIP_ACTIONS * torch.ones(n, device=device)
 
 
-STEP_INFO = {"velocity_tracking": _velocity_info, "rough": _velocity_info, "hand_pose_tracking": _hand_info}
+STEP_INFO = {"velocity_tracking": _velocity_info, "rough": _rough_info, "hand_pose_tracking": _hand_info}
 #: Tasks whose step info is recorded before the resets (an ended episode's last step is in ``after``).
 PRE_RESET_INFO = {"hand_pose_tracking"}
 
@@ -169,9 +178,10 @@ def isaac_episodes(venv, policy: BatchPolicy, task: str, n_episodes: int, seed: 
         for i in range(n_episodes):
             if rows[i] is not None:
                 continue
-            # an env that finished is already reset: its last step counts with the state before it
+            # an env that finished is already reset: its last step counts with the state before it, and
+            # with the termination flags the step computed
             last = before if done[i] and task not in PRE_RESET_INFO else after
-            metrics[i].step({k: last[k][i] for k in after})
+            metrics[i].step({k: (after if k.startswith("terminated_") else last)[k][i] for k in after})
             returns[i] += rew[i]
             lengths[i] += 1
             if done[i]:

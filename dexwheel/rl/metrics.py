@@ -68,7 +68,33 @@ class HandPoseMetrics:
         return out
 
 
-TASK_METRICS = {"velocity_tracking": VelocityTrackingMetrics, "rough": VelocityTrackingMetrics,
+#: The rough task's termination flag for leaving the terrain (``out_of_bounds`` in its table).
+OUT_OF_BOUNDS_FLAG = "terminated_out_of_bounds"
+
+
+@dataclass
+class RoughTrackingMetrics(VelocityTrackingMetrics):
+    """:class:`VelocityTrackingMetrics` on terrain: an episode that ended only by leaving the terrain
+    (``terminated_out_of_bounds``, no other termination flag in that step) is ``out_of_bounds``, not a
+    ``fall``: the robot drove off the map upright. A table without that term never ends there."""
+
+    name: str = "rough"
+    left_terrain: bool = False  # the last step's termination flags: out of bounds and nothing else
+
+    def step(self, info: dict[str, Any]) -> None:
+        super().step(info)
+        flags = {k: bool(v) for k, v in info.items() if k.startswith("terminated_")}
+        left = flags.pop(OUT_OF_BOUNDS_FLAG, False)
+        self.left_terrain = left and not any(flags.values())
+
+    def episode(self, terminated: bool) -> dict[str, float]:
+        out = super().episode(terminated and not self.left_terrain)
+        out["out_of_bounds"] = float(terminated and self.left_terrain)
+        self.left_terrain = False
+        return out
+
+
+TASK_METRICS = {"velocity_tracking": VelocityTrackingMetrics, "rough": RoughTrackingMetrics,
                 "hand_pose_tracking": HandPoseMetrics}  # fmt: skip
 
 

@@ -115,3 +115,22 @@ def test_without_the_curriculum_envs_start_on_every_level():
     cfg = SolenopsisRoughEnvCfg(task_overrides={"terrain": {"curriculum": False}})
     assert cfg.scene.terrain.max_init_terrain_level is None
     assert not hasattr(cfg.curriculum, "terrain_levels")
+
+
+def test_an_episode_that_leaves_the_terrain_is_out_of_bounds_not_a_fall(env):
+    """The MuJoCo evaluation's metrics on Isaac Lab read the step's termination flags: with a 50 m buffer every
+    env is out of bounds at its first step, and that is no fall."""
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    from dexwheel.isaaclab.episodes import isaac_episodes
+
+    term = env.unwrapped.termination_manager.get_term_cfg("out_of_bounds")
+    buffer = term.params["distance_buffer"]
+    venv = RslRlVecEnvWrapper(env)
+    zero = torch.zeros(venv.num_envs, venv.num_actions, device=venv.device)
+    term.params["distance_buffer"] = 50.0
+    try:
+        episodes = isaac_episodes(venv, lambda obs: zero, "rough", 3, seed=0).episodes
+    finally:
+        term.params["distance_buffer"] = buffer
+    assert [(e["length"], e["fall"], e["out_of_bounds"]) for e in episodes] == [(1.0, 0.0, 1.0)] * 3
