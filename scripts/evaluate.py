@@ -4,7 +4,7 @@ python scripts/evaluate.py run=outputs/<run>                        # the run as
 python scripts/evaluate.py run=outputs/<run> task.hand.goal_mode=random drive=pd   # changed: applied, recorded
 python scripts/evaluate.py run=outputs/<m20 run> robots=[m20_legacy,solenopsis]   # cross-robot
 python scripts/evaluate.py robot=g20_left drive=pd policy=random video=true video_episodes=3
-python scripts/evaluate.py run=outputs/<run> benchmark=steps         # the step benchmark: a table per step height
+python scripts/evaluate.py run=outputs/<run> benchmark=steps         # the step benchmark: a table and a plot per height
 
 Each evaluation is kept in <run>/eval/ (or outputs/eval/), named by policy, checkpoint, robots, seed, episodes
 and the env settings the command line changed; an override that is no evaluation setting is refused.

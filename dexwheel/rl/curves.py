@@ -1,17 +1,22 @@
-"""Learning curves as PNG files (written atomically) for people who would rather look than read."""
+"""Plots as PNG files (written atomically) for people who would rather look than read: learning curves and the
+step benchmark's outcomes."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from dexwheel.atomic import write_atomic  # noqa: E402
+
+#: The step benchmark's outcomes stacked bottom to top: the table row's count, the legend's label, the colour.
+OUTCOME_BARS = (("successes", "success", "#2a9d8f"), ("timeouts", "timeout", "#b0b0b0"), ("falls", "fall", "#d62828"))
 
 
 def plot_learning_curve(
@@ -30,6 +35,46 @@ def plot_learning_curve(
     axes[-1, 0].set_xlabel("environment steps")
     fig.suptitle(title)
     fig.tight_layout()
+    return save_png(fig, path)
+
+
+def step_benchmark_figure(results: Mapping[str, Sequence[Mapping]], title: str) -> Figure:
+    """The step benchmark's table as bars: a row of panels per robot, one panel per direction, one bar per
+    height (the stairs last), its trials' shares of success, timeout and fall stacked. ``results`` maps a robot
+    to its table rows (:func:`dexwheel.benchmarks.steps.summarize`)."""
+    directions = list(dict.fromkeys(r["direction"] for rows in results.values() for r in rows))
+    fig, axes = plt.subplots(len(results), len(directions), figsize=(4.2 * len(directions), 3.0 * len(results)),
+                             sharey=True, squeeze=False, layout="constrained")  # fmt: skip
+    for axes_row, (robot, rows) in zip(axes, results.items(), strict=True):
+        for ax, direction in zip(axes_row, directions, strict=True):
+            mine = [r for r in rows if r["direction"] == direction]
+            x = range(len(mine))
+            bottom = [0.0] * len(mine)
+            for count, label, colour in OUTCOME_BARS:
+                share = [r[count] / r["trials"] for r in mine]
+                ax.bar(x, share, bottom=bottom, color=colour, label=label, width=0.8)
+                bottom = [b + s for b, s in zip(bottom, share, strict=True)]
+            ax.set_xticks(list(x), [f"{r['height']:.3f}" if r["scene"] == "step" else f"{r['scene']}\n{r['height']:.3f}"
+                                    for r in mine], rotation=60, fontsize=7)  # fmt: skip
+            ax.set_title(f"{robot}, {direction}", fontsize=9)
+            ax.set_ylim(0.0, 1.0)
+            ax.axhline(0.5, color="black", linestyle="--", linewidth=0.8, alpha=0.5)  # "in at least half the trials"
+            ax.grid(axis="y", alpha=0.3)
+        axes_row[0].set_ylabel("share of trials")
+    for ax in axes[-1]:
+        ax.set_xlabel("height (m)")
+    fig.suptitle(title)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8, frameon=False)
+    return fig
+
+
+def plot_step_benchmark(path: Path, results: Mapping[str, Sequence[Mapping]], title: str) -> Path:
+    """:func:`step_benchmark_figure` written to ``path``."""
+    return save_png(step_benchmark_figure(results, title), path)
+
+
+def save_png(fig: Figure, path: Path) -> Path:
+    """``fig`` as a PNG at ``path`` (atomically), then closed."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)

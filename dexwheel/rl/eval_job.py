@@ -1,4 +1,5 @@
-"""Evaluate a run (or a baseline policy) as ``scripts/evaluate.py`` does: table, JSON, optional video.
+"""Evaluate a run (or a baseline policy) as ``scripts/evaluate.py`` does: table, JSON, optional video; the step
+benchmark's plot.
 
 ``run=<run>`` evaluates the run as trained: its own ``config.yaml`` (:func:`dexwheel.rl.run_config.load_run_config`),
 with what the command line changes applied (:func:`env_changes`): an env setting (``task.*``, ``drive=``,
@@ -17,7 +18,8 @@ existing files instead of keeping them.
 episodes, on MuJoCo (:mod:`dexwheel.rl.step_benchmark`) or with ``backend=isaaclab`` on Isaac Lab
 (:mod:`dexwheel.isaaclab.step_benchmark`, in its venv): its table per robot, its JSON named
 ``steps_<policy>[_<checkpoint>]_<robots>[_isaaclab]_seed<eval_seed>_tr<trials>[_<overrides>].json``, kept the same
-way.
+way, and its plot (:func:`dexwheel.rl.curves.step_benchmark_figure`: each height's shares of success, timeout and
+fall) as ``<same name>.png`` next to it.
 """
 
 from __future__ import annotations
@@ -141,12 +143,21 @@ def eval_name(policy: str, checkpoint: str | None, robots: list[str], seed: int,
     return f"{name}_{overrides_tag(list(overrides))}" if overrides else name
 
 
-def video_path(json_path: Path, robot: str) -> Path:
-    return json_path.with_name(f"{json_path.stem}_{robot}.mp4")
+#: A step benchmark's plot: ``<the JSON's name>.png``
+PLOT_SUFFIX = ".png"
 
 
-def _taken(path: Path, videos: list[str]) -> bool:
-    return any(p.exists() for p in [path, *(video_path(path, r) for r in videos)])
+def video_suffix(robot: str) -> str:
+    return f"_{robot}.mp4"
+
+
+def companion(json_path: Path, suffix: str) -> Path:
+    """A file that goes with the JSON: its video (:func:`video_suffix`) or plot (:data:`PLOT_SUFFIX`)."""
+    return json_path.with_name(f"{json_path.stem}{suffix}")
+
+
+def _taken(path: Path, suffixes: list[str]) -> bool:
+    return any(p.exists() for p in [path, *(companion(path, s) for s in suffixes)])
 
 
 def _candidates(path: Path):
@@ -158,30 +169,30 @@ def _candidates(path: Path):
         n += 1
 
 
-def output_path(cfg: DictConfig, out_dir: Path, name: str, robots: list[str]) -> Path:
-    """Where this evaluation's JSON is meant to go (:func:`save` claims the name when it is written)."""
-    videos = robots if cfg.video else []
+def output_path(cfg: DictConfig, out_dir: Path, name: str, suffixes: list[str]) -> Path:
+    """Where this evaluation's JSON is meant to go (:func:`save` claims the name when it is written); ``suffixes``:
+    its companion files'."""
     if cfg.out:
         path = Path(cfg.out)
-        if _taken(path, videos) and not cfg.overwrite:
-            taken = next(p for p in [path, *(video_path(path, r) for r in videos)] if p.exists())
+        if _taken(path, suffixes) and not cfg.overwrite:
+            taken = next(p for p in [path, *(companion(path, s) for s in suffixes)] if p.exists())
             raise ConfigError(f"out: {taken} already exists; choose another path or pass overwrite=true")
         return path
     return out_dir / f"{name}.json"
 
 
-def save(path: Path, text: str, videos: dict[str, Path], fixed: bool, overwrite: bool) -> Path:
-    """Write the JSON (and move its videos, recorded under temporary names, next to it) without ever
-    replacing an existing file unless ``overwrite``: the first free name from ``path`` on, created
-    exclusively, so two evaluations finishing at once keep both results. ``fixed`` (``out=``): that name
-    or an error."""
+def save(path: Path, text: str, companions: dict[str, Path], fixed: bool, overwrite: bool) -> Path:
+    """Write the JSON (and move its companion files, written under temporary names and keyed by their suffix
+    (:func:`companion`), next to it) without ever replacing an existing file unless ``overwrite``: the first
+    free name from ``path`` on, created exclusively, so two evaluations finishing at once keep both results.
+    ``fixed`` (``out=``): that name or an error."""
     if overwrite:
-        for robot, tmp in videos.items():
-            os.replace(tmp, video_path(path, robot))
+        for suffix, tmp in companions.items():
+            os.replace(tmp, companion(path, suffix))
         write_atomic(path, text)
         return path
     for candidate in [path] if fixed else _candidates(path):
-        if not fixed and _taken(candidate, list(videos)):
+        if not fixed and _taken(candidate, list(companions)):
             continue
         try:
             write_new(candidate, text)
@@ -191,8 +202,8 @@ def save(path: Path, text: str, videos: dict[str, Path], fixed: bool, overwrite:
                     f"out: {candidate} already exists; choose another path or pass overwrite=true"
                 ) from None
             continue
-        for robot, tmp in videos.items():  # this evaluation owns the name: its videos take it too
-            move_new(tmp, video_path(candidate, robot))
+        for suffix, tmp in companions.items():  # this evaluation owns the name: its companions take it too
+            move_new(tmp, companion(candidate, suffix))
         return candidate
     raise AssertionError("unreachable")
 
@@ -253,7 +264,8 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
         raise ConfigError(f"benchmark=steps: the step benchmark is for the wheel-leg robots, not {env_cfg.robot.name}")
     name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, bench.trials if bench else cfg.episodes, backend,
                      changed, "steps" if bench else None)  # fmt: skip
-    out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, robots)
+    suffixes = [*(video_suffix(r) for r in robots if cfg.video), *([PLOT_SUFFIX] if bench is not None else [])]
+    out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, suffixes)
     env_overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
     if bench is not None:
         _check_fixed(bench, env_overrides)
@@ -261,18 +273,19 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     for rcfg in configs.values():
         env_kwargs(rcfg)  # a group option of the other family, named before any episode runs
     results: dict[str, dict[str, float]] = {}
-    videos: dict[str, Path] = {}
+    files: dict[str, Path] = {}  # companion files by suffix, under temporary names until the JSON's name is claimed
     try:
         for robot, rcfg in configs.items():
             if backend == "isaaclab":
                 results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, env_overrides, bench)
                 continue
             render = {"render_mode": "rgb_array"} if cfg.video else {}
-            if cfg.video:  # recorded under a temporary name; it takes the JSON's name once that is claimed
-                videos[robot] = out.with_name(f".{out.stem}_{robot}.{os.getpid()}.tmp.mp4")
+            video = _temporary(out, video_suffix(robot)) if cfg.video else None
+            if video is not None:
+                files[video_suffix(robot)] = video
             if bench is not None:
                 results[robot] = _step_benchmark(cfg, bench, rcfg, run, run_cfg, checkpoint, exported, robot,
-                                                 {**render, **env_overrides}, videos.get(robot))  # fmt: skip
+                                                 {**render, **env_overrides}, video)  # fmt: skip
                 continue
             env = make_env(rcfg, **render, **env_overrides)
             if checkpoint is not None:
@@ -283,7 +296,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
                 policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
             try:
                 result = run_episodes(env, policy, rcfg.task.name, cfg.episodes, cfg.eval_seed,
-                                      video_path=videos.get(robot), progress=True,
+                                      video_path=video, progress=True,
                                       video_episodes=cfg.video_episodes)  # fmt: skip
             finally:
                 env.close()
@@ -301,9 +314,14 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
             "env_overrides": env_overrides,
             "results": results,
         }
-        out = save(out, json.dumps(record, indent=1), videos, fixed=bool(cfg.out), overwrite=cfg.overwrite)
+        if bench is not None:
+            from dexwheel.rl.curves import plot_step_benchmark
+
+            files[PLOT_SUFFIX] = plot_step_benchmark(_temporary(out, PLOT_SUFFIX),
+                                                     {r: res["rows"] for r, res in results.items()}, name)  # fmt: skip
+        out = save(out, json.dumps(record, indent=1), files, fixed=bool(cfg.out), overwrite=cfg.overwrite)
     finally:
-        for tmp in videos.values():
+        for tmp in files.values():
             tmp.unlink(missing_ok=True)
     if bench is not None:
         from dexwheel.benchmarks.steps import format_table as steps_table
@@ -312,11 +330,18 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
             print(steps_table(result["rows"], f"step benchmark: {robot}"))
     else:
         print(format_table(results))
-    for robot in videos:
+    for robot in robots if cfg.video else []:
         what = "one climb per height" if bench else f"{min(cfg.video_episodes, cfg.episodes)} episode(s)"
-        print(f"video: {video_path(out, robot)} ({what})")
+        print(f"video: {companion(out, video_suffix(robot))} ({what})")
+    if bench is not None:
+        print(f"plot: {companion(out, PLOT_SUFFIX)}")
     print(f"metrics: {out}")
     return results
+
+
+def _temporary(out: Path, suffix: str) -> Path:
+    """Where a companion file of ``out`` is written until :func:`save` gives it its name."""
+    return out.with_name(f".{out.stem}{suffix}.{os.getpid()}.tmp{Path(suffix).suffix}")
 
 
 def _protocol(bench: Any) -> dict[str, Any]:

@@ -101,8 +101,18 @@ def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tm
     assert saved["benchmark"] == "steps" and saved["protocol"]["heights"] == [0.05]
     assert saved["protocol"]["reset_seed"] == 20000 and "episodes" not in saved
     assert saved["results"] == json.loads(json.dumps(results))
-    evaluate(cfg)  # a second evaluation keeps the first
+    plot = path.with_suffix(".png")  # its plot beside it, named with it
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"plot: {plot.relative_to(tmp_path)}" in out
+    evaluate(cfg)  # a second evaluation keeps the first, and its plot
     assert (path.parent / "steps_zero_solenopsis_seed20000_tr1_2.json").exists()
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, plot.name, *(
+        f"steps_zero_solenopsis_seed20000_tr1_2{ext}" for ext in (".json", ".png"))])  # fmt: skip
+    plot.unlink()  # a plot alone takes the name too: the next evaluation goes to _3, never over a file
+    plot.write_bytes(b"mine")
+    path.unlink()
+    evaluate(cfg)
+    assert plot.read_bytes() == b"mine" and not path.exists()
+    assert (path.parent / "steps_zero_solenopsis_seed20000_tr1_3.png").exists()
     with pytest.raises(ConfigError, match=r"^steps.heights: 1.5 m is outside the terrain's range: 0 < height <= 1 m$"):
         evaluate(compose_cfg("evaluate", "robot=solenopsis", "policy=zero", "benchmark=steps", "steps.heights=[1.5]"))
     with pytest.raises(ConfigError, match="for the wheel-leg robots"):
@@ -137,6 +147,7 @@ def test_evaluate_sends_the_benchmark_to_isaaclab(tmp_path, monkeypatch, capsys)
     assert saved["backend"] == "isaaclab" and saved["benchmark"] == "steps" and saved["protocol"] == job["steps"]
     assert saved["results"] == json.loads(json.dumps(results))
     assert results["solenopsis"]["outcomes"] == {"step 0.050 up": "T", "step 0.050 down": "T"}
+    assert path.with_suffix(".png").stat().st_size > 0  # plotted from the Isaac Lab half's table
     assert "step benchmark: solenopsis" in capsys.readouterr().out
     with pytest.raises(ConfigError, match=r"^steps.heights: 1.5 m is outside the terrain's range: 0 < height <= 1 m$"):
         evaluate(compose_cfg("evaluate", "robot=solenopsis", "policy=zero", "benchmark=steps", "backend=isaaclab",
