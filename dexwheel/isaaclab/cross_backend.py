@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dexwheel.isaaclab import hand_cases, scenarios, wheel_leg_cases
@@ -23,6 +23,7 @@ MUJOCO_PYTHON = Path(os.environ.get("DEXWHEEL_MUJOCO_PYTHON", REPO / ".venv" / "
 class Result:
     rows: list[scenarios.Row]
     meta: dict[str, dict]  # per half: versions, timings, the Isaac model's parameters
+    steps: dict[str, scenarios.StepTraces] = field(default_factory=dict)  # the step case's traces, by program key
 
     @property
     def failures(self) -> list[scenarios.Row]:
@@ -59,7 +60,7 @@ def run(workdir: Path, groups: tuple[str, ...] = GROUPS, device: str = "cpu", mo
              f"Isaac half ({group})")  # fmt: skip
         (mj, mj_meta), (il, il_meta) = module.load(str(mj_file)), module.load(str(il_file))
         meta = {**result.meta, f"mujoco_{group}": mj_meta, f"isaaclab_{group}": il_meta}
-        result = Result(result.rows + module.compare(mj, il), meta)
+        result = Result(result.rows + module.compare(mj, il), meta, result.steps)
     return result
 
 
@@ -76,4 +77,6 @@ def _run_physics(workdir: Path, groups: tuple[str, ...], device: str, motor_pd: 
         _run(cmd, f"Isaac half ({group})")
         _, trajectories, meta[f"isaaclab_{group}"] = scenarios.load(str(out))
         il.update(trajectories)
-    return Result(scenarios.compare([p for p in progs if p.key in il], mj, il), meta)
+    ran = [p for p in progs if p.key in il]
+    steps = {p.key: scenarios.step_traces(p, mj[p.key], il[p.key]) for p in ran if p.case == "step"}
+    return Result(scenarios.compare(ran, mj, il), meta, steps)

@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -280,10 +281,38 @@ STEP_PITCH_TOL_RAD = 0.15
 STEP_GAIN_TOL_M = 1e-3
 
 
+@dataclass(frozen=True)
+class StepTraces:
+    """The step case's run on both backends, after every physics step from the settle's last on (t = 0)."""
+
+    t: np.ndarray  # s
+    height: dict[str, np.ndarray]  # backend -> base height (m)
+    pitch: dict[str, np.ndarray]  # backend -> base pitch (rad)
+
+
+def step_traces(p: Program, m: Mapping[str, np.ndarray], i: Mapping[str, np.ndarray]) -> StepTraces:
+    s = p.run_start - 1
+    return StepTraces(np.arange(len(m["base_pos"]) - s) * p.dt,
+                      {"MuJoCo": m["base_pos"][s:, 2], "Isaac Lab": i["base_pos"][s:, 2]},
+                      {"MuJoCo": pitch(m["base_quat"][s:]), "Isaac Lab": pitch(i["base_quat"][s:])})  # fmt: skip
+
+
+def plot_step(traces: StepTraces, path: Path) -> Path:
+    """The step case's base height and pitch over time, both backends overlaid, the approach shaded (PNG)."""
+    from dexwheel.rl.curves import plot_over_time
+
+    approach = (0.0, STEP_APPROACH_S, f"approach: within {STEP_APPROACH_HEIGHT_TOL_M:g} m, "
+                                      f"{STEP_APPROACH_PITCH_TOL_RAD:g} rad")  # fmt: skip
+    return plot_over_time(path, traces.t, {"base height (m)": traces.height, "pitch (rad, + nose down)": traces.pitch},
+                          f"solenopsis onto a {STEP_M:g} m step, wheels at {STEP_WHEEL_VEL:g} rad/s, open loop",
+                          approach)  # fmt: skip
+
+
 def _step_rows(p: Program, m: Mapping[str, np.ndarray], i: Mapping[str, np.ndarray]) -> list[Row]:
-    s, a = p.run_start - 1, round(STEP_APPROACH_S / p.dt)
-    mz, iz = m["base_pos"][s:, 2], i["base_pos"][s:, 2]
-    mp, ip = pitch(m["base_quat"][s:]), pitch(i["base_quat"][s:])
+    a = round(STEP_APPROACH_S / p.dt)
+    traces = step_traces(p, m, i)
+    (mz, iz), (mp, ip) = traces.height.values(), traces.pitch.values()
+    s = p.run_start - 1
     step = f"{STEP_M:g} m step"
     return [
         Row(

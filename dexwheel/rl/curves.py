@@ -1,5 +1,5 @@
-"""Plots as PNG files (written atomically) for people who would rather look than read: learning curves and the
-step benchmark's outcomes."""
+"""Plots as PNG files (written atomically) for people who would rather look than read: learning curves, the
+step benchmark's outcomes, and traces over time side by side (the cross-backend comparison)."""
 
 from __future__ import annotations
 
@@ -71,6 +71,31 @@ def step_benchmark_figure(results: Mapping[str, Sequence[Mapping]], title: str) 
 def plot_step_benchmark(path: Path, results: Mapping[str, Sequence[Mapping]], title: str) -> Path:
     """:func:`step_benchmark_figure` written to ``path``."""
     return save_png(step_benchmark_figure(results, title), path)
+
+
+def over_time_figure(t: Sequence[float], panels: Mapping[str, Mapping[str, Sequence[float]]], title: str,
+                     span: tuple[float, float, str] | None = None) -> Figure:  # fmt: skip
+    """One panel per quantity (``panels``: its axis label -> series label -> values at the times ``t``, s), the
+    series overlaid; ``span``: a time interval shaded in every panel, ``(start, end, label)``."""
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.4 * len(panels)), sharex=True, squeeze=False,
+                             layout="constrained")  # fmt: skip
+    for ax, (quantity, series) in zip(axes[:, 0], panels.items(), strict=True):
+        for label, values in series.items():
+            ax.plot(t, values, label=label, linewidth=1.2)
+        if span is not None:
+            ax.axvspan(span[0], span[1], color="#e9c46a", alpha=0.25, label=span[2])
+        ax.set_ylabel(quantity)
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(title)
+    return fig
+
+
+def plot_over_time(path: Path, t: Sequence[float], panels: Mapping[str, Mapping[str, Sequence[float]]], title: str,
+                   span: tuple[float, float, str] | None = None) -> Path:  # fmt: skip
+    """:func:`over_time_figure` written to ``path``."""
+    return save_png(over_time_figure(t, panels, title, span), path)
 
 
 def save_png(fig: Figure, path: Path) -> Path:

@@ -41,6 +41,23 @@ def test_wheel_leg_joint_trajectories_agree_over_the_run(result):
             assert r.diff < 1e-3, f"{r.robot}: {r.quantity} = {r.diff}"
 
 
+def test_the_step_is_drawn_from_the_traces_the_table_compares(result, tmp_path):
+    """The step's base height and pitch over time on both backends (``scripts/cross_backend.py --plot``): the traces
+    the table's rows are computed from, one sample per physics step of the run."""
+    traces = result.steps["solenopsis/step"]
+    assert traces.t[0] == 0.0 and traces.t[-1] == pytest.approx(scenarios.STEP_RUN_S)
+    step = f"{scenarios.STEP_M:g} m step"
+    rows = {r.quantity: r for r in result.rows if r.robot == "solenopsis" and r.quantity.startswith(step)}
+    run_height = rows[f"{step}: max |d base height| over the {scenarios.STEP_RUN_S:g} s run (m)"]
+    run_pitch = rows[f"{step}: max |d pitch| over the {scenarios.STEP_RUN_S:g} s run (rad)"]
+    assert run_height.diff == float(abs(traces.height["MuJoCo"] - traces.height["Isaac Lab"]).max())
+    assert run_pitch.diff == float(abs(traces.pitch["MuJoCo"] - traces.pitch["Isaac Lab"]).max())
+    gained = traces.height["MuJoCo"][-1] - traces.height["MuJoCo"][0]
+    assert gained == pytest.approx(scenarios.STEP_M, abs=scenarios.STEP_GAIN_TOL_M)  # it climbed onto the step
+    png = scenarios.plot_step(traces, tmp_path / "step.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_the_isaac_model_carries_the_description_gains_armature_and_limits(result):
     for group in scenarios.GROUPS:
         facts = result.meta[f"isaaclab_{group}"]["model"]

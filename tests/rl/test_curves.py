@@ -1,9 +1,10 @@
 """The plots people look at instead of tables (dexwheel/rl/curves.py)."""
 
+import numpy as np
 import pytest
 
 from dexwheel.benchmarks import steps
-from dexwheel.rl.curves import OUTCOME_BARS, plot_step_benchmark, step_benchmark_figure
+from dexwheel.rl.curves import OUTCOME_BARS, over_time_figure, plot_step_benchmark, step_benchmark_figure
 
 #: a benchmark's outcomes: 4 trials per (scene, height, direction), times irrelevant to the plot
 OUTCOMES = {
@@ -44,3 +45,16 @@ def test_a_step_benchmark_plot_is_a_png_written_whole(tmp_path):
     path = plot_step_benchmark(tmp_path / "steps.png", {"solenopsis": _rows()}, "title")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in tmp_path.iterdir()] == ["steps.png"]  # no temporary file left behind
+
+
+def test_traces_over_time_are_overlaid_per_quantity_with_the_span_shaded():
+    t = np.arange(5) * 0.1
+    panels = {"height (m)": {"MuJoCo": t**2, "Isaac Lab": t**2 + 0.01}, "pitch (rad)": {"MuJoCo": -t, "Isaac Lab": t}}
+    fig = over_time_figure(t, panels, "title", span=(0.0, 0.2, "approach"))
+    assert [ax.get_ylabel() for ax in fig.axes] == list(panels)
+    for ax, series in zip(fig.axes, panels.values(), strict=True):
+        assert [line.get_label() for line in ax.lines] == list(series)
+        for line, values in zip(ax.lines, series.values(), strict=True):
+            assert np.array_equal(line.get_xdata(), t) and np.array_equal(line.get_ydata(), values)
+        (shaded,) = ax.patches
+        assert shaded.get_label() == "approach" and shaded.get_x() == 0.0 and shaded.get_width() == pytest.approx(0.2)
