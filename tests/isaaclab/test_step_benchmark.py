@@ -145,8 +145,9 @@ def test_evaluate_runs_it_on_isaaclab_and_writes_its_json(tmp_path, isaac_device
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == (
         "error: steps.heights: 1.5 m is outside the terrain's range: 0 < height <= 1 m")  # fmt: skip
-    assert sorted(p.name for p in (tmp_path / "outputs" / "eval").iterdir()) == [
-        "steps_zero_solenopsis_isaaclab_seed20000_tr1_task-rough.json"]  # fmt: skip
+    name = "steps_zero_solenopsis_isaaclab_seed20000_tr1_task-rough"
+    assert f"plot: outputs/eval/{name}.png" in done.stdout  # the table drawn, beside its JSON
+    assert sorted(p.name for p in (tmp_path / "outputs" / "eval").iterdir()) == [f"{name}.json", f"{name}.png"]
 
 
 if __name__ == "__main__":
