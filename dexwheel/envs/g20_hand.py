@@ -126,7 +126,7 @@ class G20HandEnv(TaskEnv):
                 )
             return task.actions.nominal_dict(action, task.command[0])
         try:
-            return np.asarray(action, dtype=np.float64)
+            return np.asarray(action)  # its dtype is checked with its shape (HandActions.as_batch)
         except (TypeError, ValueError) as exc:
             raise ActionError(
                 f"action ({task.actions.kind}) must be numeric with shape {self.action_space.shape}: {exc}"

@@ -61,8 +61,8 @@ class G20HandVectorEnv(NativeVectorEnv):
     def _checked_options(self, options: dict[str, Any]) -> dict[str, Any]:
         return self.task.checked_options(options)
 
-    def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
-        self.task.reset_env(i, rng, options)
+    def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any], fresh: bool) -> None:
+        self.task.reset_env(i, rng, options)  # the hand carries nothing between episodes
 
     def _reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:
         return self.task.reset_info(idx)

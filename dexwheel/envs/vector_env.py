@@ -48,7 +48,9 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         self._needs_reset = True
 
     # -- the task's part ------------------------------------------------------------------------------
-    def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
+    def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any], fresh: bool) -> None:
+        """Start env ``i``'s next episode with ``rng``; ``fresh``: a seeded reset, which also forgets what the
+        env carried between episodes (a seed repeats its trajectory)."""
         raise NotImplementedError
 
     def _step_envs(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Info]:
@@ -77,18 +79,13 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         mask = options.pop("reset_mask", None)
         options = self._checked_options(options)
         n = self.num_envs
-        if seed is None:
-            seeds: list[int | None] = [None] * n
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(n)]
+        # everything is checked before any env changes: a refused reset leaves them all as they were
+        seeds = self._checked_seeds(seed)
+        todo = np.arange(n) if mask is None else np.flatnonzero(self._checked_mask(mask))
+        if isinstance(seed, (int, np.integer)):
             self._np_random, self._np_random_seed = seeding.np_random(int(seed))
-        else:
-            seeds = [None if s is None else int(s) for s in seed]
-            if len(seeds) != n:
-                raise ValueError(f"{self.name}.reset: {len(seeds)} seeds for {n} envs")
-        todo = np.arange(n) if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
         for i in todo.tolist():
-            self._reset_env(i, self._generator(i, seeds[i]), options)
+            self._reset_env(i, self._generator(i, seeds[i]), options, fresh=seeds[i] is not None)
         self._needs_reset = False
         every = np.arange(n)
         return self._observation(every), _with_masks(self._reset_info(every), np.isin(every, todo))
@@ -109,7 +106,7 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
                 final_info[key], final_info[f"_{key}"] = arr, done
             for i in idx.tolist():
                 final_obs[i] = obs[i].copy()
-                self._reset_env(i, self._generator(i, None), {})
+                self._reset_env(i, self._generator(i, None), {}, fresh=False)
             obs[idx] = self._observation(idx)
             for key, value in self._reset_info(idx).items():
                 infos[key][idx] = value
@@ -120,6 +117,33 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         self._needs_reset = True  # step() now raises (VectorEnv.close sets `closed` and runs this once)
 
     # -- helpers -----------------------------------------------------------------------------------------
+    def _checked_seeds(self, seed: Any) -> list[int | None]:
+        """One seed (or None) per env: ``seed + i`` for an int, a list as given; non-negative integers only."""
+        n = self.num_envs
+        if seed is None:
+            return [None] * n
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds: list[Any] = [int(seed) + i for i in range(n)]
+        elif isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, str):
+            seeds = list(seed)
+            if len(seeds) != n:
+                raise ValueError(f"{self.name}.reset: seed: {len(seeds)} seeds for {n} envs; give one per env")
+        else:
+            raise TypeError(f"{self.name}.reset: seed: {seed!r}; give a non-negative int, one per env, or None")
+        for i, s in enumerate(seeds):
+            ok = s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0)
+            if not ok:
+                raise ValueError(f"{self.name}.reset: seed of env {i}: {s!r}; give a non-negative int or None")
+        return [None if s is None else int(s) for s in seeds]
+
+    def _checked_mask(self, mask: Any) -> np.ndarray:
+        """``options["reset_mask"]`` as gymnasium's vector envs take it: ``num_envs`` booleans."""
+        arr = np.asarray(mask)
+        if arr.dtype != np.bool_ or arr.shape != (self.num_envs,):
+            raise ValueError(f"{self.name}.reset: options['reset_mask'] must be {self.num_envs} booleans (one per "
+                             f"env), got dtype {arr.dtype} and shape {arr.shape}")  # fmt: skip
+        return arr
+
     @property
     def _every_env(self) -> np.ndarray:
         mask = np.ones(self.num_envs, dtype=bool)

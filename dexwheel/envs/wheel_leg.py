@@ -126,13 +126,16 @@ class WheelLegEnv(TaskViews, TaskEnv):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         self._check_open()
         opts = reset_options(self._name, options, RESET_OPTIONS)  # a typo fails instead of being ignored
+        # checked before anything changes: a refused option leaves the env as it was
+        pose = _base_pose(self._name, opts["base_pose"]) if "base_pose" in opts else None
+        command = _pair(self._name, "command", opts["command"]) if "command" in opts else None
         super().reset(seed=seed)
         self.task.rngs[0] = self.np_random
-        self.task.reset_env(0)
-        if "base_pose" in opts:
-            self.task.place_base(0, *_base_pose(self._name, opts["base_pose"]))
-        if "command" in opts:
-            self.task.set_command(*_pair(self._name, "command", opts["command"]), hold=True)
+        self.task.reset_env(0, fresh=seed is not None)
+        if pose is not None:
+            self.task.place_base(0, *pose)
+        if command is not None:
+            self.task.set_command(*command, hold=True)
         self._needs_reset = False
         obs = self.task.compute_obs()[0].copy()
         if self.render_mode == "human":

@@ -64,9 +64,9 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
                 "camera_name": self._camera_name, "max_episode_steps": self.max_episode_steps}  # fmt: skip
 
     # -- the task's part of NativeVectorEnv ------------------------------------------------------------
-    def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any]) -> None:
+    def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any], fresh: bool) -> None:
         self.task.rngs[i] = rng
-        self.task.reset_env(i)
+        self.task.reset_env(i, fresh=fresh)
         self._elapsed[i] = 0
 
     def _reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:

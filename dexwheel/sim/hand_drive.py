@@ -53,6 +53,7 @@ from dexwheel.sim.projection import (
     sensor_depth,
 )
 from dexwheel.sim.slew import slew_budget, slew_toward
+from dexwheel.sim.snapshot import PartOfTask
 
 
 def default_threads(num_envs: int) -> int:
@@ -60,7 +61,7 @@ def default_threads(num_envs: int) -> int:
     return max(1, min(num_envs, os.cpu_count() or 1))
 
 
-class _BatchDrive:
+class _BatchDrive(PartOfTask):
     """What both hand drives share: the model, one MjData per env, the joint/actuator index maps and ``q``,
     the slew state ``(N, nactive)``. Both implement :class:`dexwheel.sim.drive.Drive`: ``step(targets)`` with
     ``targets`` the ``(N, nactive)`` commanded active-joint positions."""

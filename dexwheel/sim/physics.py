@@ -25,6 +25,7 @@ import numpy as np
 from mujoco import batch as mj_batch
 
 from dexwheel.sim.divergence import DivergenceMonitor
+from dexwheel.sim.snapshot import PartOfTask
 
 
 def write_initial_state(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, qvel: np.ndarray) -> None:
@@ -35,7 +36,7 @@ def write_initial_state(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.nda
     mujoco.mj_forward(model, data)
 
 
-class SerialPhysics:
+class SerialPhysics(PartOfTask):
     """``mj_step`` x ``decimation`` per env on the calling thread; ``data[i]`` is env ``i``'s MjData."""
 
     def __init__(self, models: Sequence[mujoco.MjModel], decimation: int) -> None:
@@ -97,7 +98,7 @@ class SerialPhysics:
         pass
 
 
-class BatchPhysics:
+class BatchPhysics(PartOfTask):
     """All envs in one ``mujoco.batch.Batch``: its C++ thread pool steps them, no Python loop per env.
 
     The batch keeps each env's integration state (time, qpos, qvel, warm start, ctrl, ...) as a row;

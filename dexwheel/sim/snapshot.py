@@ -117,6 +117,18 @@ def reduce_task(task: Any, *args: Any, **kwargs: Any) -> tuple:
     return rebuilt, (type(task), args, kwargs, copy.deepcopy(task.snapshot()))
 
 
+class PartOfTask:
+    """Mixin of the simulation parts a task owns (physics, drives): they hold views of their own ``MjData``
+    and C addresses of it, which a copy would share with the original or turn into stale copies, so copying
+    or pickling one alone is refused; the env or task that owns it is copied whole (rebuilt, then restored)."""
+
+    def __reduce__(self) -> tuple:
+        raise TypeError(
+            f"a {type(self).__name__} cannot be copied or pickled alone: it holds views and C addresses of its "
+            "own MjData, which a copy would share; copy or pickle the env (or task) that owns it, which rebuilds it"
+        )
+
+
 def config_kwargs(cfg: Any) -> dict[str, Any]:
     """A (frozen) config dataclass as the keyword arguments that rebuild it (fields, not recursed)."""
     return {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}

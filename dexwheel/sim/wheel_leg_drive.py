@@ -21,6 +21,7 @@ import numpy as np
 
 from dexwheel.jit import kernel
 from dexwheel.sim.physics import BatchPhysics, SerialPhysics
+from dexwheel.sim.snapshot import PartOfTask
 
 
 def make_pd_actuators(spec: mujoco.MjSpec) -> None:
@@ -51,7 +52,7 @@ def actuator_ids(model: mujoco.MjModel, joint_names: Sequence[str]) -> np.ndarra
     return np.asarray(out, dtype=np.intp)
 
 
-class MotorFrameDrive:
+class MotorFrameDrive(PartOfTask):
     """The wheel-leg robots' drive (:class:`dexwheel.sim.drive.Drive`): batched ``(5, N, nu)`` robot-order
     frames -> ``ctrl`` ``(N, nu)`` and per-env actuator gains, then one control step of ``physics``.
 

@@ -179,6 +179,21 @@ def test_a_task_copies_as_a_rebuilt_task(case, how):
     assert_same([comparable(task.step(a)) for a in batch], theirs, case)
 
 
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy, pickle.dumps])
+@pytest.mark.parametrize(("case", "part"), [("g20-hard_write-left", "drive"), ("g20-pd-left", "drive"),
+                                            ("solenopsis", "physics"), ("solenopsis", "drive"),
+                                            ("solenopsis-vec", "physics")])  # fmt: skip
+def test_a_tasks_simulation_parts_refuse_to_be_copied_alone(case, part, how):
+    """A drive or physics holds views and C addresses of its own MjData, which a copy would share with the
+    original: copying one alone is refused, naming what to copy instead."""
+    env, _ = started(case)
+    obj = getattr(env.unwrapped.task, part)
+    with pytest.raises(
+        TypeError, match=rf"a {type(obj).__name__} cannot be copied or pickled alone.*copy or pickle the env"
+    ):
+        how(obj)
+
+
 @pytest.mark.parametrize("env_id", ["G20Hand-v0", "Solenopsis-v0"])
 def test_wrappers_copy_with_the_env(env_id):
     env = gym.make(env_id, max_episode_steps=5)

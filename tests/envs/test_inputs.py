@@ -217,6 +217,65 @@ def test_reset_refuses_unknown_and_non_dict_options(make, options, match):
     env.close()
 
 
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [({"base_pose": (float("nan"), 0.0, 0.0)}, r"options\['base_pose'\] must be 3 finite numbers"),
+     ({"command": (0.5,)}, r"options\['command'\] must be 2 finite numbers")],
+)  # fmt: skip
+def test_a_refused_wheel_leg_reset_option_changes_nothing(options, match):
+    env, ref = WheelLegEnv(), WheelLegEnv()
+    env.reset(seed=0)
+    ref.reset(seed=0)
+    a = np.full(8, 0.3)
+    env.step(a)
+    ref.step(a)
+    with pytest.raises(ValueError, match=match):
+        env.reset(seed=4, options=options)
+    # the episode goes on as if the call had not been made: same state, same generator
+    np.testing.assert_array_equal(env.step(a)[0], ref.step(a)[0])
+    np.testing.assert_array_equal(env.data.qpos, ref.data.qpos)
+    assert env.np_random.random() == ref.np_random.random()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"options": {"reset_mask": [True, False]}}, r"reset_mask'\] must be 3 booleans .*shape \(2,\)"),
+        ({"options": {"reset_mask": [1, 0, 1]}}, r"reset_mask'\] must be 3 booleans .*got dtype int64"),
+        ({"options": {"reset_mask": "yes"}}, r"reset_mask'\] must be 3 booleans"),
+        ({"seed": [1, 2, -5]}, r"seed of env 2: -5; give a non-negative int or None"),
+        ({"seed": [1, 2]}, r"seed: 2 seeds for 3 envs"),
+        ({"seed": -1}, r"seed of env 0: -1"),
+        ({"seed": "0"}, r"seed: '0'; give a non-negative int"),
+    ],
+)
+@pytest.mark.parametrize("env_id", ["Solenopsis-v0", "G20Hand-v0"])
+def test_a_refused_vector_reset_changes_no_env(env_id, kwargs, match):
+    vec, ref = (gym.make_vec(env_id, num_envs=3, **VEC) for _ in range(2))
+    obs, _ = vec.reset(seed=0)
+    ref.reset(seed=0)
+    a = np.zeros((3, *vec.single_action_space.shape))
+    vec.step(a)
+    ref.step(a)
+    with pytest.raises((ValueError, TypeError), match=match):
+        vec.reset(**kwargs)
+    np.testing.assert_array_equal(vec.step(a)[0], ref.step(a)[0])
+    vec.close()
+    ref.close()
+
+
+@pytest.mark.parametrize("action", [np.full(16, 0.5) + 1j, [None] * 16, np.array(["a"] * 16)])
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_g20_refuses_actions_that_are_not_real_numbers(action, vector):
+    """A complex action would lose its imaginary part and an object one turn ``None`` into NaN: refused."""
+    env = gym.make_vec("G20Hand-v0", num_envs=2, **VEC) if vector else G20HandEnv()
+    env.reset(seed=0)
+    batch = np.stack([np.asarray(action)] * 2) if vector else action
+    with pytest.raises(ActionError, match=r"must be numeric with shape .*got dtype"):
+        env.step(batch)
+    env.close()
+
+
 # -- 5f: any real dtype for wheel-leg actions ---------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float16, np.int64, np.int8, ">f8"])
 def test_wheel_leg_envs_take_any_real_action_dtype(dtype):
@@ -276,6 +335,30 @@ def test_bad_domain_randomisation_ranges_fail_at_construction_naming_the_key(dom
     assert info.value.field == f"domain_rand.{field}"
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "field", "match"),
+    [
+        ({"knee_kp": float("inf")}, "knee_kp", "must be a finite number >= 0, got inf"),
+        ({"reset_noise_scale": float("inf")}, "reset_noise_scale", "must be a finite number >= 0, got inf"),
+        ({"composer": {"override_knee_kp": -100.0}}, "composer.override_knee_kp", ">= 0, got -100.0"),
+        ({"composer": {"override_wheel_kd": float("nan")}}, "composer.override_wheel_kd", ">= 0, got nan"),
+        ({"commands": {"lin_vel_x": (-float("inf"), 1.0)}}, "commands.lin_vel_x", r"finite \(low, high\)"),
+        ({"commands": {"resampling_time_s": (1.0, float("inf"))}}, "commands.resampling_time_s", "finite"),
+        ({"actions": {"knee_scale": float("inf")}}, "actions.knee_scale", "must be a finite number > 0, got inf"),
+        ({"stance": (float("nan"), 0.0, 0.0, 0.0)}, "stance", "4 finite knee angles"),
+        ({"domain_randomization": "yes"}, "domain_randomization", "expected True, False or a dict"),
+        ({"terminations": {"out_of_bounds": {"params": {"distance_buffer": -5.0}}}},
+         "terminations.out_of_bounds.params.distance_buffer", "finite number >= 0"),
+    ],
+)  # fmt: skip
+def test_non_finite_or_negative_wheel_leg_settings_fail_at_construction_naming_the_key(kwargs, field, match):
+    from dexwheel.envs.wheel_leg import WheelLegRoughEnv
+
+    with pytest.raises(ConfigFieldError, match=match) as info:
+        (WheelLegRoughEnv if "terminations" in kwargs else WheelLegEnv)(**kwargs)
+    assert info.value.field == field
+
+
 # -- 6: config errors raised inside an env name the config key ----------------------------------
 @pytest.mark.parametrize(
     ("overrides", "message"),
@@ -284,7 +367,7 @@ def test_bad_domain_randomisation_ranges_fail_at_construction_naming_the_key(dom
         (["robot=g20_left", "drive.hand.slew_rad_s=-1"], "drive.hand.slew_rad_s must be finite and >= 0, got -1"),
         (["robot=solenopsis", "+task.wheel_leg.domain_rand.friction=[1.5,0.2]"],
          "task.wheel_leg.domain_rand.friction: expected a finite (low, high) range with low <= high, got (1.5, 0.2)"),
-        (["robot=m20_legacy", "action.wheel_leg.actions.knee_scale=0"], "action.wheel_leg.actions.knee_scale: must be > 0, got 0"),
+        (["robot=m20_legacy", "action.wheel_leg.actions.knee_scale=0"], "action.wheel_leg.actions.knee_scale: must be a finite number > 0, got 0"),
         (["robot=solenopsis", "composer.wheel_leg.composer.layers=[stance]"],
          "composer.wheel_leg.composer.layers: a 'policy' layer is required"),
     ],

@@ -115,9 +115,13 @@ class G20ActionMap:
     def as_batch(self, actions: Any) -> np.ndarray:
         """``actions`` as a C-contiguous float64 ``(N, A)`` array; a clear error for anything else."""
         try:
-            arr = np.ascontiguousarray(actions, dtype=np.float64)
+            raw = np.asarray(actions)
         except (TypeError, ValueError) as exc:
             raise ActionError(f"action ({self.kind}) must be numeric with shape {self._shape_text()}: {exc}") from None
+        if raw.dtype.kind not in "biuf":  # complex would lose its imaginary part, objects turn None into NaN
+            raise ActionError(f"action ({self.kind}) must be numeric with shape {self._shape_text()}, "
+                              f"got dtype {raw.dtype}")  # fmt: skip
+        arr = np.ascontiguousarray(raw, dtype=np.float64)
         if arr.shape != self.batch_shape:
             raise ActionError(self._shape_error(arr.shape))
         return arr

@@ -278,7 +278,11 @@ def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg
                 raise ConfigFieldError(key, f"{key}: expected a dict of fields, got {value!r}")
             sections[key].update(value)
         elif key == "domain_randomization":
-            sections["domain_rand"].update({"enabled": value} if isinstance(value, bool) else dict(value))
+            if not isinstance(value, (bool, dict)):
+                raise ConfigFieldError(
+                    key, f"{key}: expected True, False or a dict of domain_rand fields, got {value!r}"
+                )
+            sections["domain_rand"].update({"enabled": value} if isinstance(value, bool) else value)
         elif key == "terrain":
             top["terrain"] = make_terrain_cfg(cfg.terrain, value)
         elif key == "reward_weights":
@@ -339,24 +343,28 @@ def validate(cfg: WheelLegEnvCfg) -> None:
         raise _bad("decimation", f"must be a positive integer, got {cfg.decimation!r}")
     if not (math.isfinite(cfg.episode_length_s) and cfg.episode_length_s > 0):
         raise _bad("episode_length_s", f"must be finite and > 0, got {cfg.episode_length_s}")
-    if len(cfg.stance_pose) != len(KNEE_JOINTS):
-        raise _bad("stance", f"{len(KNEE_JOINTS)} knee angles (fl, fr, hl, hr), got {cfg.stance_pose!r}")
-    for name in ("knee_kp", "knee_kd", "wheel_kd", "reset_noise_scale"):
-        if not getattr(cfg, name) >= 0:
-            raise _bad(name, f"must be >= 0, got {getattr(cfg, name)!r}")
+    if len(cfg.stance_pose) != len(KNEE_JOINTS) or not all(map(math.isfinite, cfg.stance_pose)):
+        raise _bad("stance", f"{len(KNEE_JOINTS)} finite knee angles (fl, fr, hl, hr), got {cfg.stance_pose!r}")
+    gains = {"composer.override_knee_kp": cfg.composer.override_knee_kp,
+             "composer.override_knee_kd": cfg.composer.override_knee_kd,
+             "composer.override_wheel_kd": cfg.composer.override_wheel_kd}  # fmt: skip
+    for name, value in [*((n, getattr(cfg, n)) for n in ("knee_kp", "knee_kd", "wheel_kd", "reset_noise_scale")),
+                        *gains.items()]:  # fmt: skip
+        if not (math.isfinite(value) and value >= 0):
+            raise _bad(name, f"must be a finite number >= 0, got {value!r}")
     c = cfg.commands
     for name in ("lin_vel_x", "ang_vel_z", "resampling_time_s"):
         r = getattr(c, name)
-        if not r[0] <= r[1]:
-            raise _bad(f"commands.{name}", f"expected (low, high) with low <= high, got {r!r}")
+        if not (math.isfinite(r[0]) and math.isfinite(r[1]) and r[0] <= r[1]):
+            raise _bad(f"commands.{name}", f"expected finite (low, high) with low <= high, got {r!r}")
     if c.resampling_time_s[0] <= 0:
         raise _bad("commands.resampling_time_s", f"must be > 0, got {c.resampling_time_s!r}")
     for name in ("rel_standing_envs", "rel_reversal"):
         if not 0.0 <= getattr(c, name) <= 1.0:
             raise _bad(f"commands.{name}", f"must be in [0, 1], got {getattr(c, name)}")
     for name in ("knee_scale", "wheel_velocity_scale"):
-        if not getattr(cfg.actions, name) > 0:
-            raise _bad(f"actions.{name}", f"must be > 0, got {getattr(cfg.actions, name)!r}")
+        if not (math.isfinite(getattr(cfg.actions, name)) and getattr(cfg.actions, name) > 0):
+            raise _bad(f"actions.{name}", f"must be a finite number > 0, got {getattr(cfg.actions, name)!r}")
     layers = cfg.composer.layers
     unknown = [n for n in layers if n not in LAYER_NAMES]
     if unknown:
@@ -405,6 +413,10 @@ def _check_params(where: str, term: Any) -> None:
         raise _bad(f"{where}.params.limit_angle", f"must be in (0, pi], got {p['limit_angle']}")
     if func == _O + "height_scan":
         _check_scan(where, p)
+    if "distance_buffer" in p and func == _T + "terrain_out_of_bounds":
+        b = p["distance_buffer"]
+        if not (isinstance(b, (int, float)) and math.isfinite(b) and b >= 0):
+            raise _bad(f"{where}.params.distance_buffer", f"must be a finite number >= 0 (m), got {b!r}")
     if p and isinstance(func, str) and func.startswith(_E):
         raise _bad(f"{where}.params", f"{func!r} takes none, got {dict(p)}; its numbers are the domain_rand.* fields "
                                       "and reset_noise_scale (one place each)")  # fmt: skip

@@ -97,7 +97,7 @@ def height_scan(task, size: tuple[float, float] = (1.0, 0.6), resolution: float 
     q = task.physics.qpos
     out = scan_heights(terrain.raster, q[:, 0:3], q[:, 3:7], pts) - offset
     if noise:
-        step = getattr(task, "t", 0)  # the control step (0 while the task is built)
+        step = task.episode_length if hasattr(task, "t") else np.zeros(len(q), dtype=np.int64)  # 0 while built
         out = out + noise * (2.0 * terrain.uniform_noise(step, pts.shape[0]) - 1.0)
     return np.clip(out, -clip, clip)
 

@@ -442,13 +442,19 @@ class WheelLegTask:
         return obs
 
     # -- resets and events ----------------------------------------------------------------------
-    def reset_env(self, i: int) -> None:
+    def reset_env(self, i: int, fresh: bool = False) -> None:
         """Start a new episode in env ``i`` with its generator ``self.rngs[i]``, in a fixed draw order: the reset
         events in table order (domain randomisation, the start-pose noise), the start state they chose written
-        into the physics, the command, then one interval draw per interval event."""
+        into the physics, the command, then one interval draw per interval event.
+
+        ``fresh`` (the envs pass it on a seeded reset): env ``i`` also forgets what it carried from its earlier
+        episodes, its terrain level and tile (the curriculum's state), and starts as in a new task, so that
+        the same seed and actions repeat the same trajectory."""
         rng = self.rngs[i]
         if rng is None:
             raise RuntimeError(f"env {i}: no random generator; seed it before resetting")
+        if fresh and self.terrain is not None:
+            self.terrain.forget(i)
         self.reset_qpos[i] = self._start
         self.reset_qvel[i] = 0.0
         for event in self._reset_events:

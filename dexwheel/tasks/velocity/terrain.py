@@ -4,8 +4,8 @@ Built once per task from ``cfg.terrain`` (:mod:`dexwheel.terrain`): the descript
 holds as static geoms (every env's model has the same terrain), a height raster for the height scan (built
 on first use), and per env its level (row), its tile column, its origin (the spawn point of that tile, world
 frame) and its observation-noise key. Levels and columns are drawn from each env's own generator at its
-first reset (the ``terrain_levels`` event), so a vector env's env ``i`` lands where a single env with the same
-seed lands.
+first reset (the ``terrain_levels`` event) and again at a seeded one, so a vector env's env ``i`` lands where a
+single env with the same seed lands, and a seed repeats its trajectory.
 
 A :class:`~dexwheel.terrain.TerrainDescription` in place of the config is a fixed scene, used as it is (the
 step benchmark's, :mod:`dexwheel.benchmarks.steps`): its origins are the tiles, and there is no curriculum.
@@ -57,6 +57,10 @@ class TaskTerrain:
         self.column[env] = rng.integers(self.desc.num_cols)
         self.move(env, int(self.level[env]))
 
+    def forget(self, env: int) -> None:
+        """Env ``env`` as before its first reset: its next reset draws its first tile again."""
+        self.level[env] = -1
+
     def move(self, env: int, level: int) -> None:
         self.level[env] = level
         self.origin[env] = self.desc.origins[level, self.column[env]]
@@ -71,12 +75,14 @@ class TaskTerrain:
         ys = (np.arange(ny) - (ny - 1) / 2) * resolution
         return np.stack(np.meshgrid(xs, ys, indexing="ij"), axis=-1).reshape(-1, 2)
 
-    def uniform_noise(self, t: int, width: int) -> np.ndarray:
-        """``(N, width)`` numbers in [0, 1) from each env's noise key, the control step ``t`` and the column
-        (a counter-based hash, splitmix64): the same numbers however often the observation is computed in a
-        step, and for env ``i`` of a vector env as for a single env with the same seed."""
+    def uniform_noise(self, step: np.ndarray, width: int) -> np.ndarray:
+        """``(N, width)`` numbers in [0, 1) from each env's noise key (drawn at its reset), its control step
+        within the episode ``step`` ``(N,)`` and the column (a counter-based hash, splitmix64): the same numbers
+        however often the observation is computed in a step, for env ``i`` of a vector env as for a single env
+        with the same seed, and again after a reset with the same seed."""
+        t = np.asarray(step, dtype=np.int64).astype(np.uint64)[:, None]
         with np.errstate(over="ignore"):
-            z = self.noise_key[:, None] ^ (np.uint64(t) * _C1) ^ (np.arange(1, width + 1, dtype=np.uint64) * _C2)
+            z = self.noise_key[:, None] ^ (t * _C1) ^ (np.arange(1, width + 1, dtype=np.uint64) * _C2)
             z = (z ^ (z >> np.uint64(30))) * _M1
             z = (z ^ (z >> np.uint64(27))) * _M2
             z = z ^ (z >> np.uint64(31))

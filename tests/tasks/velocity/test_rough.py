@@ -55,6 +55,35 @@ def test_vector_env_matches_single_envs_bit_for_bit(env_id, num_envs, extra):
     ref.close()
 
 
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_a_seeded_reset_repeats_the_trajectory_after_earlier_episodes(vector):
+    """``reset(seed=s)`` starts as a new env would (the curriculum's level and tile drawn again, the scan noise
+    counted from the episode's start), however many episodes ran before: the same seed and actions give the
+    same trajectory, bit for bit."""
+    kw = dict(max_tilt=0.3, episode_length_s=0.4, terrain=SMALL,
+              observations={"height_scan": {"params": {"noise": 0.05}}})  # fmt: skip
+    if vector:
+        env = gymnasium.make_vec("Solenopsis-Rough-v0", num_envs=3, vectorization_mode="vector_entry_point", **kw)
+    else:
+        env = gymnasium.make("Solenopsis-Rough-v0", **kw)
+    shape = env.action_space.shape
+    acts = [a.astype(np.float32) for a in np.random.default_rng(1).uniform(-1, 1, (60, *shape))]
+
+    def run() -> list:
+        out = [env.reset(seed=3)]
+        for a in acts:
+            step = env.step(a)
+            out.append(step)
+            if not vector and (step[2] or step[3]):
+                out.append(env.reset())  # later episodes: curriculum moves
+        return out
+
+    first, task = tuple(run()), env.unwrapped.task
+    assert (task.terrain.level != -1).all()  # (the last episodes' levels; the next seeded reset forgets them)
+    assert_same(tuple(run()), first)
+    env.close()
+
+
 def test_envs_spawn_on_their_tile_and_share_one_terrain():
     venv = gymnasium.make_vec("Solenopsis-Rough-v0", num_envs=4, vectorization_mode="vector_entry_point",
                               terrain=SMALL)  # fmt: skip
