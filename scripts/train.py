@@ -57,6 +57,10 @@ def main(cfg: DictConfig) -> float:
     run_dir = Path(hydra_cfg.runtime.output_dir)
     launched = LAUNCHED.pop() if LAUNCHED else time.monotonic()
     try:
+        typed_dir = [o for o in hydra_cfg.overrides.hydra if o.startswith("hydra.run.dir=")]
+        if cfg.train.resume and typed_dir:  # it would be ignored: a resumed run writes into its own folder
+            raise ConfigError(f"{typed_dir[0]}: a resumed run writes into its own folder (train.resume="
+                              f"{cfg.train.resume}); leave hydra.run.dir out")  # fmt: skip
         summary = train(cfg, run_dir, overrides=list(hydra_cfg.overrides.task), launched=launched)
     except (ConfigError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)

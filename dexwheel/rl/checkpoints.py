@@ -1,7 +1,9 @@
 """Checkpoints written atomically (temporary file, then rename), with clear errors when one is bad.
 
 An SB3 checkpoint is the model zip plus, when observations are normalised, the ``VecNormalize``
-statistics next to it (``<name>.zip`` and ``<name>.vecnormalize.pkl``). An rsl_rl checkpoint is the runner's
+statistics next to it (``<name>.zip`` and ``<name>.vecnormalize.pkl``), which record the SHA-256 of the zip
+they were saved with: a pair from two saves (a save interrupted between its two renames) is refused on
+reading, and so are statistics missing where the run normalises observations. An rsl_rl checkpoint is the runner's
 ``torch.save`` dict (``<name>.pt``: models with their observation normalisers, optimiser, iteration, and
 ``infos["num_timesteps"]``).
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import pickle
 import re
 import sys
@@ -49,13 +52,17 @@ class CheckpointError(RuntimeError):
 
 
 def save_checkpoint(model: BaseAlgorithm, path: Path, vecnormalize: VecNormalize | None) -> Path:
-    """Save ``model`` (and the normalisation statistics) so that no file is ever half-written."""
+    """Save ``model`` (and the normalisation statistics, tied to the zip by its SHA-256) so that no file is
+    ever half-written."""
     path = Path(path).with_suffix(".zip")
+    buffer = io.BytesIO()
+    model.save(buffer)
+    archive = buffer.getvalue()
+    with atomic_open(path) as f:
+        f.write(archive)
     if vecnormalize is not None:
         with atomic_open(stats_path(path)) as f:
-            pickle.dump(vecnormalize, f)
-    with atomic_open(path) as f:
-        model.save(f)
+            pickle.dump({"vecnormalize": vecnormalize, "model_sha256": hashlib.sha256(archive).hexdigest()}, f)
     return path
 
 
@@ -77,8 +84,25 @@ def prune(run_dir: Path, keep: int) -> None:
         stats_path(old).unlink(missing_ok=True)
 
 
+def saved_step(checkpoint: Path) -> int | None:
+    """The env-step count a checkpoint was saved at: a periodic one's from its name, else read from the file
+    (rsl_rl: ``infos["num_timesteps"]``; SB3: the zip's ``data``); None where the file does not say."""
+    checkpoint = Path(checkpoint)
+    if m := _STEP_RE.search(checkpoint.name):
+        return int(m.group(1))
+    if checkpoint.suffix == ".pt":
+        steps = (load_rsl(checkpoint).get("infos") or {}).get("num_timesteps")
+    else:
+        check_checkpoint(checkpoint)
+        with zipfile.ZipFile(checkpoint) as z:
+            steps = json.loads(z.read("data")).get("num_timesteps")
+    return None if steps is None else int(steps)
+
+
 def latest_checkpoint(run_dir: Path) -> Path:
-    """The checkpoint to resume from: the newest periodic one, else ``final.zip`` / ``final.pt``."""
+    """The checkpoint to resume from: the one saved at the most steps, periodic (``step_<n>``) or final
+    (``final.zip`` / ``final.pt``), the final one on a tie. By step count, not file time: copies and
+    ``touch`` change times, and a resume must never go back to older weights and then save over newer ones."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"train.resume: run folder {run_dir} does not exist")
@@ -88,7 +112,7 @@ def latest_checkpoint(run_dir: Path) -> Path:
         raise CheckpointError(
             f"{run_dir}: no checkpoint in {run_dir / CHECKPOINT_DIR} (expected step_*.zip/.pt or final.zip/.pt)"
         )
-    return max(existing, key=lambda p: p.stat().st_mtime_ns)
+    return max(existing, key=lambda p: (-1 if (n := saved_step(p)) is None else n, p.name.startswith("final")))
 
 
 def check_checkpoint(path: Path) -> None:
@@ -110,19 +134,32 @@ def check_checkpoint(path: Path) -> None:
         raise CheckpointError(f"checkpoint {path} is corrupted or incomplete (entries: {sorted(names)})")
 
 
-def load_vecnormalize(checkpoint: Path) -> VecNormalize | None:
+def load_vecnormalize(checkpoint: Path, expected: bool) -> VecNormalize | None:
+    """The observation statistics saved with an SB3 checkpoint, checked to belong to it; None without them.
+
+    ``expected``: the run normalises observations (its ``train.normalize_obs``), so missing statistics are
+    refused rather than read as "no normalisation" (the policy would see raw observations). Statistics saved
+    before dexwheel tied them to their zip (a bare ``VecNormalize``) are used as they are."""
     path = stats_path(checkpoint)
     if not path.exists():
+        if expected:
+            raise CheckpointError(f"{path} is missing: the run normalises observations (train.normalize_obs=true), "
+                                  f"and {Path(checkpoint).name} is not usable without its statistics")  # fmt: skip
         return None
     try:
         with open(path, "rb") as f:
-            stats = pickle.load(f)
+            saved = pickle.load(f)
     except Exception as e:  # noqa: BLE001 - any unpickling failure means the same thing to a user
         raise CheckpointError(f"normalisation statistics {path} are corrupted ({e})") from e
     from stable_baselines3.common.vec_env import VecNormalize
 
+    stats, digest = (saved.get("vecnormalize"), saved.get("model_sha256")) if isinstance(saved, dict) else (saved, None)
     if not isinstance(stats, VecNormalize):
         raise CheckpointError(f"{path} does not hold VecNormalize statistics")
+    if digest is not None and digest != hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest():
+        raise CheckpointError(f"{path} was saved with another {Path(checkpoint).name} (its SHA-256 differs): a save "
+                              "interrupted between the two files, or files mixed from two saves; use another "
+                              "checkpoint")  # fmt: skip
     return stats
 
 

@@ -20,9 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.envs.gym_api import IntegerBox
 from dexwheel.fields import ConfigFieldError
+from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS
 from dexwheel.rl.schema import ConfigError
-
-KWARG_GROUPS = ("robot", "task", "drive", "action", "composer", "collision")
 
 
 def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
@@ -40,7 +39,7 @@ def _kwargs_and_paths(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
         if node is None:
             continue
         if family not in node:
-            options = [f for f in ("hand", "wheel_leg") if f in node]
+            options = [f for f in FAMILIES if f in node]
             raise ConfigError(
                 f"{group}={node.get('name', '?')} is not available for robot {cfg.robot.name} ({family}); "
                 f"it applies to {options or 'no robot family'}"

@@ -117,7 +117,7 @@ class Source:
     library: str
 
 
-def _sb3_source(algo: str, checkpoint: Path, env: gym.Env) -> Source:
+def _sb3_source(algo: str, checkpoint: Path, env: gym.Env, normalize_obs: bool) -> Source:
     from dexwheel.rl.sb3 import ALGORITHMS  # stable-baselines3 loads for SB3 runs only
 
     if algo not in ALGORITHMS:
@@ -130,7 +130,7 @@ def _sb3_source(algo: str, checkpoint: Path, env: gym.Env) -> Source:
             f"checkpoint {checkpoint}: the model takes observations of shape {model.observation_space.shape}, "
             f"the run's env gives {env.observation_space.shape}"
         )
-    stats = load_vecnormalize(checkpoint)
+    stats = load_vecnormalize(checkpoint, normalize_obs)
     if stats is not None:
         rms = stats.obs_rms
         normalizer: nn.Module = VecNormalizeObs(rms.mean, rms.var, stats.epsilon, stats.clip_obs)
@@ -401,7 +401,11 @@ def export_policy(run_dir: str | Path, checkpoint: str = "final", out: str | Pat
             raise ConfigError(f"out: {p} already exists; choose another out= or pass overwrite=true")
     env = make_env(run_cfg)
     try:
-        source = _rsl_source(path, run_cfg, env) if algo in RSL_ALGOS else _sb3_source(algo, path, env)
+        source = (
+            _rsl_source(path, run_cfg, env)
+            if algo in RSL_ALGOS
+            else _sb3_source(algo, path, env, bool(run_cfg.train.normalize_obs))
+        )
         meta = build_metadata(run_dir, run_cfg, algo, path, env, source, onnx_path)
         check = _check_observations(env)[:, : source.obs_size]
     finally:

@@ -61,7 +61,7 @@ def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:
     from dexwheel.rl.sb3 import ALGORITHMS
 
     model = ALGORITHMS[algo].load(checkpoint, device="cpu")
-    stats = load_vecnormalize(checkpoint)
+    stats = load_vecnormalize(checkpoint, bool(run_cfg.train.normalize_obs))
 
     def act(obs: np.ndarray) -> np.ndarray:
         x = stats.normalize_obs(obs) if stats is not None else obs

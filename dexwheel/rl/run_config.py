@@ -29,6 +29,10 @@ GROUPS = ("robot", "task", "drive", "action", "composer", "collision", "algo", "
 ENV_GROUPS = ("task", "drive", "action", "composer", "collision")
 #: tables of terms (``func`` + parameters): a run's table is complete as saved, never merged with today's
 TERM_KEYS = ("func",)
+#: the robot families; an env group holds one section of env keyword arguments per family (``drive.hand``)
+FAMILIES = ("hand", "wheel_leg")
+#: the groups whose ``<group>.<family>`` section becomes the env's keyword arguments
+KWARG_GROUPS = ("robot", "task", "drive", "action", "composer", "collision")
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,33 @@ def parse_overrides(lines: list[str]) -> list[Override]:
         group = "." not in key and (CONFIG_DIR / key).is_dir()
         out.append(Override(o.input_line or key, key, group, o.type == OverrideType.DEL))
     return out
+
+
+def check_overrides_read(config: str, cfg: DictConfig, overrides: list[Override], open_roots: tuple[str, ...]) -> None:
+    """Refuse, naming it, a typed override that nothing would read (it would be recorded in the run's config
+    and silently have no effect): a key of another robot family's env section (``drive.hand.*`` for a
+    wheel-leg robot), or a key the config ``configs/<config>.yaml`` (with the typed group selections) lacks
+    (added with ``+``/``++``) outside the places whose readers check every key they get: this robot family's
+    env sections (the env refuses a keyword it does not take) and ``open_roots`` (the script's own
+    schema-checked settings, e.g. ``train``, ``algo``)."""
+    family = str(cfg.robot.family)
+    base = compose(config, [o.line for o in overrides if o.group])
+    for o in overrides:
+        if o.hydra or o.group or o.delete:
+            continue
+        parts = o.key.split(".")
+        if parts[0] in KWARG_GROUPS and len(parts) > 1 and parts[1] in FAMILIES and parts[1] != family:
+            raise ConfigError(f"{o.line}: {parts[0]}.{parts[1]}.* applies to {parts[1]} robots; this one "
+                              f"({cfg.robot.name}) reads {parts[0]}.{family}.*")  # fmt: skip
+        env_section = parts[0] in KWARG_GROUPS and len(parts) > 2 and parts[1] == family
+        added = OmegaConf.select(base, o.key, default=_ABSENT, throw_on_missing=False) is _ABSENT
+        if added and not (env_section or parts[0] in open_roots):
+            where = ", ".join([f"<group>.{family}.*", *(f"{r}.*" for r in open_roots)])
+            raise ConfigError(f"{o.line}: {o.key} is not a key of the config, and nothing would read it; keys "
+                              f"may be added under {where} (a typo? drop the + to have Hydra name the valid keys)")  # fmt: skip
+
+
+_ABSENT = object()
 
 
 def compose(name: str, overrides: list[str]) -> DictConfig:
@@ -125,7 +156,12 @@ def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig,
     path = Path(run_dir) / CONFIG_FILE
     if not path.exists():
         raise CheckpointError(f"{what}={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")
-    saved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    try:
+        saved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    except Exception as e:  # noqa: BLE001 - YAML, encoding and interpolation errors mean the same to a user
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(f"{what}={run_dir}: {path} cannot be read as a run's config ({first}); "
+                          "restore it from a copy") from None  # fmt: skip
     if not isinstance(saved, dict) or not isinstance(saved.get("robot"), dict) or "name" not in saved["robot"]:
         raise ConfigError(f"{what}={run_dir}: {path} names no robot (robot.name); is it a run's config?")
     chosen = selections(saved)

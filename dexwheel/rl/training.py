@@ -22,11 +22,19 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.atomic import write_atomic
-from dexwheel.rl.checkpoints import CHECKPOINT_DIR, check_checkpoint, latest_checkpoint
+from dexwheel.rl.checkpoints import CHECKPOINT_DIR, CheckpointError, check_checkpoint, latest_checkpoint, saved_step
 from dexwheel.rl.curves import plot_learning_curve
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import EvalResult, Policy, run_episodes
-from dexwheel.rl.run_config import CONFIG_FILE, load_run_config, parse_overrides, selections, set_value, value_of
+from dexwheel.rl.run_config import (
+    CONFIG_FILE,
+    check_overrides_read,
+    load_run_config,
+    parse_overrides,
+    selections,
+    set_value,
+    value_of,
+)
 from dexwheel.rl.schema import ConfigError, TrainCfg, validate
 
 RSL_ALGOS = ("rsl_ppo",)  # rsl_rl's runner (dexwheel.rl.rsl); the others are stable-baselines3's (dexwheel.rl.sb3)
@@ -137,8 +145,17 @@ class Evaluator:
 
 
 def _load_history(run_dir: Path) -> list[dict[str, float]]:
+    """A resumed run's evaluations so far (its learning curve continues them); a damaged file is refused."""
     path = run_dir / HISTORY_FILE
-    return json.loads(path.read_text()) if path.exists() else []
+    if not path.exists():
+        return []
+    try:
+        history = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{path} cannot be read as the run's evaluations ({e}); restore it from a copy") from e
+    if not (isinstance(history, list) and all(isinstance(h, dict) and "timesteps" in h for h in history)):
+        raise CheckpointError(f"{path} is not a list of evaluations (each with its timesteps); restore it from a copy")
+    return history
 
 
 # What defines the env, its spaces and the model's meaning: a resumed run must keep these as saved.
@@ -225,6 +242,15 @@ def resume_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> tuple
     return merged, notes
 
 
+def check_budget(checkpoint: Path, total: int) -> None:
+    """A resume continues a run to a larger budget: one at or below the steps its checkpoint holds is refused
+    (the run's config would record a budget its model has passed, and its final files be rewritten for nothing)."""
+    done = saved_step(checkpoint)
+    if done is not None and total <= done:
+        raise ConfigError(f"train.total_timesteps={total}: the run is at step {done} already ({checkpoint}); a "
+                          f"resume continues it to a larger budget: give train.total_timesteps > {done}")  # fmt: skip
+
+
 def _rsl_learn(learner: Any, total: int, evaluator: Evaluator, train: TrainCfg, bar: bool) -> None:
     """rsl_rl's loop runs in chunks up to the next checkpoint or evaluation (SB3's runs them in callbacks)."""
     last = [learner.num_timesteps]
@@ -279,6 +305,10 @@ def train(cfg: DictConfig, run_dir: Path, overrides: list[str] | None = None,
         raise ConfigError(f"hydra.run.dir={run_dir}: the folder holds a run already ({CONFIG_FILE}); continue it "
                           f"with train.resume={run_dir} or choose another folder")  # fmt: skip
     train_cfg, name, params, policy = validate(cfg)
+    if overrides is not None:
+        check_overrides_read("train", cfg, parse_overrides(overrides), open_roots=("train", "algo"))
+    if checkpoint is not None:
+        check_budget(checkpoint, train_cfg.total_timesteps)
     make_env(cfg).close()  # env kwargs are checked (and named) before anything else runs
     run_dir = Path(run_dir)
     if cfg.backend.name == "isaaclab":

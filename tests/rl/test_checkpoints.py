@@ -1,5 +1,6 @@
 """Checkpoints: atomic, pruned, and a corrupted or missing one gives a clear error; an rsl_rl one carries its SHA-256."""
 
+import pickle
 import zipfile
 
 import gymnasium as gym
@@ -38,7 +39,7 @@ def test_checkpoint_round_trip_keeps_weights_and_statistics(tmp_path, model_and_
     loaded = PPO.load(path, device="cpu")
     obs = np.zeros((1, 4), dtype=np.float32)
     np.testing.assert_array_equal(model.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0])
-    stats = load_vecnormalize(path)
+    stats = load_vecnormalize(path, True)
     np.testing.assert_array_equal(stats.obs_rms.mean, venv.obs_rms.mean)
     assert sorted(p.name for p in path.parent.iterdir()) == ["step_64.vecnormalize.pkl", "step_64.zip"]
 
@@ -67,7 +68,28 @@ def test_a_corrupted_checkpoint_is_named(tmp_path, model_and_stats):
         check_checkpoint(path)
     stats_path(tmp_path / "x.zip").write_bytes(b"garbage")
     with pytest.raises(CheckpointError, match="corrupted"):
-        load_vecnormalize(tmp_path / "x.zip")
+        load_vecnormalize(tmp_path / "x.zip", True)
+
+
+def test_statistics_belong_to_their_zip_and_are_required_where_the_run_normalises(tmp_path, model_and_stats):
+    """The statistics record their zip's SHA-256: a pair from two saves (interrupted between its two renames)
+    is refused; missing ones are refused where the run normalises observations, None where it does not."""
+    model, venv = model_and_stats
+    path = save_checkpoint(model, tmp_path / "best", venv)
+    first = stats_path(path).read_bytes()
+    model.learn(32, reset_num_timesteps=False)  # other weights, saved under the same name
+    save_checkpoint(model, tmp_path / "best", venv)
+    assert load_vecnormalize(path, True) is not None
+    stats_path(path).write_bytes(first)  # the earlier save's statistics beside the later zip
+    with pytest.raises(CheckpointError, match="best.vecnormalize.pkl was saved with another best.zip"):
+        load_vecnormalize(path, True)
+    with open(stats_path(path), "wb") as f:  # a bare VecNormalize, as saved before the digest: used as it is
+        pickle.dump(venv, f)
+    np.testing.assert_array_equal(load_vecnormalize(path, True).obs_rms.mean, venv.obs_rms.mean)
+    stats_path(path).unlink()
+    with pytest.raises(CheckpointError, match=r"best.vecnormalize.pkl is missing: the run normalises observations"):
+        load_vecnormalize(path, True)
+    assert load_vecnormalize(path, False) is None
 
 
 def test_a_missing_checkpoint_or_run_is_named(tmp_path):

@@ -88,7 +88,7 @@ def torch_actions(run, obs):
         return raw, actor.obs_normalizer.mean.numpy()
     checkpoint = run / "checkpoints" / "final.zip"
     model = {"ppo": PPO, "sac": SAC}[algo].load(checkpoint, device="cpu")
-    stats = load_vecnormalize(checkpoint)
+    stats = load_vecnormalize(checkpoint, True)
     x = torch.as_tensor(stats.normalize_obs(obs))
     with torch.no_grad():
         if algo == "ppo":

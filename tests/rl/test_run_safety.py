@@ -61,8 +61,7 @@ def test_an_incompatible_resume_is_refused_and_leaves_the_run_untouched(run, cha
 
 def test_the_cli_refuses_an_incompatible_resume_with_exit_status_2(run, tmp_path):
     before = digest(run)
-    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), f"hydra.run.dir={tmp_path / 'hydra'}",
-           *short("m20_legacy", *TINY, f"train.resume={run}")]  # fmt: skip
+    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), *short("m20_legacy", *TINY, f"train.resume={run}")]
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr
     line = proc.stderr.strip().splitlines()[-1]
@@ -86,6 +85,91 @@ def test_a_budget_only_change_resumes_and_records_the_new_budget(run):
     cfg = compose_cfg("train", *short("solenopsis", *TINY, "train.total_timesteps=1024", f"train.resume={run}"))
     assert train(cfg, run.parent / "unused")["timesteps"] >= 1024
     assert "total_timesteps: 1024" in (run / "config.yaml").read_text()
+
+
+@pytest.mark.parametrize("budget", [512, 256])
+def test_a_resume_to_a_budget_the_run_has_reached_is_refused(run, budget):
+    """The run is at step 512: a resume must continue it (a smaller or equal budget would rewrite its final
+    files for nothing and record a budget its model has passed)."""
+    before = digest(run)
+    cfg = compose_cfg("train", *short("solenopsis", *TINY, f"train.total_timesteps={budget}", f"train.resume={run}"))
+    with pytest.raises(ConfigError, match=rf"train.total_timesteps={budget}: the run is at step 512 already .*> 512"):
+        train(cfg, run.parent / "unused")
+    assert digest(run) == before
+
+
+def test_a_resume_takes_the_checkpoint_with_the_most_steps_whatever_the_file_times(run):
+    """Copies and ``touch`` change file times: the latest checkpoint is the one saved at the most steps."""
+    checkpoints = run / "checkpoints"
+    older = checkpoints / "step_256.zip"
+    shutil.copy(checkpoints / "step_512.zip", older)  # its name says 256: an older checkpoint, now the newest file
+    os.utime(checkpoints / "final.zip", (1e9, 1e9))
+    assert latest_checkpoint(run) == checkpoints / "final.zip"  # 512 steps, as step_512: the final one on a tie
+    (checkpoints / "final.zip").unlink()
+    assert latest_checkpoint(run) == checkpoints / "step_512.zip"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["+seeed=3"], "+seeed=3: seeed is not a key of the config, and nothing would read it"),
+        (["++seeed=3"], "++seeed=3: seeed is not a key of the config"),
+        (["+task.train.num_env=4"], "+task.train.num_env=4: task.train.num_env is not a key of the config"),
+        (["+robot.foo=1"], "+robot.foo=1: robot.foo is not a key"),
+        (["drive.hand.slew_rad_s=0.01"], "drive.hand.slew_rad_s=0.01: drive.hand.* applies to hand robots; this one "
+                                         "(solenopsis) reads drive.wheel_leg.*"),
+    ],
+)  # fmt: skip
+def test_an_override_nothing_would_read_is_refused_naming_it(tmp_path, overrides, message):
+    """It would be written to the run's config.yaml and have no effect: refused before anything is written."""
+    typed = short("solenopsis", *TINY, *overrides)
+    with pytest.raises(ConfigError) as err:
+        train(compose_cfg("train", *typed), tmp_path / "run", overrides=typed)
+    assert str(err.value).startswith(message)
+    assert not (tmp_path / "run").exists()
+
+
+def test_added_keys_that_their_readers_check_are_taken(tmp_path):
+    """``++seed`` sets a key the config has; ``+task.wheel_leg.<kwarg>`` goes to the env, which checks it."""
+    typed = short("solenopsis", *TINY, "++seed=1", "+task.wheel_leg.domain_rand.friction=[0.5,1.0]")
+    cfg = compose_cfg("train", *typed)
+    train(cfg, tmp_path / "run", overrides=typed)
+    saved = (tmp_path / "run" / "config.yaml").read_text()
+    assert "seed: 1" in saved and "- 0.5" in saved
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda run: (run / "config.yaml").write_text("robot: [unclosed\n"), "config.yaml cannot be read as a run's config"),
+        (lambda run: (run / "config.yaml").write_bytes(b"\xff\xfe robot"), "config.yaml cannot be read as a run's config"),
+        (lambda run: (run / "eval_history.json").write_text('[{"timesteps": 5'), "eval_history.json cannot be read"),
+        (lambda run: (run / "eval_history.json").write_text('{"a": 1}'), "eval_history.json is not a list of evaluations"),
+        (lambda run: (run / "checkpoints" / "final.vecnormalize.pkl").unlink(), "final.vecnormalize.pkl is missing: the run "
+                                                                              "normalises observations"),
+    ],
+)  # fmt: skip
+def test_a_damaged_run_file_is_refused_naming_it_and_nothing_is_written(run, damage, message):
+    damage(run)
+    before = digest(run)
+    cfg = compose_cfg("train", *short("solenopsis", *TINY, "train.total_timesteps=1024", f"train.resume={run}"))
+    with pytest.raises((ConfigError, CheckpointError), match=message) as err:
+        train(cfg, run.parent / "unused")
+    assert "\n" not in str(err.value)
+    assert digest(run) == before
+
+
+def test_the_cli_refuses_a_run_dir_for_a_resume(run, tmp_path):
+    """A resumed run writes into its own folder: a typed hydra.run.dir would be ignored, so it is refused."""
+    before = digest(run)
+    cmd = [sys.executable, str(ROOT / "scripts" / "train.py"), f"hydra.run.dir={tmp_path / 'elsewhere'}",
+           *short("solenopsis", *TINY, "train.total_timesteps=1024", f"train.resume={run}")]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        proc.stderr.strip().splitlines()[-1].startswith(f"error: hydra.run.dir={tmp_path / 'elsewhere'}: a resumed run")
+    )
+    assert digest(run) == before and not (tmp_path / "elsewhere").exists()
 
 
 def g20_video_cfg(*extra):
@@ -190,7 +274,8 @@ def test_a_pt_checkpoint_whose_bytes_changed_is_refused_by_evaluate_export_and_r
     data = bytearray(final.read_bytes())
     data[len(data) // 2] ^= 0x04  # one bit in the middle of the file (tensor data)
     final.write_bytes(bytes(data))
-    assert latest_checkpoint(rsl_run) == final  # the checkpoint a resume takes
+    with pytest.raises(CheckpointError, match="final.pt does not match"):  # a resume reads its step count
+        latest_checkpoint(rsl_run)
     before = digest(rsl_run)
     error = (f"error: checkpoint {final} does not match the SHA-256 it was saved with: its bytes changed after it "
              f"was written; restore it from a copy or use another checkpoint")  # fmt: skip
@@ -198,7 +283,7 @@ def test_a_pt_checkpoint_whose_bytes_changed_is_refused_by_evaluate_export_and_r
     commands = {
         "evaluate": script("evaluate.py", f"run={rsl_run}", "checkpoint=final", "episodes=1", cwd=tmp_path),
         "export": script("export.py", f"run={rsl_run}", cwd=tmp_path),
-        "resume": script("train.py", f"hydra.run.dir={tmp_path / 'hydra'}", *resume, cwd=tmp_path),
+        "resume": script("train.py", *resume, cwd=tmp_path),
     }
     for name, proc in commands.items():
         assert proc.returncode == 2, f"{name}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"

@@ -146,7 +146,7 @@ def _new_model(cfg: DictConfig, name: str, params: DictConfig, policy: DictConfi
 
 
 def _resumed_model(name: str, checkpoint: Path, venv: VecEnv, train: TrainCfg) -> tuple[BaseAlgorithm, VecEnv]:
-    stats = load_vecnormalize(checkpoint)
+    stats = load_vecnormalize(checkpoint, train.normalize_obs)
     if stats is not None:
         inner = venv.venv if isinstance(venv, VecNormalize) else venv
         stats.set_venv(inner)
