@@ -21,10 +21,18 @@ from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.schema import ConfigError
 
 CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
+KEYS = ("run", "checkpoint", "out", "overwrite")  # configs/export.yaml
 
 
 def export(cfg: DictConfig) -> tuple[Path, Path]:
-    from dexwheel.rl.export import export_policy
+    takes = ", ".join(f"{k}=" for k in KEYS)
+    unknown = [k for k in cfg if k not in KEYS]  # +key=...: Hydra adds it, the export would ignore it
+    if unknown:
+        raise ConfigError(f"{', '.join(unknown)}: no such export setting; export.py takes {takes}")
+    deleted = [k for k in KEYS if k not in cfg]  # ~key: Hydra deletes it
+    if deleted:
+        raise ConfigError(f"~{', ~'.join(deleted)}: export.py's settings cannot be deleted; it takes {takes}")
+    from dexwheel.rl.export import export_policy  # torch and onnx load once the keys are known
 
     if not isinstance(cfg.overwrite, bool):
         raise ConfigError(f"overwrite: must be true or false, got {cfg.overwrite!r}")

@@ -14,19 +14,21 @@ Gaussian's mean; SAC: its tanh-squashed mean rescaled to the bounds). The consum
 
 The metadata says which run, checkpoint and env it came from, the observation layout (term names and index
 ranges, read from the env), the action joints in order, the action mapping and its bounds, the control rate,
-the graph's input/output names and opset, and the torch/onnx versions.
+the graph's input/output names and opset, the ONNX file's sha256 (a player refuses a ``policy.onnx`` of
+another export), and the torch/onnx versions.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import json
 import logging
 import os
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,10 @@ INPUT_NAME, OUTPUT_NAME = "obs", "actions"
 EXPORT_DIR = "export"
 ONNX_FILE = "policy.onnx"
 FORMAT = "dexwheel-onnx-policy"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: onnx.sha256, the ONNX file's digest (version 1 exports have none: played with a warning)
+#: the metadata a player reads, by dotted key, and its JSON type
+REQUIRED = {"run": str, "checkpoint": str, "observation.size": int, "action.clip": list, "onnx.input": str,
+            "onnx.output": str}  # fmt: skip
 #: exported and torch actions on the export's check observations must agree to this (float32 rounding)
 CHECK_ATOL = 1e-4
 
@@ -386,7 +391,8 @@ def export_policy(run_dir: str | Path, checkpoint: str = "final", out: str | Pat
 
     Returns ``(onnx_path, metadata_path)``. Existing files are refused (:class:`ConfigError` naming the path)
     unless ``overwrite``. The graph is checked against the torch policy on a few env observations first; then
-    both files are written atomically, the ONNX first.
+    both files are written atomically, the ONNX first, then the metadata holding its sha256 (an interrupted
+    overwrite leaves a pair a player refuses, never a silent mix).
     """
     if run_dir is None or str(run_dir) == "":
         raise ConfigError("run: export needs run=<training run folder>")
@@ -418,18 +424,59 @@ def export_policy(run_dir: str | Path, checkpoint: str = "final", out: str | Pat
     if not diff <= CHECK_ATOL:  # NaN fails too
         raise RuntimeError(f"export: the ONNX graph differs from the torch policy by {diff} (> {CHECK_ATOL})")
     meta["onnx"]["check_max_abs_diff"] = diff
+    meta["onnx"]["sha256"] = hashlib.sha256(data).hexdigest()  # ties the two files: a player checks it
     write_atomic(onnx_path, data)
     write_atomic(meta_path, dumps(meta) + "\n")
     return onnx_path, meta_path
 
 
 # -- playing an exported policy --------------------------------------------------------------------------
+def _value(meta: dict[str, Any], key: str) -> Any:
+    """``meta``'s value at a dotted ``key``, ``None`` where it is missing."""
+    node: Any = meta
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def read_metadata(path: Path, meta_path: Path, data: bytes) -> dict[str, Any]:
+    """``meta_path``'s metadata for the ONNX model ``data`` (read from ``path``), checked: a file that is no
+    dexwheel export metadata, lacks a key a player reads, or records another model's sha256 is refused
+    (:class:`ConfigError` naming the file). Version 1 exports, written before the digest, play with a warning."""
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:  # ValueError: invalid UTF-8 or JSON
+        raise ConfigError(f"onnx: {meta_path} cannot be read as JSON ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ConfigError(f"onnx: {meta_path} is not dexwheel export metadata (format {FORMAT!r})")
+    for key, kind in REQUIRED.items():
+        if not isinstance(_value(meta, key), kind):
+            raise ConfigError(f"onnx: {meta_path} has no {key} ({kind.__name__}); export the run again")
+    digest = _value(meta, "onnx.sha256")
+    if digest is None and meta.get("format_version", 1) == 1:  # a user's older export stays playable
+        warnings.warn(  # stacklevel 1: one location, so shown once although evaluate.py loads an export twice
+            f"onnx: {meta_path} is a version 1 export, without the sha256 of {path.name}: the two files cannot "
+            "be checked to belong together (export the run again to add it)",
+            stacklevel=1,
+        )
+    elif not isinstance(digest, str):
+        raise ConfigError(f"onnx: {meta_path} has no onnx.sha256 (str); export the run again")
+    elif digest != hashlib.sha256(data).hexdigest():
+        raise ConfigError(
+            f"onnx: {path} is not the model {meta_path} describes (its onnx.sha256 differs): the two files come "
+            "from different or interrupted exports; export the run again"
+        )
+    return meta
+
+
 @dataclass
 class ExportedPolicy:
-    """An exported ONNX policy and its metadata (``<name>.json`` next to ``<name>.onnx``)."""
+    """An exported ONNX policy and its metadata (``<name>.json`` next to ``<name>.onnx``), the model checked
+    against the metadata's digest and loaded (``model``: its onnxruntime session)."""
 
     path: Path
     metadata: dict[str, Any]
+    model: Any = field(repr=False)
 
     @classmethod
     def load(cls, path: str | Path | None) -> ExportedPolicy:
@@ -442,12 +489,17 @@ class ExportedPolicy:
         if not meta_path.is_file():
             raise ConfigError(f"onnx: no metadata {meta_path} next to {path} (scripts/export.py writes both)")
         try:
-            meta = json.loads(meta_path.read_text())
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"onnx: {meta_path} is not valid JSON ({e})") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ConfigError(f"onnx: {meta_path} is not dexwheel export metadata (format {FORMAT!r})")
-        return cls(path, meta)
+            data = path.read_bytes()  # read once: the bytes checked are the bytes played
+        except OSError as e:
+            raise ConfigError(f"onnx: {path} cannot be read ({e})") from None
+        meta = read_metadata(path, meta_path, data)
+        from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, InvalidGraph, InvalidProtobuf
+
+        try:
+            model = session(data)
+        except (Fail, InvalidArgument, InvalidGraph, InvalidProtobuf) as e:
+            raise ConfigError(f"onnx: {path} is not a valid ONNX model ({' '.join(str(e).split())})") from None
+        return cls(path, meta, model)
 
     @property
     def run(self) -> Path:
@@ -482,7 +534,7 @@ class ExportedPolicy:
 
     def raw(self) -> Any:
         """``obs (batch, obs_size) float32 -> raw actions``, through onnxruntime."""
-        sess = session(self.path)
+        sess = self.model
         names = [i.name for i in sess.get_inputs()], [o.name for o in sess.get_outputs()]
         inp, outp = self.metadata["onnx"]["input"], self.metadata["onnx"]["output"]
         if names != ([inp], [outp]):

@@ -1,8 +1,10 @@
 """ONNX export (scripts/export.py, dexwheel.rl.export): the graph acts as the torch policy, the metadata
 describes the env, evaluate.py plays the exported policy, refusals are one-line errors."""
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from cfgutil import SHORT, SHORT_EPISODES, compose_cfg, short
+from cfgutil import SHORT, SHORT_EPISODES, compose_cfg, digest, short
 from stable_baselines3 import PPO, SAC
 from tensordict import TensorDict
 
@@ -232,6 +234,17 @@ def test_the_script_exports_and_its_errors_are_one_line(runs, tmp_path):
     assert again.returncode == 2 and again.stderr.strip().splitlines() == [
         f"error: out: {tmp_path / 'p.onnx'} already exists; choose another out= or pass overwrite=true"
     ]
+    before = digest(run)
+    typo = script(f"run={run}", "+checkpont=step_1024")  # refused, not final.pt exported in its place
+    takes = "export.py takes run=, checkpoint=, out=, overwrite="
+    assert typo.returncode == 2 and typo.stderr.strip().splitlines() == [
+        f"error: checkpont: no such export setting; {takes}"
+    ]
+    deleted = script(f"run={run}", "~checkpoint")
+    assert deleted.returncode == 2 and deleted.stderr.strip().splitlines() == [
+        "error: ~checkpoint: export.py's settings cannot be deleted; it takes run=, checkpoint=, out=, overwrite="
+    ]
+    assert digest(run) == before and sorted(p.name for p in tmp_path.iterdir()) == ["p.json", "p.onnx"]
 
 
 def test_a_bad_run_or_checkpoint_is_a_one_line_error(runs, tmp_path):
@@ -281,3 +294,71 @@ def test_the_sdk_mapping_names_its_channels_and_asks_for_rounding():
     assert act["joints"][0] == "thumb_cmc_pitch" and act["joints"][11] == "reserved_11" and act["integer"]
     assert act["clip"] == [[0.0] * SDK_CHANNELS, [float(SDK_MAX_VALUE)] * SDK_CHANNELS]
     assert [t["name"] for t in layout] == ["qpos", "qvel", "goal", "last_action"] and layout[-1]["stop"] == 78
+
+
+def copy_export(onnx_path, folder):
+    """A copy of an export's two files in ``folder``: ``(onnx, json)``."""
+    folder.mkdir(exist_ok=True)
+    shutil.copy(onnx_path, folder / "policy.onnx")
+    shutil.copy(onnx_path.with_suffix(".json"), folder / "policy.json")
+    return folder / "policy.onnx", folder / "policy.json"
+
+
+def test_an_onnx_of_another_export_is_refused(runs, tmp_path):
+    run, onnx_path, meta_path = runs("solenopsis", "ppo")
+    _, other, _ = runs("solenopsis", "rsl_ppo")  # the same observation size: only the digest tells them apart
+    assert json.loads(meta_path.read_text())["onnx"]["sha256"] == hashlib.sha256(onnx_path.read_bytes()).hexdigest()
+    mixed, mixed_meta = copy_export(onnx_path, tmp_path / "mixed")
+    shutil.copy(other, mixed)
+    with pytest.raises(ConfigError, match=r"is not the model .* describes \(its onnx.sha256 differs\)") as e:
+        ExportedPolicy.load(mixed)
+    assert str(mixed) in str(e.value) and str(mixed_meta) in str(e.value) and "\n" not in str(e.value)
+    before = digest(run)
+    with pytest.raises(ConfigError, match="is not the model"):
+        evaluate(compose_cfg("evaluate", "policy=onnx", f"onnx={mixed}", "episodes=1"))
+    assert digest(run) == before  # nothing recorded
+
+
+def test_an_export_without_a_digest_plays_with_a_warning_if_version_1(runs, tmp_path):
+    _, onnx_path, _ = runs("solenopsis", "ppo")
+    legacy, legacy_meta = copy_export(onnx_path, tmp_path)
+    meta = json.loads(legacy_meta.read_text())
+    del meta["onnx"]["sha256"]
+    legacy_meta.write_text(json.dumps({**meta, "format_version": 1}))  # as exports before the digest were
+    with pytest.warns(UserWarning, match="version 1 export, without the sha256 of policy.onnx"):
+        assert ExportedPolicy.load(legacy).metadata["checkpoint"] == meta["checkpoint"]
+    legacy_meta.write_text(json.dumps(meta))  # a version 2 export that lost its digest
+    with pytest.raises(ConfigError, match=f"{legacy_meta} has no onnx.sha256"):
+        ExportedPolicy.load(legacy)
+
+
+def test_corrupt_export_files_are_one_line_errors_naming_the_file(runs, tmp_path):
+    _, onnx_path, _ = runs("solenopsis", "ppo")
+    path, meta_path = copy_export(onnx_path, tmp_path)
+    good = meta_path.read_bytes()
+
+    def refused(match, file):
+        with pytest.raises(ConfigError, match=match) as e:
+            ExportedPolicy.load(path)
+        assert str(e.value).startswith(f"onnx: {file} ") and "\n" not in str(e.value)
+
+    meta_path.write_bytes(b"\xff" + good)  # not UTF-8
+    refused("cannot be read as JSON", meta_path)
+    meta = json.loads(good)
+    meta_path.write_text(json.dumps({k: v for k, v in meta.items() if k != "observation"}))
+    refused(r"has no observation.size \(int\); export the run again", meta_path)
+    meta_path.write_bytes(good)
+    path.write_bytes(onnx_path.read_bytes()[:500])  # truncated: its digest differs
+    refused("is not the model", path)
+    del meta["onnx"]["sha256"]
+    meta_path.write_text(json.dumps({**meta, "format_version": 1}))  # a version 1 export: onnxruntime reads it
+    with pytest.warns(UserWarning, match="version 1 export"):
+        refused(r"is not a valid ONNX model \(.*INVALID_PROTOBUF", path)
+    meta_path.write_bytes(b"\xff" + good)  # evaluate.py: one line, exit status 2
+    cmd = [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "policy=onnx", f"onnx={path}", "episodes=1"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        f"error: onnx: {meta_path} cannot be read as JSON "
+        "('utf-8' codec can't decode byte 0xff in position 0: invalid start byte)"
+    ]
