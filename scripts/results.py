@@ -20,8 +20,10 @@ drive at 0.8-1.0 m/s and reverse the direction at every resample (every 5 s), th
 over; its row counts falls, and its errors stay out of the spread (they are a harder task's).
 
 Any other override goes to train.py; every argument is checked (train.py's by composing its config) before
-anything starts, and ``-h``/``--help`` prints this. A seed whose run folder already holds ``checkpoints/final``
-is not trained again (delete the folder to retrain); evaluations are rewritten (``overwrite=true``).
+anything starts, and ``-h``/``--help`` prints this. ``out=`` is relative to the folder results.py is started in.
+A seed whose run folder already holds ``checkpoints/final`` is not trained again (delete the folder to retrain)
+when its ``config.yaml`` agrees with every argument typed; one that differs is refused before anything starts,
+naming the keys and the folder (choose a new ``out=``). Evaluations are rewritten (``overwrite=true``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from omegaconf import DictConfig
 
@@ -70,7 +73,7 @@ def run(cmd: list[str]) -> str:
 OWN = ("seeds", "sets", "out", "stress", "physics_steps")
 
 
-def refuse(message: str) -> None:
+def refuse(message: str) -> NoReturn:
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(2)
 
@@ -110,16 +113,46 @@ def check(args: list[str]) -> tuple[list[str], DictConfig]:
     return train_args, cfg
 
 
+def seed_overrides(train_args: list[str], seed: int) -> list[str]:
+    """train.py's overrides for a seed's run (its folder aside)."""
+    return [*train_args, f"seed={seed}", "train.progress_bar=false"]
+
+
+def trained(run_dir: Path) -> bool:
+    return bool(list((run_dir / "checkpoints").glob("final.*")))
+
+
+def check_reused(run_dir: Path, train_args: list[str], seed: int) -> None:
+    """A finished run in ``run_dir`` is reused only when it was trained as typed: else refused, naming what differs."""
+    from dexwheel.rl.checkpoints import CheckpointError
+    from dexwheel.rl.run_config import compose, load_run_config, typed_differences
+    from dexwheel.rl.schema import ConfigError
+
+    typed = seed_overrides(train_args, seed)
+    try:
+        diffs = typed_differences(load_run_config(run_dir, "out")[0], compose("train", typed), typed)
+    except (ConfigError, CheckpointError) as e:
+        refuse(str(e))
+    if diffs:
+        shown = "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+        refuse(f"out: {run_dir} holds a run trained otherwise than typed ({shown}); choose a new out= "
+               f"(or delete the folder to retrain)")  # fmt: skip
+
+
 def main() -> None:
     args = sys.argv[1:]
     train_args, cfg = check(args)
+    robot = _arg(args, "robot", "solenopsis")
+    seeds, sets = _list(_arg(args, "seeds", "[0,1,2]")), _list(_arg(args, "sets", "[20000,30000]"))
+    # the caller's folder, as for train.py and evaluate.py typed there (results.py runs them from the repository)
+    out = Path(_arg(args, "out", f"outputs/results/{robot}")).absolute()
+    for seed in seeds:  # before anything runs
+        if trained(out / f"seed{seed}"):
+            check_reused(out / f"seed{seed}", train_args, seed)
     budget = int(cfg.train.total_timesteps)
     timed = cfg.backend.name == "mujoco"  # the baseline is MuJoCo's native vector env
     sample = int(_arg(args, "physics_steps", PHYSICS_STEPS))
     floors = [physics_floor_s(cfg, budget, sample)] if timed else []  # before any training, as the runs find it
-    robot = _arg(args, "robot", "solenopsis")
-    seeds, sets = _list(_arg(args, "seeds", "[0,1,2]")), _list(_arg(args, "sets", "[20000,30000]"))
-    out = Path(_arg(args, "out", f"outputs/results/{robot}"))
     hand = robot.startswith("g20")
     task = "hand_pose_tracking" if hand else "velocity_tracking"
     goals = ["env_overrides={goal_mode: random}"] if hand else []  # unseen goals only
@@ -129,10 +162,9 @@ def main() -> None:
     rows, run_floors = [], {}
     for seed in seeds:
         run_dir = out / f"seed{seed}"
-        if not list((run_dir / "checkpoints").glob("final.*")):
+        if not trained(run_dir):
             print(f"training seed {seed} -> {run_dir}", flush=True)
-            run([sys.executable, "scripts/train.py", *train_args, f"seed={seed}", f"hydra.run.dir={run_dir}",
-                 "train.progress_bar=false"])  # fmt: skip
+            run([sys.executable, "scripts/train.py", *seed_overrides(train_args, seed), f"hydra.run.dir={run_dir}"])
             if timed:
                 floors.append(physics_floor_s(cfg, budget, sample))
                 run_floors[seed] = (floors[-2] + floors[-1]) / 2

@@ -5,7 +5,9 @@ benchmark's plot.
 with what the command line changes applied (:func:`env_changes`): an env setting (``task.*``, ``drive=``,
 ``drive.*``, ``action``, ``composer``, ``collision``, ``env_overrides``) is applied and recorded, in the JSON
 (``overrides``) and in the file name; anything that is no evaluation setting (``algo``, ``seed``,
-``train.*``, another ``robot=``) is refused naming it.
+``train.*``, another ``robot=``) is refused naming it, and so is a typed key of evaluate.py's own that this
+evaluation would not use (:func:`unused`: ``steps.*`` without ``benchmark=steps``, ``onnx=`` without ``policy=onnx``,
+...), naming what it needs.
 
 Each evaluation is kept: its JSON is named by what was evaluated,
 ``<policy>[_<checkpoint>]_<robot>+<robot>_seed<eval_seed>_ep<episodes>[_<overrides>].json`` in ``<run>/eval/``
@@ -49,6 +51,8 @@ OWN = ("run", "checkpoint", "policy", "onnx", "episodes", "eval_seed", "robots",
 BENCHMARKS = ("steps",)
 #: settings of how the evaluation runs, taken as typed
 RUNS_ON = ("backend", "train.device")
+#: ``backend=``: the backends evaluations run on
+BACKENDS = tuple(sorted(p.stem for p in (CONFIG_DIR / "backend").glob("*.yaml")))
 #: an override list this long or longer is named by its start and a hash
 NAME_MAX = 60
 
@@ -221,6 +225,37 @@ def _check(cfg: DictConfig) -> None:
         raise ConfigError(f"benchmark: {cfg.benchmark!r} is not one of {list(BENCHMARKS)} (or null: episodes)")
 
 
+def unused(cfg: DictConfig) -> dict[str, str]:
+    """The keys of evaluate.py (and ``backend.*``, ``train.device``) this evaluation does not read, each with what
+    it needs: typed, they are refused (:func:`check_typed`), never dropped."""
+    bench = cfg.get("benchmark") is not None
+    out = {"backend": f"the backend has no settings; choose it with backend=<{'|'.join(BACKENDS)}>"}
+    if cfg.policy != "trained":
+        out["checkpoint"] = f"a trained policy's checkpoint; needs policy=trained, not policy={cfg.policy}"
+    if cfg.policy != "onnx":
+        out["onnx"] = f"an exported policy; needs policy=onnx, not policy={cfg.policy}"
+    if bench:
+        out["episodes"] = "benchmark=steps runs trials, not episodes; set steps.trials="
+        out["video_episodes"] = "benchmark=steps records one climb per height; drop it"
+    else:
+        out["steps"] = "the step benchmark's protocol; needs benchmark=steps"
+        if not cfg.video:
+            out["video_episodes"] = "needs video=true"
+    if cfg.backend.name != "isaaclab":
+        out["train.device"] = "a MuJoCo evaluation runs on the CPU; needs backend=isaaclab"
+    return out
+
+
+def check_typed(cfg: DictConfig, overrides: list[str]) -> None:
+    """Refuse a typed key this evaluation would not use (:func:`unused`), naming it and what it needs; only typed
+    keys: the config's own defaults are never refused."""
+    reasons = unused(cfg)
+    for o in parse_overrides(overrides):
+        key = next((k for k in reasons if o.key.startswith(f"{k}.") or o.key == k), None)
+        if key is not None and not o.group:  # backend=isaaclab selects the backend: used
+            raise ConfigError(f"{o.line}: {reasons[key]}")
+
+
 def step_benchmark_cfg(cfg: DictConfig):
     """``steps.*`` as the protocol's config (:mod:`dexwheel.benchmarks.steps`), checked; trial ``k`` resets with
     ``eval_seed + k``. A bad value is refused in one line naming its key."""
@@ -245,6 +280,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     """Evaluate as ``cfg`` says; ``overrides`` are the ones the user typed (scripts/evaluate.py passes Hydra's
     list): with a run, its config is used with exactly those applied (:func:`env_changes`)."""
     _check(cfg)
+    check_typed(cfg, list(overrides))  # before any work: a typed key is used or refused
     exported = _exported(cfg) if cfg.policy == "onnx" else None
     run = Path(cfg.run) if cfg.run else (exported.run if exported is not None else None)
     if cfg.policy == "trained" and run is None:

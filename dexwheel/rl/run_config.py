@@ -196,6 +196,33 @@ def selection_overrides(args: list[str], key: str, groups: tuple[str, ...] = GRO
     return [f"{g}={name}" for g, name in selections(saved, groups).items() if g not in typed]  # type: ignore[arg-type]
 
 
+def flat(node: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"<prefix>.a.b": leaf}``: a node's leaves by their dotted keys (a list or an empty node is one leaf)."""
+    if isinstance(node, dict) and node:
+        return {k: v for key, sub in node.items() for k, v in flat(sub, f"{prefix}.{key}" if prefix else key).items()}
+    return {prefix: node}
+
+
+def typed_differences(saved: DictConfig, cfg: DictConfig, overrides: list[str]) -> list[str]:
+    """``key: run has X, requested Y`` for each value the typed ``overrides`` set (``cfg``: Hydra's composition of
+    them) that the run's ``saved`` config does not hold: each key typed, and each value a typed group option sets
+    (a group of another option is named once). A default typed nowhere is not compared: today's may have moved."""
+    plain, requested = OmegaConf.to_container(saved, resolve=True), OmegaConf.to_container(cfg, resolve=True)
+    was, now = selections(plain), selections(requested)  # type: ignore[arg-type]
+    other = [g for g in GROUPS if was.get(g) != now.get(g)]
+    out = [f"{g}: run has {was.get(g)}, requested {now.get(g)}" for g in other]
+    today = flat(OmegaConf.to_container(compose("train", [f"{g}={o}" for g, o in was.items()]), resolve=True))
+    old, new = flat(plain), flat(requested)
+    typed = tuple(o.key for o in parse_overrides(overrides) if not o.hydra and not o.group)
+    for key in sorted(old.keys() | new.keys()):
+        if key.split(".")[0] in other:
+            continue
+        set_here = key in typed or key.startswith(tuple(f"{t}." for t in typed)) or new.get(key) != today.get(key)
+        if set_here and old.get(key, "<unset>") != new.get(key, "<unset>"):
+            out.append(f"{key}: run has {old.get(key, '<unset>')}, requested {new.get(key, '<unset>')}")
+    return out
+
+
 def value_of(cfg: DictConfig, key: str) -> Any:
     """A composed config's value at ``key``, resolved (a node as plain containers)."""
     value = OmegaConf.select(cfg, key, throw_on_missing=False)

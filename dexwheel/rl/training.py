@@ -29,6 +29,7 @@ from dexwheel.rl.evaluation import EvalResult, Policy, run_episodes
 from dexwheel.rl.run_config import (
     CONFIG_FILE,
     check_overrides_read,
+    flat,
     load_run_config,
     parse_overrides,
     selections,
@@ -165,12 +166,6 @@ RESUME_FIXED = ("robot", "task", "drive", "action", "composer", "collision", "ba
 RESUME_FREE = ("task.train",)
 
 
-def _flat(node: Any, prefix: str) -> dict[str, Any]:
-    if isinstance(node, dict) and node:
-        return {k: v for key, sub in node.items() for k, v in _flat(sub, f"{prefix}.{key}").items()}
-    return {prefix: node}
-
-
 def _selected(cfg: dict[str, Any], key: str) -> Any:
     node: Any = cfg
     for part in key.split("."):
@@ -186,7 +181,7 @@ def resume_differences(saved: dict[str, Any], requested: dict[str, Any]) -> list
         if isinstance(old, dict) and isinstance(new, dict) and old.get("name") != new.get("name"):
             out.append(f"{key}: run has {old.get('name')}, requested {new.get('name')}")
             continue
-        a, b = _flat(old, key), _flat(new, key)
+        a, b = flat(old, key), flat(new, key)
         for leaf in sorted(a.keys() | b.keys()):
             was, now = a.get(leaf, "<unset>"), b.get(leaf, "<unset>")
             if was != now and not leaf.startswith(tuple(f"{free}." for free in RESUME_FREE)):

@@ -68,8 +68,8 @@ def test_the_run_exports_and_evaluates_on_both_backends(trained):
     results = {}
     for backend in ("isaaclab", "mujoco"):
         for policy in ("trained", "onnx"):
-            args = [f"run={run_dir}", "checkpoint=final", "episodes=2", f"backend={backend}", f"policy={policy}",
-                    f"onnx={onnx}", "overwrite=true"]  # fmt: skip
+            args = [f"run={run_dir}", "episodes=2", f"backend={backend}", f"policy={policy}", "overwrite=true",
+                    "checkpoint=final" if policy == "trained" else f"onnx={onnx}"]  # fmt: skip
             run("evaluate.py", *args)
             name = f"{policy}_final_solenopsis{'_isaaclab' if backend == 'isaaclab' else ''}_seed20000_ep2.json"
             record = json.loads((run_dir / "eval" / name).read_text())

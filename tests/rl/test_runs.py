@@ -101,6 +101,36 @@ def test_the_cli_refuses_an_override_naming_it(run, tmp_path):
     assert not (run / "eval").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
+@pytest.mark.parametrize(
+    "typed, message",
+    [(["robot=solenopsis", "steps.trials=3"], "steps.trials=3: the step benchmark's protocol; needs benchmark=steps"),
+     (["robot=g20_left", "+backend.typo=1"],
+      "+backend.typo=1: the backend has no settings; choose it with backend=<isaaclab|mujoco>"),
+     (["robot=g20_left", "checkpoint=step_1024"],
+      "checkpoint=step_1024: a trained policy's checkpoint; needs policy=trained, not policy=random"),
+     (["robot=solenopsis", "benchmark=steps", "episodes=3"],
+      "episodes=3: benchmark=steps runs trials, not episodes; set steps.trials="),
+     (["robot=g20_left", "video_episodes=2"], "video_episodes=2: needs video=true"),
+     (["robot=g20_left", "train.device=cuda:0"],
+      "train.device=cuda:0: a MuJoCo evaluation runs on the CPU; needs backend=isaaclab")],
+)  # fmt: skip
+def test_evaluate_refuses_its_own_keys_it_would_not_use(typed, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    typed = [*typed, "policy=random" if "g20" in typed[0] else "policy=zero"]
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        evaluate(compose_cfg("evaluate", *typed), typed)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_refuses_an_export_without_policy_onnx(run, tmp_path):
+    done = script("evaluate.py", f"run={run}", f"onnx={run / 'export' / 'policy.onnx'}", "episodes=1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: onnx={run / 'export' / 'policy.onnx'}: an exported policy; needs policy=onnx, not policy=trained"
+    ]
+    assert not (run / "eval").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
 def test_a_key_the_saved_config_lacks_is_named_with_the_value_used(run, tmp_path):
     text = (run / "config.yaml").read_text()
     assert "    goal_switch_steps: " in text
@@ -184,6 +214,36 @@ def test_results_states_each_run_against_the_physics_timed_around_it(tmp_path):
         wall = results_script().command_wall_s((tmp_path / "out" / "seed0" / "train.log").read_text())
         floor = sum(4096 / r for r in rates) / len(rates)
         assert ratio == pytest.approx(wall / floor, rel=0.02, abs=0.06)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+RESULTS = ["seeds=[0]", "sets=[20000]", "physics_steps=1024", "out=out"]  # out relative to the caller's folder
+
+
+@pytest.mark.parametrize(
+    "override, messages",
+    [("algo=sac", ["algo: run has ppo, requested sac"]),
+     ("drive=pd", ["drive: run has hard_write, requested pd"]),
+     ("task.train.total_timesteps=999", ["task.train.total_timesteps: run has ", "train.total_timesteps: run has 512, "
+                                         "requested 999"])],
+)  # fmt: skip
+def test_results_refuses_a_finished_run_trained_otherwise_than_typed(launched, tmp_path, override, messages):
+    shutil.copytree(launched, tmp_path / "out" / "seed0")
+    before = digest(tmp_path)
+    done = script("results.py", "robot=g20_left", override, *RESULTS, cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: out: {tmp_path / 'out' / 'seed0'} holds a run trained otherwise than typed (")
+    assert all(m in line for m in messages) and line.endswith("choose a new out= (or delete the folder to retrain)")
+    assert digest(tmp_path) == before
+
+
+def test_results_reuses_a_finished_run_trained_as_typed_from_the_callers_folder(launched, tmp_path):
+    run = Path(shutil.copytree(launched, tmp_path / "out" / "seed0"))
+    done = script("results.py", "robot=g20_left", *RESULTS, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "training seed" not in done.stdout and re.search(r"\n\| 0 \| 20000 \| ", done.stdout)
+    assert json.loads((run / "eval" / "results_20000.json").read_text())["run"] == str(run)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
