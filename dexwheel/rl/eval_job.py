@@ -39,7 +39,7 @@ from dexwheel.atomic import move_new, write_atomic, write_new
 from dexwheel.rl.env_factory import env_kwargs, make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
 from dexwheel.rl.policies import POLICIES, baseline_policy, load_policy, resolve_checkpoint, run_config
-from dexwheel.rl.run_config import ENV_GROUPS, parse_overrides, selections, set_value, value_of
+from dexwheel.rl.run_config import ENV_GROUPS, check_overrides_read, parse_overrides, selections, set_value, value_of
 from dexwheel.rl.schema import ConfigError
 from dexwheel.sim.rendering import check_offscreen
 
@@ -82,6 +82,8 @@ def env_changes(
     evaluation setting is refused (:class:`ConfigError` naming it)."""
     env_cfg = OmegaConf.create(OmegaConf.to_container(env_cfg, resolve=True))
     changed: list[str] = []
+    parsed = [o for o in parse_overrides(overrides) if not (o.root in RUNS_ON or o.key in RUNS_ON or o.root in OWN)]
+    check_overrides_read("evaluate", env_cfg, parsed, open_roots=())  # another family's key, a +typo: refused
     for o in parse_overrides(overrides):
         if o.hydra or o.root in RUNS_ON or o.key in RUNS_ON or (o.root in OWN and o.root != "env_overrides"):
             continue

@@ -122,6 +122,21 @@ def test_evaluate_refuses_its_own_keys_it_would_not_use(typed, message, tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "typed, message",
+    [(["robot=solenopsis", "drive.hand.slew_rad_s=0.01"],
+      "drive.hand.slew_rad_s=0.01: drive.hand.* applies to hand robots; this one (solenopsis) reads drive.wheel_leg.*"),
+     (["robot=g20_left", "+drive.kp=1"], "+drive.kp=1: drive.kp is not a key of the config, and nothing would read it")],
+)  # fmt: skip
+def test_evaluate_refuses_an_env_override_nothing_would_read(typed, message, tmp_path, monkeypatch):
+    """It would be recorded in the JSON and its name, and change nothing: refused before any episode."""
+    monkeypatch.chdir(tmp_path)
+    typed = [*typed, "policy=zero"]
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}"):
+        evaluate(compose_cfg("evaluate", *typed), typed)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_cli_refuses_an_export_without_policy_onnx(run, tmp_path):
     done = script("evaluate.py", f"run={run}", f"onnx={run / 'export' / 'policy.onnx'}", "episodes=1", cwd=tmp_path)
     assert done.returncode == 2
