@@ -46,6 +46,18 @@ TYPES: dict[str, str] = {
     "random_rough": "height_range",  # uniform noise of amplitude h (height field)
 }
 HFIELD_TYPES = ("pyramid_slope", "pyramid_slope_inv", "random_rough")
+#: The geometry fields each type's generator reads (:mod:`dexwheel.terrain.generator`); typing another is refused.
+READS: dict[str, tuple[str, ...]] = {
+    "flat": (),
+    "platform": ("height_range", "platform_width"),
+    "pit": ("height_range", "platform_width"),
+    "pyramid_stairs": ("height_range", "step_width", "platform_width"),
+    "pyramid_stairs_inv": ("height_range", "step_width", "platform_width"),
+    "random_grid": ("height_range", "step_width", "platform_width"),
+    "pyramid_slope": ("slope_range_deg", "platform_width"),
+    "pyramid_slope_inv": ("slope_range_deg", "platform_width"),
+    "random_rough": ("height_range",),
+}
 
 
 @dataclass(frozen=True)
@@ -181,6 +193,10 @@ def _validate_scene(desc: TerrainDescription, prefix: str) -> None:
         raise _bad(prefix, "a terrain description needs at least one box or height field")
 
 
+def _plain(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
 def make_terrain_cfg(base: TerrainCfg | TerrainDescription | None, changes: Any,
                      prefix: str = "terrain") -> TerrainCfg | TerrainDescription | None:  # fmt: skip
     """``base`` with ``changes`` applied: a :class:`TerrainCfg`, a :class:`TerrainDescription` (a fixed scene,
@@ -217,12 +233,20 @@ def make_terrain_cfg(base: TerrainCfg | TerrainDescription | None, changes: Any,
                 bad = [k for k in change if k not in sub_names]
                 if bad:
                     raise _bad(key, f"unknown field(s) {bad}; a sub-terrain takes {sub_names}")
+                previous = subs.get(name, SubTerrainCfg())
                 if name in subs:
                     subs[name] = dataclasses.replace(subs[name], **change)
                 elif "type" not in change:
                     raise _bad(key, f"a new sub-terrain needs 'type', one of {list(TYPES)}")
                 else:
                     subs[name] = SubTerrainCfg(**change)
+                used = ("type", "proportion", *READS.get(subs[name].type, sub_names))
+                unread = [k for k in change if k not in used and _plain(change[k]) != _plain(getattr(previous, k))]
+                if unread:  # it would be recorded and change nothing (a full dict from Hydra repeats the rest)
+                    reads = ", ".join(READS[subs[name].type]) or "none"
+                    raise _bad(
+                        f"{key}.{unread[0]}", f"a {subs[name].type} tile does not use it (its geometry: {reads})"
+                    )
             else:
                 raise _bad(key, f"expected a dict of {sub_names} or None, got {change!r}")
         fields["sub_terrains"] = subs

@@ -147,6 +147,15 @@ BAD = [
     ({"sub_terrains": {"new": {"proportion": 0.0}}}, r"terrain.sub_terrains.new: a new sub-terrain needs 'type'"),
     ({"sub_terrains": {"flat": {"height": 1}}}, r"terrain.sub_terrains.flat: unknown field\(s\) \['height'\]"),
     ({"tiles": 3}, r"terrain: unknown field\(s\) \['tiles'\]"),
+    (
+        {"sub_terrains": {"slope_up": {"height_range": (0.1, 0.2)}}},
+        r"terrain.sub_terrains.slope_up.height_range: a pyramid_slope_inv tile does not use it \(its geometry: "
+        r"slope_range_deg, platform_width\)",
+    ),
+    (
+        {"sub_terrains": {"flat": {"step_width": 0.3}}},
+        r"terrain.sub_terrains.flat.step_width: a flat tile does not use it",
+    ),
     ({"num_cols": "many"}, "terrain.num_cols: expected an integer, got 'many'"),
 ]
 
