@@ -15,12 +15,14 @@ from pathlib import Path
 import hydra
 import mujoco.viewer
 import numpy as np
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.policies import baseline_policy, load_policy, run_config
 from dexwheel.rl.presets import g20_sdk_sequence, wheel_leg_sequence
+from dexwheel.rl.run_config import check_overrides_read, parse_overrides
 from dexwheel.rl.schema import ConfigError
 from dexwheel.sim.rendering import RenderingError, check_window
 
@@ -28,6 +30,27 @@ CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 SOURCES = ("policy", "presets", "random", "zero")
 #: without a display: a video instead of the window
 VIDEO_INSTEAD = "record a video offscreen instead (MUJOCO_GL=egl python scripts/evaluate.py ... video=true)"
+#: view.py's own settings (configs/view.yaml)
+OWN = ("source", "run", "checkpoint", "steps", "realtime", "seed")
+
+
+def check_typed(cfg: DictConfig, typed: list[str]) -> None:
+    """Refuse a typed override the viewer would not apply, naming it: with ``source=policy`` the run is played
+    as it was trained (its own config), so any env or training setting; a hand's presets are SDK commands,
+    so another ``action``; and, as in train.py, another robot family's key or a ``+``-added typo."""
+    parsed = [o for o in parse_overrides(typed) if not o.hydra and o.root not in OWN]
+    if cfg.source == "policy" and parsed:
+        raise ConfigError(f"{parsed[0].line}: source=policy plays the run as it was trained (its config.yaml); "
+                          "to play it with other env settings, use evaluate.py run=<run> video=true <settings>")  # fmt: skip
+    if (
+        cfg.source == "presets"
+        and cfg.robot.family == "hand"
+        and any(o.root == "action" for o in parsed)
+        and cfg.action.name != "sdk255"
+    ):
+        raise ConfigError(f"{next(o.line for o in parsed if o.root == 'action')}: the hand's presets are SDK "
+                          "commands: source=presets plays them with action=sdk255")  # fmt: skip
+    check_overrides_read("view", cfg, parsed, open_roots=())
 
 
 def action_source(cfg: DictConfig):
@@ -51,6 +74,7 @@ def action_source(cfg: DictConfig):
 @hydra.main(config_path=CONFIG_DIR, config_name="view", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     try:
+        check_typed(cfg, list(HydraConfig.get().overrides.task))
         env_cfg, overrides, policy = action_source(cfg)
         env = make_env(env_cfg, **overrides)  # a config error first: it is what the user must fix either way
         check_window("scripts/view.py (MuJoCo's viewer)", instead=VIDEO_INSTEAD)
