@@ -82,9 +82,10 @@ def env_changes(
     evaluation setting is refused (:class:`ConfigError` naming it)."""
     env_cfg = OmegaConf.create(OmegaConf.to_container(env_cfg, resolve=True))
     changed: list[str] = []
-    parsed = [o for o in parse_overrides(overrides) if not (o.root in RUNS_ON or o.key in RUNS_ON or o.root in OWN)]
-    check_overrides_read("evaluate", env_cfg, parsed, open_roots=())  # another family's key, a +typo: refused
-    for o in parse_overrides(overrides):
+    parsed = parse_overrides(overrides)
+    env_keys = [o for o in parsed if not (o.root in RUNS_ON or o.key in RUNS_ON or o.root in OWN)]
+    check_overrides_read("evaluate", env_cfg, env_keys, open_roots=())  # another family's key, a +typo: refused
+    for o in parsed:
         if o.hydra or o.root in RUNS_ON or o.key in RUNS_ON or (o.root in OWN and o.root != "env_overrides"):
             continue
         if o.delete:

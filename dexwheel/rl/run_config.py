@@ -67,6 +67,9 @@ def parse_overrides(lines: list[str]) -> list[Override]:
     return out
 
 
+_ABSENT = object()
+
+
 def check_overrides_read(config: str, cfg: DictConfig, overrides: list[Override], open_roots: tuple[str, ...]) -> None:
     """Refuse, naming it, a typed override that nothing would read (it would be recorded in the run's config
     and silently have no effect): a key of another robot family's env section (``drive.hand.*`` for a
@@ -89,9 +92,6 @@ def check_overrides_read(config: str, cfg: DictConfig, overrides: list[Override]
             where = ", ".join([f"<group>.{family}.*", *(f"{r}.*" for r in open_roots)])
             raise ConfigError(f"{o.line}: {o.key} is not a key of the config, and nothing would read it; keys "
                               f"may be added under {where} (a typo? drop the + to have Hydra name the valid keys)")  # fmt: skip
-
-
-_ABSENT = object()
 
 
 def compose(name: str, overrides: list[str]) -> DictConfig:

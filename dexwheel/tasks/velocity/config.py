@@ -345,11 +345,10 @@ def validate(cfg: WheelLegEnvCfg) -> None:
         raise _bad("episode_length_s", f"must be finite and > 0, got {cfg.episode_length_s}")
     if len(cfg.stance_pose) != len(KNEE_JOINTS) or not all(map(math.isfinite, cfg.stance_pose)):
         raise _bad("stance", f"{len(KNEE_JOINTS)} finite knee angles (fl, fr, hl, hr), got {cfg.stance_pose!r}")
-    gains = {"composer.override_knee_kp": cfg.composer.override_knee_kp,
-             "composer.override_knee_kd": cfg.composer.override_knee_kd,
-             "composer.override_wheel_kd": cfg.composer.override_wheel_kd}  # fmt: skip
-    for name, value in [*((n, getattr(cfg, n)) for n in ("knee_kp", "knee_kd", "wheel_kd", "reset_noise_scale")),
-                        *gains.items()]:  # fmt: skip
+    non_negative = {n: getattr(cfg, n) for n in ("knee_kp", "knee_kd", "wheel_kd", "reset_noise_scale")}
+    non_negative |= {f"composer.{n}": getattr(cfg.composer, n)
+                     for n in ("override_knee_kp", "override_knee_kd", "override_wheel_kd")}  # fmt: skip
+    for name, value in non_negative.items():
         if not (math.isfinite(value) and value >= 0):
             raise _bad(name, f"must be a finite number >= 0, got {value!r}")
     c = cfg.commands
@@ -363,8 +362,9 @@ def validate(cfg: WheelLegEnvCfg) -> None:
         if not 0.0 <= getattr(c, name) <= 1.0:
             raise _bad(f"commands.{name}", f"must be in [0, 1], got {getattr(c, name)}")
     for name in ("knee_scale", "wheel_velocity_scale"):
-        if not (math.isfinite(getattr(cfg.actions, name)) and getattr(cfg.actions, name) > 0):
-            raise _bad(f"actions.{name}", f"must be a finite number > 0, got {getattr(cfg.actions, name)!r}")
+        value = getattr(cfg.actions, name)
+        if not (math.isfinite(value) and value > 0):
+            raise _bad(f"actions.{name}", f"must be a finite number > 0, got {value!r}")
     layers = cfg.composer.layers
     unknown = [n for n in layers if n not in LAYER_NAMES]
     if unknown:
