@@ -18,7 +18,7 @@ import hydra
 from omegaconf import DictConfig
 
 from dexwheel.rl.checkpoints import CheckpointError
-from dexwheel.rl.schema import ConfigError
+from dexwheel.rl.schema import ConfigError, as_paths
 
 CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 KEYS = ("run", "checkpoint", "out", "overwrite")  # configs/export.yaml
@@ -32,13 +32,14 @@ def export(cfg: DictConfig) -> tuple[Path, Path]:
     deleted = [k for k in KEYS if k not in cfg]  # ~key: Hydra deletes it
     if deleted:
         raise ConfigError(f"~{', ~'.join(deleted)}: export.py's settings cannot be deleted; it takes {takes}")
+    as_paths(cfg, ("run", "checkpoint", "out"))
     from dexwheel.rl.export import export_policy  # torch and onnx load once the keys are known
 
     if not isinstance(cfg.overwrite, bool):
         raise ConfigError(f"overwrite: must be true or false, got {cfg.overwrite!r}")
     if not cfg.run:
         raise ConfigError("run: export needs run=<training run folder>")
-    onnx_path, meta_path = export_policy(cfg.run, str(cfg.checkpoint), cfg.out, overwrite=cfg.overwrite)
+    onnx_path, meta_path = export_policy(cfg.run, cfg.checkpoint, cfg.out, overwrite=cfg.overwrite)
     print(f"onnx: {onnx_path}")
     print(f"metadata: {meta_path}")
     return onnx_path, meta_path

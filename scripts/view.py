@@ -23,7 +23,7 @@ from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.policies import baseline_policy, load_policy, run_config
 from dexwheel.rl.presets import g20_sdk_sequence, wheel_leg_sequence
 from dexwheel.rl.run_config import check_overrides_read, parse_overrides
-from dexwheel.rl.schema import ConfigError
+from dexwheel.rl.schema import ConfigError, as_paths
 from dexwheel.sim.rendering import RenderingError, check_window
 
 CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
@@ -58,6 +58,7 @@ def action_source(cfg: DictConfig):
     if cfg.source not in SOURCES:
         raise ConfigError(f"source: {cfg.source!r} is not one of {list(SOURCES)}")
     if cfg.source == "policy":
+        as_paths(cfg, ("run", "checkpoint"))
         if not cfg.run:
             raise ConfigError("run: source=policy needs run=<training run folder>")
         env_cfg = run_config(Path(cfg.run))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,11 +31,9 @@ from dexwheel.rl.rsl.cfg import POLICY_GROUP
 from dexwheel.rl.schema import ConfigError
 
 
-def onnx_policy(path: Path, clip: tuple[list[float], list[float]], device: str) -> BatchPolicy:
-    """An exported policy (``scripts/export.py``) run by onnxruntime on the policy observation group."""
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+def onnx_policy(session: Any, clip: tuple[list[float], list[float]], device: str) -> BatchPolicy:
+    """An exported policy (``scripts/export.py``; ``session``: its onnxruntime session) on the policy observation
+    group, its actions clipped to ``clip``."""
     name = session.get_inputs()[0].name
     low, high = (torch.as_tensor(np.asarray(b, dtype=np.float32), device=device) for b in clip)
 
@@ -76,12 +75,17 @@ def job_policy(job: dict, cfg: DictConfig, venv, device: str) -> BatchPolicy:
             )
         return actor_batch_policy(actor.to(device), action_bounds(venv))
     if job["policy"] == "onnx":
-        meta = job["metadata"]
-        if int(meta["observation"]["size"]) != obs_dim:
+        from dexwheel.rl.export import ExportedPolicy
+
+        # checked again here: the files may have changed since the parent checked them
+        exported = ExportedPolicy.load(job["onnx"])
+        if exported.metadata != job["metadata"]:
+            raise ConfigError(f"onnx: {exported.path.with_suffix('.json')} changed since the evaluation started")
+        if exported.obs_size != obs_dim:
             raise ConfigError(
-                f"onnx: the policy reads {meta['observation']['size']} observations, the Isaac Lab task gives {obs_dim}"
+                f"onnx: the policy reads {exported.obs_size} observations, the Isaac Lab task gives {obs_dim}"
             )
-        return onnx_policy(Path(job["onnx"]), tuple(meta["action"]["clip"]), device)
+        return onnx_policy(exported.model, tuple(exported.metadata["action"]["clip"]), device)
     return baseline(job["policy"], venv.num_actions, int(job["eval_seed"]), device, action_bounds(venv))
 
 

@@ -40,7 +40,7 @@ from dexwheel.rl.env_factory import env_kwargs, make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
 from dexwheel.rl.policies import POLICIES, baseline_policy, load_policy, resolve_checkpoint, run_config
 from dexwheel.rl.run_config import ENV_GROUPS, check_overrides_read, parse_overrides, selections, set_value, value_of
-from dexwheel.rl.schema import ConfigError
+from dexwheel.rl.schema import ConfigError, as_paths
 from dexwheel.sim.rendering import check_offscreen
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
@@ -283,6 +283,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     """Evaluate as ``cfg`` says; ``overrides`` are the ones the user typed (scripts/evaluate.py passes Hydra's
     list): with a run, its config is used with exactly those applied (:func:`env_changes`)."""
     _check(cfg)
+    as_paths(cfg, ("run", "checkpoint", "onnx", "out"))
     check_typed(cfg, list(overrides))  # before any work: a typed key is used or refused
     exported = _exported(cfg) if cfg.policy == "onnx" else None
     run = Path(cfg.run) if cfg.run else (exported.run if exported is not None else None)

@@ -399,7 +399,7 @@ def export_policy(run_dir: str | Path, checkpoint: str = "final", out: str | Pat
     run_dir = Path(run_dir)
     run_cfg = run_config(run_dir)
     algo = str(run_cfg.algo.name)
-    path = resolve_checkpoint(run_dir, str(checkpoint), algo)
+    path = resolve_checkpoint(run_dir, checkpoint, algo)
     check_checkpoint(path)
     onnx_path, meta_path = output_paths(run_dir, out)
     for p in (onnx_path, meta_path):

@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 
 from dexwheel.rl.checkpoints import (
     CHECKPOINT_DIR,
+    CheckpointError,
     check_checkpoint,
     latest_checkpoint,
     load_vecnormalize,
@@ -34,7 +35,9 @@ def run_config(run_dir: Path) -> DictConfig:
     return cfg
 
 
-def resolve_checkpoint(run_dir: Path, which: str, algo: str) -> Path:
+def resolve_checkpoint(run_dir: Path, which: str | Path, algo: str) -> Path:
+    if which is None or which == "":
+        raise CheckpointError(f"checkpoint: final | best | latest | a path to a checkpoint, got {which!r}")
     if which == "latest":
         return latest_checkpoint(run_dir)
     if which in ("best", "final"):

@@ -17,6 +17,20 @@ class ConfigError(ValueError):
     """A config key or value that cannot be used, named with its full dotted path."""
 
 
+def as_paths(cfg: DictConfig, keys: tuple[str, ...]) -> None:
+    """Make the path settings ``keys`` of a script's config text, in place. Hydra reads ``run=5`` as the integer 5:
+    a whole number is that name (``5``); any other non-text value is refused naming the key, since what was typed
+    is lost (``run=1.50`` reads as 1.5, ``run=true`` as a bool)."""
+    for key in keys:
+        value = cfg.get(key)
+        if value is None or isinstance(value, str):
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            cfg[key] = str(value)
+            continue
+        raise ConfigError(f"{key}: a path, got {value!r}; quote a path Hydra would read as a value: {key}=\"'<path>'\"")
+
+
 @dataclass
 class TrainCfg:
     total_timesteps: int = 1_000_000

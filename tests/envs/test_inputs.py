@@ -396,6 +396,8 @@ def _script(name: str, *overrides: str, tmp_path: Path) -> subprocess.CompletedP
         ("view.py", ["robot=g20_left", "source=presets", "action=normalized"],
          "error: action=normalized: the hand's presets are SDK commands: source=presets plays them with action=sdk255"),
         ("view.py", ["robot=solenopsis", "+sourc=presets"], "error: +sourc=presets: sourc is not a key of the config"),
+        ("view.py", ["run=5", "source=policy"], "error: run=5: no config.yaml there"),  # Hydra's int 5: the folder 5
+        ("view.py", ["run=5.0", "source=policy"], "error: run: a path, got 5.0; quote a path"),
         ("evaluate.py", ["robot=solenopsis", "policy=zero", "task.wheel_leg.decimation=0"],
          "error: task.wheel_leg.decimation: must be a positive integer"),
     ],

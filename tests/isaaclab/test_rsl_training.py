@@ -93,3 +93,37 @@ def test_the_run_takes_the_step_benchmark_on_isaaclab(trained):
     [row] = result["rows"]
     assert (row["scene"], row["height"], row["direction"], row["trials"]) == ("step", 0.05, "up", 1)
     assert result["outcomes"]["step 0.050 up"] in ("T", "F") and row["successes"] == 0  # 2.5 m to go in 0.2 s
+
+
+def test_the_evaluation_child_plays_only_the_export_the_parent_checked(trained, tmp_path):
+    """The Isaac Lab child loads the export again, its digest checked: files swapped after the parent's check
+    (another export's model, or another export's pair) are refused, never played under the first one's name."""
+    import shutil
+    from types import SimpleNamespace
+
+    import torch
+
+    from dexwheel.isaaclab.evaluate import job_policy
+    from dexwheel.rl.export import ExportedPolicy
+    from dexwheel.rl.rsl.cfg import POLICY_GROUP
+    from dexwheel.rl.schema import ConfigError
+
+    run_dir, _ = trained
+    run("export.py", f"run={run_dir}", f"out={tmp_path / 'a.onnx'}")
+    run(
+        "export.py",
+        f"run={run_dir}",
+        f"checkpoint={run_dir / 'checkpoints' / 'step_128.pt'}",
+        f"out={tmp_path / 'b.onnx'}",
+    )
+    checked = ExportedPolicy.load(tmp_path / "a.onnx")  # what the parent checked and put in the job
+    obs = {POLICY_GROUP: torch.zeros(3, checked.obs_size)}
+    venv = SimpleNamespace(get_observations=lambda: obs)
+    job = {"policy": "onnx", "onnx": str(checked.path), "metadata": checked.metadata}
+    assert job_policy(job, None, venv, "cpu")(obs).shape == (3, len(checked.metadata["action"]["clip"][0]))
+    shutil.copy(tmp_path / "b.onnx", tmp_path / "a.onnx")  # another export's model under a's metadata
+    with pytest.raises(ConfigError, match="onnx.sha256 differs"):
+        job_policy(job, None, venv, "cpu")
+    shutil.copy(tmp_path / "b.json", tmp_path / "a.json")  # now a consistent pair, but not the one checked
+    with pytest.raises(ConfigError, match="a.json changed since the evaluation started"):
+        job_policy(job, None, venv, "cpu")

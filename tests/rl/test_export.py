@@ -245,6 +245,15 @@ def test_the_script_exports_and_its_errors_are_one_line(runs, tmp_path):
         "error: ~checkpoint: export.py's settings cannot be deleted; it takes run=, checkpoint=, out=, overwrite="
     ]
     assert digest(run) == before and sorted(p.name for p in tmp_path.iterdir()) == ["p.json", "p.onnx"]
+    (tmp_path / "5").symlink_to(run)  # Hydra reads run=5 as the number 5: it names the folder 5
+    named = script("run=5", "out=6", "checkpoint=latest")
+    assert named.returncode == 0, named.stderr
+    recorded = json.loads((tmp_path / "6" / "policy.json").read_text())["run"]  # relative to the export
+    assert (tmp_path / "6" / recorded).resolve() == (tmp_path / "5").resolve()
+    lossy = script("run=5.0")  # what was typed is lost (5.0 reads as 5.0, "5.00" too): refused, not guessed
+    assert lossy.returncode == 2 and lossy.stderr.strip().splitlines() == [
+        "error: run: a path, got 5.0; quote a path Hydra would read as a value: run=\"'<path>'\""
+    ]
 
 
 def test_a_bad_run_or_checkpoint_is_a_one_line_error(runs, tmp_path):

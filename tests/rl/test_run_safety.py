@@ -4,6 +4,7 @@ rsl_rl checkpoints checked against their SHA-256."""
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -240,6 +241,20 @@ def test_out_refuses_an_existing_file_unless_overwrite(run, tmp_path):
     assert out.read_text() == "my notes" and not (run / "eval").exists()
     evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1", f"out={out}", "overwrite=true"))
     assert json.loads(out.read_text())["policy"] == "trained"
+
+
+def test_paths_typed_as_numbers_name_those_files(run, tmp_path, monkeypatch):
+    """Hydra reads ``run=5`` as the integer 5: it names the folder ``5``, as typed, and ``out=7`` the file ``7``."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "5").symlink_to(run)
+    evaluate(compose_cfg("evaluate", "run=5", "episodes=1", "out=7"))
+    assert json.loads((tmp_path / "7").read_text())["policy"] == "trained"
+    with pytest.raises(ConfigError, match="checkpoint: a path, got True"):
+        evaluate(compose_cfg("evaluate", "run=5", "episodes=1", "checkpoint=true"))
+    nothing = re.escape("checkpoint: final | best | latest | a path to a checkpoint, got None")
+    with pytest.raises(CheckpointError, match=nothing):
+        evaluate(compose_cfg("evaluate", "run=5", "episodes=1", "checkpoint=null"))
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "run") == ["5", "7"]  # the refused: nothing
 
 
 @pytest.mark.parametrize("bad, message", [("episodes=0", "episodes: must be an integer >= 1, got 0"),
