@@ -76,11 +76,16 @@ def check_overrides_read(config: str, cfg: DictConfig, overrides: list[Override]
     wheel-leg robot), or a key the config ``configs/<config>.yaml`` (with the typed group selections) lacks
     (added with ``+``/``++``) outside the places whose readers check every key they get: this robot family's
     env sections (the env refuses a keyword it does not take) and ``open_roots`` (the script's own
-    schema-checked settings, e.g. ``train``, ``algo``)."""
+    schema-checked settings, e.g. ``train``, ``algo``); and any ``~key`` deletion, since the reader's own default
+    would run unrecorded."""
     family = str(cfg.robot.family)
-    base = compose(config, [o.line for o in overrides if o.group])
+    base = compose(config, [o.line for o in overrides if o.group and not o.delete])
     for o in overrides:
-        if o.hydra or o.group or o.delete:
+        if o.delete and not o.hydra:  # its reader would fall back on a default of its own, which no file records
+            raise ConfigError(f"{o.line}: a config key cannot be deleted (what reads it would use a default the "
+                              f"run's {CONFIG_FILE} does not record); type its value instead, or {o.key}=null to "
+                              "remove a term from its table")  # fmt: skip
+        if o.hydra or o.group:
             continue
         parts = o.key.split(".")
         if parts[0] in KWARG_GROUPS and len(parts) > 1 and parts[1] in FAMILIES and parts[1] != family:

@@ -119,6 +119,11 @@ def test_a_resume_takes_the_checkpoint_with_the_most_steps_whatever_the_file_tim
         (["+robot.foo=1"], "+robot.foo=1: robot.foo is not a key"),
         (["drive.hand.slew_rad_s=0.01"], "drive.hand.slew_rad_s=0.01: drive.hand.* applies to hand robots; this one "
                                          "(solenopsis) reads drive.wheel_leg.*"),
+        # deleted, the env's own table kept the term while config.yaml lacked it; train.num_envs fell back on 16
+        (["~task.wheel_leg.rewards.action_rate_l2"], "~task.wheel_leg.rewards.action_rate_l2: a config key cannot be "
+         "deleted (what reads it would use a default the run's config.yaml does not record); type its value instead, "
+         "or task.wheel_leg.rewards.action_rate_l2=null to remove a term from its table"),
+        (["~train.num_envs"], "~train.num_envs: a config key cannot be deleted"),
     ],
 )  # fmt: skip
 def test_an_override_nothing_would_read_is_refused_naming_it(tmp_path, overrides, message):
