@@ -54,7 +54,7 @@ test: test-core
 test-core: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest -n 2 --dist loadfile $(ARGS)
+	tests/loopback_only.sh $(BIN)/pytest -n 2 --dist loadfile $(ARGS)
 
 # The documentation site (mkdocs.yml, docs/) into site/; --strict makes broken links and anchors errors.
 docs: $(STAMP)
@@ -63,7 +63,7 @@ docs: $(STAMP)
 # Isaac Lab tests on the CPU (the cross-backend test also runs the MuJoCo half in .venv).
 isaaclab-test: $(STAMP) $(ISAACLAB_STAMP)
 	mkdir -p $(WARP_CACHE_PATH)
-	$(ISAACLAB_BIN)/pytest tests/isaaclab -q -p no:dash $(ISAACLAB_ARGS)  # dash: a pytest plugin isaaclab brings
+	tests/loopback_only.sh $(ISAACLAB_BIN)/pytest tests/isaaclab -q -p no:dash $(ISAACLAB_ARGS)  # dash: a pytest plugin isaaclab brings
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

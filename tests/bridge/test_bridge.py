@@ -629,3 +629,13 @@ def test_hydra_config_composes_to_the_seed_defaults(monkeypatch):
     assert "127.0.0.1" in LOOPBACK_CONFIG and "<AllowMulticast>false</AllowMulticast>" in LOOPBACK_CONFIG
     env: dict[str, str] = {}
     assert use_loopback(env) == LOOPBACK_CONFIG and env == {"CYCLONEDDS_URI": LOOPBACK_CONFIG}
+
+
+def test_the_suite_runs_where_loopback_is_the_only_interface():
+    """``make test`` runs pytest through ``tests/loopback_only.sh``: Cyclone's receive sockets bind the wildcard
+    address whatever its config says, so a network namespace with ``lo`` alone keeps them off every network."""
+    if os.environ.get("DEXWHEEL_LOOPBACK_NETNS") != "1":
+        pytest.skip("not run through tests/loopback_only.sh (make test-core and make isaaclab-test use it)")
+    import socket
+
+    assert [name for _, name in socket.if_nameindex()] == ["lo"]
