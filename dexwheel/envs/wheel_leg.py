@@ -128,6 +128,8 @@ class WheelLegEnv(TaskViews, TaskEnv):
         opts = reset_options(self._name, options, RESET_OPTIONS)  # a typo fails instead of being ignored
         # checked before anything changes: a refused option leaves the env as it was
         pose = _base_pose(self._name, opts["base_pose"]) if "base_pose" in opts else None
+        if pose is not None:
+            self.task.check_base_xy(*pose[:2], f"{self._name}.reset: options['base_pose']")
         command = _pair(self._name, "command", opts["command"]) if "command" in opts else None
         super().reset(seed=seed)
         self.task.rngs[0] = self.np_random

@@ -224,6 +224,21 @@ def test_reset_refuses_unknown_and_non_dict_options(make, options, match):
 )  # fmt: skip
 def test_a_refused_wheel_leg_reset_option_changes_nothing(options, match):
     env, ref = WheelLegEnv(), WheelLegEnv()
+    _refused_reset_changes_nothing(env, ref, options, match)
+
+
+def test_a_rough_base_pose_off_the_terrain_is_refused_naming_the_ranges():
+    """Past the terrain's edge there is no ground: the pose is refused, and the episode goes on untouched."""
+    env, ref = (gym.make("Solenopsis-Rough-v0").unwrapped for _ in range(2))
+    xmin, xmax, ymin, ymax = env.task.terrain.desc.bounds
+    ranges = rf"x in \[{xmin + 0.5:g}, {xmax - 0.5:g}\] and y in \[{ymin + 0.5:g}, {ymax - 0.5:g}\] \(m\)"
+    match = rf"Solenopsis.reset: options\['base_pose'\]: \({xmax:g}, 0\) puts the robot off the terrain; {ranges}"
+    _refused_reset_changes_nothing(env, ref, {"base_pose": (xmax, 0.0, 0.0)}, match)
+    env.reset(seed=1, options={"base_pose": (xmax - 0.5, 0.0, 0.0)})  # the footprint's edge on the terrain's
+    assert env.data.qpos[0] == xmax - 0.5
+
+
+def _refused_reset_changes_nothing(env, ref, options, match):
     env.reset(seed=0)
     ref.reset(seed=0)
     a = np.full(8, 0.3)

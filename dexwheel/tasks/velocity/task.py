@@ -68,6 +68,7 @@ from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, mirror
 from dexwheel.tasks.velocity.observations import height_scan_mirror
 from dexwheel.tasks.velocity.settle import settle
 from dexwheel.tasks.velocity.terrain import TaskTerrain, ground_under
+from dexwheel.terrain.config import ROBOT_FOOTPRINT_M
 
 _LINKS = LINKS
 _NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
@@ -469,6 +470,17 @@ class WheelLegTask:
             self._next_event = int(self.event_at.min())
         self.action[i] = 0.0
         self.last_action[i] = 0.0
+
+    def check_base_xy(self, x: float, y: float, where: str) -> None:
+        """Refuse (``ValueError`` naming ``where`` and the allowed ranges) a base position whose footprint is not
+        wholly on the terrain: past its edge there is no ground. Any position on a flat task's plane."""
+        if self.terrain is None:
+            return
+        xmin, xmax, ymin, ymax = self.terrain.desc.bounds
+        r = ROBOT_FOOTPRINT_M / 2
+        if not (xmin + r <= x <= xmax - r and ymin + r <= y <= ymax - r):
+            raise ValueError(f"{where}: ({x:g}, {y:g}) puts the robot off the terrain; x in [{xmin + r:g}, "
+                             f"{xmax - r:g}] and y in [{ymin + r:g}, {ymax - r:g}] (m) keep its footprint on it")  # fmt: skip
 
     def place_base(self, i: int, x: float, y: float, yaw: float) -> None:
         """Move env ``i``, just reset, to stand at world ``(x, y)`` facing ``yaw`` (rad): the start state its reset
