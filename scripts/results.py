@@ -22,8 +22,9 @@ over; its row counts falls, and its errors stay out of the spread (they are a ha
 Any other override goes to train.py; every argument is checked (train.py's by composing its config) before
 anything starts, and ``-h``/``--help`` prints this. ``out=`` is relative to the folder results.py is started in.
 A seed whose run folder already holds ``checkpoints/final`` is not trained again (delete the folder to retrain)
-when its ``config.yaml`` agrees with every argument typed; one that differs is refused before anything starts,
-naming the keys and the folder (choose a new ``out=``). Evaluations are rewritten (``overwrite=true``).
+when its ``config.yaml`` agrees with the config these arguments compose today (every argument typed and every
+default); one that differs is refused before anything starts, naming the keys and the folder (choose a new
+``out=``): a run trained before a default moved is not today's run. Evaluations are rewritten (``overwrite=true``).
 """
 
 from __future__ import annotations
@@ -123,20 +124,21 @@ def trained(run_dir: Path) -> bool:
 
 
 def check_reused(run_dir: Path, train_args: list[str], seed: int) -> None:
-    """A finished run in ``run_dir`` is reused only when it was trained as typed: else refused, naming what differs."""
+    """A finished run in ``run_dir`` is reused only when it was trained as typed, today's defaults included: else
+    refused, naming what differs."""
     from dexwheel.rl.checkpoints import CheckpointError
-    from dexwheel.rl.run_config import compose, load_run_config, typed_differences
+    from dexwheel.rl.run_config import compose, differences, load_run_config
     from dexwheel.rl.schema import ConfigError
 
     typed = seed_overrides(train_args, seed)
     try:
-        diffs = typed_differences(load_run_config(run_dir, "out")[0], compose("train", typed), typed)
+        diffs = differences(load_run_config(run_dir, "out")[0], compose("train", typed), typed)
     except (ConfigError, CheckpointError) as e:
         refuse(str(e))
     if diffs:
         shown = "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
-        refuse(f"out: {run_dir} holds a run trained otherwise than typed ({shown}); choose a new out= "
-               f"(or delete the folder to retrain)")  # fmt: skip
+        refuse(f"out: {run_dir} holds a run trained otherwise than typed or today's defaults ({shown}); choose a "
+               f"new out= (or delete the folder to retrain)")  # fmt: skip
 
 
 def main() -> None:

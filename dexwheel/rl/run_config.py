@@ -208,24 +208,29 @@ def flat(node: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: node}
 
 
-def typed_differences(saved: DictConfig, cfg: DictConfig, overrides: list[str]) -> list[str]:
-    """``key: run has X, requested Y`` for each value the typed ``overrides`` set (``cfg``: Hydra's composition of
-    them) that the run's ``saved`` config does not hold: each key typed, and each value a typed group option sets
-    (a group of another option is named once). A default typed nowhere is not compared: today's may have moved."""
+def differences(saved: DictConfig, cfg: DictConfig, overrides: list[str]) -> list[str]:
+    """``key: run has X, requested Y`` for each value of ``cfg`` (Hydra's composition of the typed ``overrides``)
+    that the run's ``saved`` config does not hold (a group of another option is named once, its keys not listed);
+    a value nobody typed is named as today's default (``key: run has X, today's default Y``): a run trained before
+    a default moved is not today's run."""
     plain, requested = OmegaConf.to_container(saved, resolve=True), OmegaConf.to_container(cfg, resolve=True)
     was, now = selections(plain), selections(requested)  # type: ignore[arg-type]
     other = [g for g in GROUPS if was.get(g) != now.get(g)]
     out = [f"{g}: run has {was.get(g)}, requested {now.get(g)}" for g in other]
-    today = flat(OmegaConf.to_container(compose("train", [f"{g}={o}" for g, o in was.items()]), resolve=True))
     old, new = flat(plain), flat(requested)
+    today = flat(OmegaConf.to_container(compose("train", [f"{g}={o}" for g, o in now.items()]), resolve=True))
     typed = tuple(o.key for o in parse_overrides(overrides) if not o.hydra and not o.group)
+    defaults = []  # after the typed keys' differences: those are what the user asked about
     for key in sorted(old.keys() | new.keys()):
-        if key.split(".")[0] in other:
+        if key.split(".")[0] in other or old.get(key, "<unset>") == new.get(key, "<unset>"):
             continue
-        set_here = key in typed or key.startswith(tuple(f"{t}." for t in typed)) or new.get(key) != today.get(key)
-        if set_here and old.get(key, "<unset>") != new.get(key, "<unset>"):
-            out.append(f"{key}: run has {old.get(key, '<unset>')}, requested {new.get(key, '<unset>')}")
-    return out
+        # typed, or set through a typed key (train.total_timesteps is task.train.total_timesteps)
+        asked = key in typed or key.startswith(tuple(f"{t}." for t in typed)) or new.get(key) != today.get(key)
+        label = "requested" if asked else "today's default"
+        (out if asked else defaults).append(
+            f"{key}: run has {old.get(key, '<unset>')}, {label} {new.get(key, '<unset>')}"
+        )
+    return out + defaults
 
 
 def value_of(cfg: DictConfig, key: str) -> Any:

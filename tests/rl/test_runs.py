@@ -236,26 +236,31 @@ RESULTS = ["seeds=[0]", "sets=[20000]", "physics_steps=1024", "out=out"]  # out 
 
 
 @pytest.mark.parametrize(
-    "override, messages",
-    [("algo=sac", ["algo: run has ppo, requested sac"]),
-     ("drive=pd", ["drive: run has hard_write, requested pd"]),
-     ("task.train.total_timesteps=999", ["task.train.total_timesteps: run has ", "train.total_timesteps: run has 512, "
-                                         "requested 999"])],
+    "args, messages",
+    [(["algo=sac"], ["algo: run has ppo, requested sac"]),
+     (["drive=pd"], ["drive: run has hard_write, requested pd"]),
+     (["task.train.total_timesteps=999"], ["task.train.total_timesteps: run has ", "train.total_timesteps: run has "
+                                           "512, requested 999"]),
+     # every setting of the run typed again but one: its 50-step episodes are not today's default of 250
+     ([a for a in G20 if not a.startswith("task.hand.max_episode_steps=")],
+      ["(task.hand.max_episode_steps: run has 50, today's default 250)"])],
 )  # fmt: skip
-def test_results_refuses_a_finished_run_trained_otherwise_than_typed(launched, tmp_path, override, messages):
+def test_results_refuses_a_finished_run_trained_otherwise_than_typed(launched, tmp_path, args, messages):
     shutil.copytree(launched, tmp_path / "out" / "seed0")
     before = digest(tmp_path)
-    done = script("results.py", "robot=g20_left", override, *RESULTS, cwd=tmp_path)
+    done = script("results.py", "robot=g20_left", *args, *RESULTS, cwd=tmp_path)
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(f"error: out: {tmp_path / 'out' / 'seed0'} holds a run trained otherwise than typed (")
+    assert line.startswith(
+        f"error: out: {tmp_path / 'out' / 'seed0'} holds a run trained otherwise than typed or today's defaults ("
+    )
     assert all(m in line for m in messages) and line.endswith("choose a new out= (or delete the folder to retrain)")
     assert digest(tmp_path) == before
 
 
 def test_results_reuses_a_finished_run_trained_as_typed_from_the_callers_folder(launched, tmp_path):
     run = Path(shutil.copytree(launched, tmp_path / "out" / "seed0"))
-    done = script("results.py", "robot=g20_left", *RESULTS, cwd=tmp_path)
+    done = script("results.py", *G20, *RESULTS, cwd=tmp_path)  # the run's own settings, typed again
     assert done.returncode == 0, done.stderr
     assert "training seed" not in done.stdout and re.search(r"\n\| 0 \| 20000 \| ", done.stdout)
     assert json.loads((run / "eval" / "results_20000.json").read_text())["run"] == str(run)
