@@ -2,7 +2,7 @@
 
 python scripts/bridge.py                                   # left hand, SDK commands, hard-write, viewer
 python scripts/bridge.py headless=true track_test=true max_steps=800
-python scripts/bridge.py plan_nominal=true drive=pd speed=0.5 slew_rad_s=3 collision_projection=false
+python scripts/bridge.py plan_nominal=true pd_drive=true speed=0.5 slew_rad_s=3 collision_projection=false
 python scripts/bridge.py hand=right domain_id=7 topics.state=/my/state
 python scripts/bridge.py backend=isaaclab                  # the same on Isaac Lab (its venv), headless, slew 0
 
@@ -59,7 +59,7 @@ def main(cfg: DictConfig) -> None:
 
     try:
         run_bridge(settings, stop)
-    except (ModelError, ViewerError) as exc:
+    except (ConfigFieldError, ModelError, ViewerError) as exc:  # a setting only the simulation checks, too
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     if settings.backend == "isaaclab":

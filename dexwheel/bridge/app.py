@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 
 from dexwheel.bridge.config import BridgeConfig
@@ -12,6 +13,21 @@ from dexwheel.bridge.ros2_types import dds_topic_name
 from dexwheel.bridge.transport import CycloneTransport, Transport
 
 log = logging.getLogger(__name__)
+
+
+def _network(cfg: BridgeConfig) -> str:
+    """Where the bridge's DDS traffic goes, for the startup line."""
+    if cfg.loopback_only:
+        return "loopback only"
+    return "CYCLONEDDS_URI's interfaces" if os.environ.get("CYCLONEDDS_URI") else "Cyclone's default interfaces"
+
+
+def _timeout(cfg: BridgeConfig) -> str:
+    """What a silent source gets, for the startup line."""
+    t = cfg.timeout
+    then = {"hold_last": f"hold_last ({t.fixed_target} before the first goal)",
+            "fixed_target": f"fixed_target {t.fixed_target}", "raise": "raise (hold the pose)"}[t.policy]  # fmt: skip
+    return f"silent {t.timeout_s:g} s: {then}"
 
 
 def run_bridge(
@@ -47,12 +63,12 @@ def run_bridge(
         topics = cfg.topics
         assert topics is not None
         log.info(
-            "G20 bridge (%s hand on %s, %s%s, slew %g rad/s%s) on DDS domain %d: goals from %s (%s), state on %s (%s) "
-            "at %g Hz, speed x%g",
-            cfg.hand, bridge.sim.name, cfg.drive, ", track test" if cfg.track_test else "", 0.0 if cfg.track_test else cfg.slew_rad_s,
-            ", headless" if cfg.headless else ", viewer", cfg.domain_id,
-            cfg.source_topic, "radians by name" if cfg.plan_nominal else "SDK 0..255", topics.state,
-            dds_topic_name(topics.state), cfg.state_hz, cfg.speed,
+            "G20 bridge (%s hand on %s, %s%s, slew %g rad/s, collision projection %s%s) on DDS domain %d (%s): "
+            "goals from %s (%s; %s), state on %s (%s) at %g Hz, speed x%g",
+            cfg.hand, bridge.sim.name, cfg.drive, ", track test" if cfg.track_test else "", cfg.slew,
+            "on" if cfg.projection else "off", ", headless" if cfg.headless else ", viewer", cfg.domain_id,
+            _network(cfg), cfg.source_topic, "radians by name" if cfg.plan_nominal else "SDK 0..255", _timeout(cfg),
+            topics.state, dds_topic_name(topics.state), cfg.state_hz, cfg.speed,
         )  # fmt: skip
         bridge.run(stop, sync)
         log.info("G20 bridge stopped: %s", bridge.stats_line())

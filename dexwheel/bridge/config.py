@@ -16,6 +16,7 @@ from typing import Any
 
 from dexwheel.control import TimeoutPolicy
 from dexwheel.fields import ConfigFieldError, check_types
+from dexwheel.robots import get_robot
 
 HANDS = ("left", "right")
 #: Simulations the bridge runs the hand on (``backend=``): MuJoCo (``G20Hand-v0``) or Isaac Lab
@@ -45,6 +46,11 @@ MAX_DOMAIN_ID = 232
 
 def _bad(name: str, detail: str) -> ConfigFieldError:
     return ConfigFieldError(name, detail, "bridge")
+
+
+def _show(value: Any) -> str:
+    """A setting's value as a user types it (``true``, ``3``)."""
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def ros_domain_id(environ: Mapping[str, str] | None = None) -> int:
@@ -106,12 +112,15 @@ class BridgeConfig:
     #: Simulated seconds per wall-clock second.
     speed: float = 1.35
     #: None: the backend's (:data:`BACKEND_DEFAULTS`: MuJoCo 5.0, Isaac Lab 0 as the vendor's Isaac simulation).
+    #: A slew other than 0 with ``track_test`` is refused (the track test jumps to each goal).
     slew_rad_s: float | None = None
     #: Hard-write only (PD has real contacts). None: the backend's (MuJoCo on; Isaac Lab has none: off).
+    #: ``true`` with ``pd_drive`` or ``track_test`` is refused (it would change nothing).
     collision_projection: bool | None = None
     #: Projection off and slew 0: the hand jumps to each goal (acceptance of the mapping, vendor bridge §5.4).
     track_test: bool = False
-    #: Simulation steps per simulated second (500: the vendor bridge's loop, one 2 ms physics step each).
+    #: Simulation steps per simulated second (500: the vendor bridge's loop, one 2 ms physics step each); it must
+    #: divide the model's physics rate (1 / 0.002 s), checked here, before any DDS participant exists.
     control_hz: float = 500.0
     #: State messages per wall-clock second.
     state_hz: float = 50.0
@@ -132,6 +141,8 @@ class BridgeConfig:
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise _bad("backend", f"backend={self.backend!r} is not allowed; choose one of {list(BACKENDS)}")
+        # typed, not the backend's default: a typed value the drive or track test would ignore is refused
+        typed = {name for name in BACKEND_DEFAULTS[self.backend] if getattr(self, name) is not None}
         defaults = Topics.for_hand(str(self.hand), self.backend)
         if self.topics is None:
             object.__setattr__(self, "topics", defaults)
@@ -145,9 +156,9 @@ class BridgeConfig:
         if self.domain_id is None:
             object.__setattr__(self, "domain_id", ros_domain_id())
         check_types(self, env="bridge")
-        self._check()
+        self._check(typed)
 
-    def _check(self) -> None:
+    def _check(self, typed: set[str]) -> None:
         choices = {"hand": (self.hand, HANDS), "timeout.policy": (self.timeout.policy, TIMEOUT_POLICIES),
                    "timeout.fixed_target": (self.timeout.fixed_target, FIXED_TARGETS)}  # fmt: skip
         for name, (value, allowed) in choices.items():
@@ -161,8 +172,9 @@ class BridgeConfig:
         for name, value in {"slew_rad_s": self.slew_rad_s, "warn_interval_s": self.warn_interval_s}.items():
             if not (math.isfinite(value) and value >= 0):
                 raise _bad(name, f"{name} must be finite and >= 0, got {value!r}")
-        hard_write_projection = self.collision_projection and self.drive == "hard_write" and not self.track_test
-        if self.backend == "isaaclab" and hard_write_projection:
+        self._check_control_hz()
+        self._refuse_ignored(typed)
+        if self.backend == "isaaclab" and self.projection:
             raise _bad("collision_projection", ISAACLAB_REFUSED["collision_projection"])
         if self.max_steps < 0:
             raise _bad("max_steps", f"max_steps must be >= 0 (0: no limit), got {self.max_steps!r}")
@@ -172,6 +184,45 @@ class BridgeConfig:
             name = getattr(self.topics, f.name)
             if not isinstance(name, str) or not name.strip("/ "):
                 raise _bad(f"topics.{f.name}", f"topics.{f.name} must be a ROS 2 topic name, got {name!r}")
+        source = "nominal" if self.plan_nominal else "command"
+        state, goals = self.topics.state, self.source_topic  # type: ignore[union-attr]
+        if state.strip().lstrip("/") == goals.strip().lstrip("/"):  # one DDS topic (rt/<name>)
+            raise _bad("topics.state", f"topics.state={state!r} is the topic goals come from (topics.{source}="
+                       f"{goals!r}): the bridge would read its own joint state as commands; choose another")  # fmt: skip
+
+    def _check_control_hz(self) -> None:
+        """``control_hz`` must be the physics rate over a whole number of physics steps (as the envs check, but
+        here, before the transport exists)."""
+        timestep = get_robot(f"g20_{self.hand}").timestep  # the physics step of both backends
+        k = round(1.0 / (self.control_hz * timestep))
+        if k < 1 or abs(k * timestep * self.control_hz - 1.0) > 1e-6:
+            raise _bad("control_hz", f"control_hz={self.control_hz:g} must be (1 / timestep) / k for an integer k "
+                       f">= 1; the G20 model's timestep is {timestep:g} s, so e.g. {1 / timestep:g}, "
+                       f"{1 / (2 * timestep):g}, {1 / (10 * timestep):g}")  # fmt: skip
+
+    def _refuse_ignored(self, typed: set[str]) -> None:
+        """A typed setting that the drive or the track test would ignore is refused, naming both."""
+        projection = "collision_projection" in typed and self.collision_projection
+        slew = "slew_rad_s" in typed and self.slew_rad_s != 0
+        cases = [("collision_projection", "pd_drive", projection and self.pd_drive,
+                  "the projection is the hard-write drive's; the PD drive has real contacts"),
+                 ("collision_projection", "track_test", projection and self.track_test,
+                  "the track test turns the projection off"),
+                 ("slew_rad_s", "track_test", slew and self.track_test, "the track test jumps to each goal, slew 0")]  # fmt: skip
+        for name, by, ignored, why in cases:
+            if ignored:
+                raise _bad(name, f"{name}={_show(getattr(self, name))} does nothing with {by}=true ({why}); "
+                           "set one of the two")  # fmt: skip
+
+    @property
+    def slew(self) -> float:
+        """The slew the simulation uses (0 under ``track_test``)."""
+        return 0.0 if self.track_test else float(self.slew_rad_s)  # type: ignore[arg-type]
+
+    @property
+    def projection(self) -> bool:
+        """Whether the collision projection runs: hard-write only, never under ``track_test``."""
+        return bool(self.collision_projection) and self.drive == "hard_write" and not self.track_test
 
     @property
     def drive(self) -> str:

@@ -8,8 +8,11 @@ entity: set it before that.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import MutableMapping
+
+log = logging.getLogger(__name__)
 
 LOOPBACK_CONFIG = (
     "<CycloneDDS><Domain>"
@@ -21,7 +24,11 @@ LOOPBACK_CONFIG = (
 
 def use_loopback(environ: MutableMapping[str, str] | None = None) -> str:
     """Set ``CYCLONEDDS_URI`` to :data:`LOOPBACK_CONFIG` in ``environ`` (default: this process's
-    environment; pass a copy for a subprocess) and return the config."""
+    environment; pass a copy for a subprocess) and return the config. A different ``CYCLONEDDS_URI`` there
+    (the user's own) is replaced, and a warning says so: loopback was asked for, but not silently."""
     target = os.environ if environ is None else environ
+    replaced = target.get("CYCLONEDDS_URI", "")
+    if replaced.strip() and replaced != LOOPBACK_CONFIG:
+        log.warning("loopback only: CYCLONEDDS_URI=%.120r is replaced by the loopback-only config", replaced)
     target["CYCLONEDDS_URI"] = LOOPBACK_CONFIG
     return LOOPBACK_CONFIG

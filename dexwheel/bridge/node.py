@@ -42,7 +42,7 @@ from dexwheel.control import (
     SourceTimeoutError,
     g20_nominal_mapping,
 )
-from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_KP, ACTUATOR_KV, ALL_JOINTS, GOAL_PRESETS
+from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_KP, ACTUATOR_KV, ALL_JOINTS, GOAL_PRESETS, SDK_CHANNELS
 
 log = logging.getLogger(__name__)
 
@@ -152,10 +152,13 @@ class G20Bridge:
 
     # -- handlers (transport thread): check, map, store; never touch the simulation ----------------------------
     def on_command(self, msg: JointState) -> None:
-        """An SDK command: ``position`` = up to 20 values 0..255 (fewer are padded with 255)."""
+        """An SDK command: ``position`` = up to 20 values 0..255 (fewer are padded with 255, more are refused)."""
         try:
-            if len(msg.position) == 0:
+            n = len(msg.position)
+            if n == 0:
                 raise ActionError("position is empty; expected up to 20 SDK values 0..255")
+            if n > SDK_CHANNELS:  # a misrouted message (a 21-joint state?), never cut to its first 20 unchecked
+                raise ActionError(f"position has {n} values; the G20 SDK protocol has {SDK_CHANNELS} channels (0..255)")
             goal = self._sdk(msg.position)[_ACTIVE_IDX]  # the mapping checks type, range and integers
             self.slot.write(goal)
         except ActionError as exc:

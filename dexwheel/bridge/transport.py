@@ -38,6 +38,7 @@ from cyclonedds.util import duration
 
 from dexwheel.bridge.diagnostics import RateLimitedCounter
 from dexwheel.bridge.ros2_types import JOINT_STATE_TYPE_HASH, JointState, dds_topic_name, type_hash_user_data
+from dexwheel.uncopyable import Uncopyable
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +77,12 @@ def ros2_qos(type_hash: str = JOINT_STATE_TYPE_HASH, depth: int = HISTORY_DEPTH)
     )
 
 
-class CycloneTransport:
+class CycloneTransport(Uncopyable):
     """One DDS participant on ``domain_id`` with JointState readers and writers (see the module doc).
 
     ``errors`` counts samples that could not be taken or decoded and handler failures, rate-limited in
-    the log like the bridge's rejected messages.
+    the log like the bridge's rejected messages. Copying or pickling one is refused: the copy would share the
+    participant's handle, and collecting it would delete the original's participant.
     """
 
     def __init__(self, domain_id: int, *, warn_interval_s: float = 5.0, name: str = "dexwheel-bridge") -> None:
@@ -98,6 +100,12 @@ class CycloneTransport:
         self._thread: threading.Thread | None = None
         self._closing = threading.Event()
         self.errors = RateLimitedCounter(log, "DDS receive errors", warn_interval_s)
+
+    def _copy_refusal(self) -> str:
+        return (
+            f"{type(self).__name__} {self.name!r}: a DDS transport cannot be copied or pickled (a copy would share "
+            "its DDS participant, and dropping the copy would delete it); create another"
+        )
 
     def _topic(self, ros_topic: str) -> Topic:
         dds_name = dds_topic_name(ros_topic)

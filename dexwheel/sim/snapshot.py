@@ -23,6 +23,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from dexwheel.uncopyable import Uncopyable
+
 #: Record fields holding C addresses (``hand_drive``'s ``addr`` and ``model``): never copied between envs,
 #: each env's records keep addresses of its own MuJoCo objects.
 ADDRESS_FIELDS = frozenset({"addr", "model"})
@@ -117,13 +119,13 @@ def reduce_task(task: Any, *args: Any, **kwargs: Any) -> tuple:
     return rebuilt, (type(task), args, kwargs, copy.deepcopy(task.snapshot()))
 
 
-class PartOfTask:
+class PartOfTask(Uncopyable):
     """Mixin of the simulation parts a task owns (physics, drives): they hold views of their own ``MjData``
     and C addresses of it, which a copy would share with the original or turn into stale copies, so copying
     or pickling one alone is refused; the env or task that owns it is copied whole (rebuilt, then restored)."""
 
-    def __reduce__(self) -> tuple:
-        raise TypeError(
+    def _copy_refusal(self) -> str:
+        return (
             f"a {type(self).__name__} cannot be copied or pickled alone: it holds views and C addresses of its "
             "own MjData, which a copy would share; copy or pickle the env (or task) that owns it, which rebuilds it"
         )

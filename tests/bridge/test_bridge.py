@@ -14,8 +14,11 @@ loopback-only Cyclone config (``CYCLONEDDS_URI``) with multicast off, on a domai
 
 from __future__ import annotations
 
+import copy
+import gc
 import logging
 import os
+import pickle
 import re
 import signal
 import subprocess
@@ -43,7 +46,9 @@ from ros2_client import (  # noqa: E402
     not_utf8,
 )
 
+from dexwheel.bridge.app import run_bridge  # noqa: E402
 from dexwheel.bridge.config import ISAACLAB_REFUSED, BridgeConfig, Topics, ros_domain_id  # noqa: E402
+from dexwheel.bridge.diagnostics import RateLimitedCounter  # noqa: E402
 from dexwheel.bridge.loopback import LOOPBACK_CONFIG, use_loopback  # noqa: E402
 from dexwheel.bridge.mujoco_sim import check_model  # noqa: E402
 from dexwheel.bridge.node import G20Bridge  # noqa: E402
@@ -237,8 +242,14 @@ def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):
             "the bridge's viewer opens a window, and there is no display (DISPLAY is not set): run it under a virtual screen (xvfb-run -a python ...), or run with headless=true",
         ),
         (["backend=isaaclab", "collision_projection=true"], "bridge: collision_projection=true: the hard-write"),
+        (
+            ["headless=true", "loopback_only=true", "max_steps=50", "control_hz=300"],
+            "error: bridge: control_hz=300 must be (1 / timestep) / k for an integer k >= 1; the G20 model's timestep "
+            "is 0.002 s, so e.g. 500, 250, 50",
+        ),
+        (["pd_drive=true", "collision_projection=true"], "error: bridge: collision_projection=true does nothing with"),
     ],
-    ids=["bad-setting", "no-display", "isaaclab-projection"],
+    ids=["bad-setting", "no-display", "isaaclab-projection", "control-hz", "ignored-override"],
 )
 def test_the_script_stops_at_once_naming_the_problem(dds, overrides, message):
     env = os.environ.copy()
@@ -248,6 +259,7 @@ def test_the_script_stops_at_once_naming_the_problem(dds, overrides, message):
     cmd = [sys.executable, str(SCRIPT), f"domain_id={domain_for_tests(1)}", *overrides]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr  # one line, no traceback
     assert message in done.stderr
 
 
@@ -275,6 +287,24 @@ def test_run_bridge_in_process_leaves_no_thread(dds):
         time.sleep(0.05)
     assert tasks() <= before_tasks
     watcher.close()
+
+
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy, pickle.dumps], ids=["copy", "deepcopy", "pickle"])
+def test_a_transport_refuses_to_be_copied_and_keeps_working(dds, how):
+    """A copy would share the DDS participant's handle, and collecting it would delete the original's: refused
+    before anything is touched; the original still publishes, makes endpoints and closes."""
+    transport = CycloneTransport(domain_for_tests(1), name="test-copy")
+    try:
+        publish = transport.publisher("/dexwheel_test/copy_a")
+        with pytest.raises(
+            TypeError, match=r"'test-copy': a DDS transport cannot be copied or pickled.*create another"
+        ):
+            how(transport)
+        gc.collect()
+        publish(JointState(position=[1.0]))
+        transport.publisher("/dexwheel_test/copy_b")(JointState(position=[2.0]))
+    finally:
+        transport.close()
 
 
 def wait_until(predicate, timeout: float) -> None:
@@ -399,14 +429,25 @@ def test_malformed_commands_are_rejected_counted_and_rate_limited(caplog):
     bridge.rejections.flush()
     warned = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
     assert len(warned) == 2 and f"({3 * len(bad)} in all)" in warned[1]
-    # a longer command uses its first 20 values, as the vendor bridge does; a shorter one is padded with 255
-    send(JointState(position=[*G20_HALF_FIST_CMD, 7.0, 7.0]))
-    bridge.step()
-    assert np.abs(joints(bridge) - HALF_FIST).max() <= TRACK_TOL
+    # a shorter command is padded with 255
     send(JointState(position=[80.0] * 5))
     bridge.step()
     expected = G20SdkMapping("left")([80] * 5)
     assert np.abs(joints(bridge) - expected).max() <= TRACK_TOL
+    bridge.close()
+
+
+@pytest.mark.parametrize("extra", [[7.0, 7.0], [float("nan"), 1e9, -5.0]], ids=["valid-values", "bad-values"])
+def test_an_sdk_command_longer_than_20_values_is_rejected_naming_its_length(extra, caplog):
+    """The protocol has 20 channels: a longer message (a misrouted one) is refused whole, never cut to 20."""
+    bridge, send, _ = make_bridge(FakeClock(), track_test=True, warn_interval_s=0.0)
+    before, writes = joints(bridge), bridge.slot.write_count
+    caplog.set_level(logging.WARNING, logger="dexwheel.bridge")
+    send(JointState(position=[*G20_HALF_FIST_CMD, *extra]))
+    bridge.step()
+    assert bridge.slot.write_count == writes and np.array_equal(joints(bridge), before)
+    assert (bridge.stats.accepted, bridge.stats.rejected) == (0, 1)
+    assert f"position has {20 + len(extra)} values; the G20 SDK protocol has 20 channels (0..255)" in caplog.text
     bridge.close()
 
 
@@ -567,9 +608,10 @@ def test_isaac_lab_backend_defaults_and_refusals():
     configured = BridgeConfig(backend="isaaclab", domain_id=0, slew_rad_s=3.0, pd_drive=True, hand="right")
     assert (configured.slew_rad_s, configured.drive) == (3.0, "pd")
     assert configured.topics.state == "/sim/isaac/g20/right/joint_state"  # type: ignore[union-attr]
-    # projection is refused with hard-write only (track test turns it off; PD has none)
-    assert BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True, pd_drive=True).drive == "pd"
-    assert BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True, track_test=True).track_test
+    # projection=true with PD or the track test is refused as ignored (both backends); with hard-write as missing
+    for ignored_by in ({"pd_drive": True}, {"track_test": True}):
+        with pytest.raises(ConfigFieldError, match=r"collision_projection=true does nothing with"):
+            BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True, **ignored_by)
     with pytest.raises(ConfigFieldError) as err:
         BridgeConfig(backend="isaaclab", domain_id=0, collision_projection=True)
     assert str(err.value).endswith(ISAACLAB_REFUSED["collision_projection"])
@@ -596,12 +638,112 @@ def test_isaac_lab_backend_defaults_and_refusals():
         ({"sped": 1.0}, "unknown settings ['sped']"),
         ({"state_hz": "fast"}, "state_hz: expected a number"),
         ({"topics": {"command": "/", "nominal": "/n", "state": "/s"}}, "topics.command must be a ROS 2 topic name"),
+        ({"control_hz": 300.0}, "control_hz=300 must be (1 / timestep) / k for an integer k >= 1"),
+        ({"control_hz": 1000.0}, "the G20 model's timestep is 0.002 s, so e.g. 500, 250, 50"),
+        (
+            {"pd_drive": True, "collision_projection": True},
+            "collision_projection=true does nothing with pd_drive=true (the projection is the hard-write drive's",
+        ),
+        (
+            {"track_test": True, "collision_projection": True},
+            "collision_projection=true does nothing with track_test=true (the track test turns the projection off)",
+        ),
+        ({"track_test": True, "slew_rad_s": 3.0}, "slew_rad_s=3 does nothing with track_test=true"),
+        (
+            {"topics": {"command": "/g20/x", "nominal": "/n", "state": "g20/x"}},
+            "topics.state='g20/x' is the topic goals come from (topics.command='/g20/x'): the bridge would read its "
+            "own joint state as commands",
+        ),
+        (
+            {"plan_nominal": True, "topics": {"command": "/c", "nominal": "/n", "state": "/n"}},
+            "topics.state='/n' is the topic goals come from (topics.nominal='/n')",
+        ),
     ],
 )
 def test_bad_settings_fail_naming_the_field(values, message):
     with pytest.raises(ConfigFieldError) as err:
         BridgeConfig.from_mapping({"domain_id": 0, **values})
     assert message in str(err.value)
+
+
+def test_settings_that_agree_with_the_drive_and_track_test_are_taken():
+    """Only a typed value that would be ignored is refused: the defaults, and typed values that say what runs."""
+    agree = [{"pd_drive": True}, {"track_test": True}, {"pd_drive": True, "collision_projection": False},
+             {"track_test": True, "slew_rad_s": 0.0, "collision_projection": False}, {"control_hz": 250.0},
+             {"pd_drive": True, "slew_rad_s": 3.0}, {"backend": "isaaclab", "pd_drive": True}]  # fmt: skip
+    for values in agree:
+        cfg = BridgeConfig.from_mapping({"domain_id": 0, **values})
+        assert cfg.projection is False or values == {"control_hz": 250.0}, values
+    assert BridgeConfig(domain_id=0, track_test=True).slew == 0.0 and BridgeConfig(domain_id=0).slew == 5.0
+
+
+def test_startup_line_names_the_projection_timeout_policy_and_network(monkeypatch, caplog):
+    """In process on a fake transport: the startup line says what runs, typed or not."""
+    monkeypatch.setenv("CYCLONEDDS_URI", LOOPBACK_CONFIG)  # loopback_only sets it: restored afterwards
+    caplog.set_level(logging.INFO, logger="dexwheel.bridge")
+    cases = [
+        ({}, "slew 5 rad/s, collision projection on, headless) on DDS domain 0 (CYCLONEDDS_URI's interfaces): "
+             "goals from /g20/cb_left_hand_control_cmd (SDK 0..255; silent 0.5 s: hold_last (open before the first "
+             "goal)), state on"),
+        ({"pd_drive": True, "loopback_only": True, "timeout": {"policy": "fixed_target", "fixed_target": "half_fist",
+          "timeout_s": 0.25}},
+         "(left hand on MuJoCo, pd, slew 5 rad/s, collision projection off, headless) on DDS domain 0 (loopback "
+         "only): goals from /g20/cb_left_hand_control_cmd (SDK 0..255; silent 0.25 s: fixed_target half_fist)"),
+        ({"track_test": True, "timeout": {"policy": "raise"}},
+         "(left hand on MuJoCo, hard_write, track test, slew 0 rad/s, collision projection off, headless)"),
+    ]  # fmt: skip
+    for values, expected in cases:
+        caplog.clear()
+        cfg = BridgeConfig.from_mapping({"domain_id": 0, "headless": True, "max_steps": 1, **values})
+        run_bridge(cfg, transport=FakeTransport())
+        line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("G20 bridge ("))
+        assert expected in line, line
+    assert "silent 0.5 s: raise (hold the pose)" in line
+
+
+def test_loopback_only_says_when_it_replaces_the_users_cyclone_config(caplog):
+    caplog.set_level(logging.WARNING, logger="dexwheel.bridge.loopback")
+    env = {"CYCLONEDDS_URI": "file:///etc/my-cyclone.xml"}
+    assert use_loopback(env) == LOOPBACK_CONFIG and env["CYCLONEDDS_URI"] == LOOPBACK_CONFIG
+    assert [r.getMessage() for r in caplog.records] == [
+        "loopback only: CYCLONEDDS_URI='file:///etc/my-cyclone.xml' is replaced by the loopback-only config"
+    ]
+    caplog.clear()
+    use_loopback(env)  # already loopback: nothing replaced
+    use_loopback({})  # unset: nothing replaced
+    assert not caplog.records
+
+
+def test_a_rate_limited_report_names_the_latest_problem(caplog):
+    """docs/bridge.md: the first event of a quiet source is logged at once; a later report counts what came since
+    and names the latest one."""
+    clock = FakeClock()
+    counter = RateLimitedCounter(logging.getLogger("dexwheel.bridge.test"), "rejected", 5.0, clock=clock)
+    caplog.set_level(logging.WARNING, logger="dexwheel.bridge.test")
+    for reason in ("first", "second", "third"):
+        counter.count("/t", reason)
+    clock.t += 5.0
+    counter.flush()
+    assert [r.getMessage() for r in caplog.records] == [
+        "rejected: 1 on /t since the last report (1 in all); latest: first",
+        "rejected: 2 on /t since the last report (3 in all); latest: third",
+    ]
+
+
+@pytest.mark.parametrize("doc", ["scripts/bridge.py", "docs/bridge.md"])
+def test_the_documented_commands_compose_to_a_bridge_config(doc, monkeypatch):
+    """Every ``python scripts/bridge.py ...`` example of the script's docstring and the docs is a valid command."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    monkeypatch.delenv("ROS_DOMAIN_ID", raising=False)
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    commands = re.findall(r"^`?python scripts/bridge\.py([^#`\n]*)", text, re.M)
+    assert len(commands) >= 5, commands
+    for overrides in commands:
+        with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+            raw = compose(config_name="bridge", overrides=overrides.split())
+        BridgeConfig.from_mapping(OmegaConf.to_container(raw, resolve=True))  # type: ignore[arg-type]
 
 
 def test_hydra_config_composes_to_the_seed_defaults(monkeypatch):

@@ -101,7 +101,10 @@ def reach(client, writer, states, cmd, expected, tol=TRACK_TOL, timeout=30.0):
 
 def test_sdk_commands_in_joint_states_out(io, client, bridge, record_property):
     writer, states = io
-    assert "G20 bridge (left hand on Isaac Lab, hard_write, slew 0 rad/s, headless)" in bridge.output, bridge.output
+    assert (
+        "G20 bridge (left hand on Isaac Lab, hard_write, slew 0 rad/s, collision projection off, headless)"
+        in bridge.output
+    ), bridge.output
     reach(client, writer, states, G20_OPEN_CMD, OPEN)
     seen = reach(client, writer, states, G20_HALF_FIST_CMD, HALF_FIST)
     record_property("half_fist_messages", len(seen))
@@ -222,7 +225,10 @@ def test_viewer_shows_the_hand_and_closes_cleanly(dds, x_display, record_propert
     watcher = Ros2Client(domain)
     try:
         states = watcher.reader(ISAAC.state)
-        proc.wait_for_line(r"G20 bridge \(left hand on Isaac Lab, hard_write, slew 0 rad/s, viewer\)", READY_S)
+        proc.wait_for_line(
+            r"G20 bridge \(left hand on Isaac Lab, hard_write, slew 0 rad/s, collision projection off, viewer\)",
+            READY_S,
+        )
         samples = watcher.collect(states, 3.0)
         stamps = np.array(sorted(s.stamp for s in samples))
         rate = (stamps.size - 1) / (stamps[-1] - stamps[0])
