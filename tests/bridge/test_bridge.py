@@ -244,8 +244,8 @@ def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):
         (["backend=isaaclab", "collision_projection=true"], "bridge: collision_projection=true: the hard-write"),
         (
             ["headless=true", "loopback_only=true", "max_steps=50", "control_hz=300"],
-            "error: bridge: control_hz=300 must be (1 / timestep) / k for an integer k >= 1; the G20 model's timestep "
-            "is 0.002 s, so e.g. 500, 250, 50",
+            "error: bridge: control_hz=300 must be (1 / timestep) / k for an integer k >= 1; the timestep is 0.002 s, "
+            "so e.g. 500, 250, 50",
         ),
         (["pd_drive=true", "collision_projection=true"], "error: bridge: collision_projection=true does nothing with"),
     ],
@@ -638,8 +638,11 @@ def test_isaac_lab_backend_defaults_and_refusals():
         ({"sped": 1.0}, "unknown settings ['sped']"),
         ({"state_hz": "fast"}, "state_hz: expected a number"),
         ({"topics": {"command": "/", "nominal": "/n", "state": "/s"}}, "topics.command must be a ROS 2 topic name"),
-        ({"control_hz": 300.0}, "control_hz=300 must be (1 / timestep) / k for an integer k >= 1"),
-        ({"control_hz": 1000.0}, "the G20 model's timestep is 0.002 s, so e.g. 500, 250, 50"),
+        ({"control_hz": 300.0}, "control_hz=300.0 must be (1 / timestep) / k for an integer k >= 1"),
+        (
+            {"control_hz": 1000.0},
+            "control_hz=1000.0 must be (1 / timestep) / k for an integer k >= 1; the timestep is 0.002 s",
+        ),
         (
             {"pd_drive": True, "collision_projection": True},
             "collision_projection=true does nothing with pd_drive=true (the projection is the hard-write drive's",

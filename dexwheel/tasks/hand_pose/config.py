@@ -240,14 +240,21 @@ class G20HandConfig:
 
     def substeps(self, timestep: float) -> int:
         """Physics steps per control step; ``control_hz`` must divide ``1 / timestep``."""
-        n = round(1.0 / (self.control_hz * timestep))
-        if n < 1 or abs(n * timestep * self.control_hz - 1.0) > 1e-6:
-            raise _bad(
-                "control_hz",
-                f"control_hz={self.control_hz!r} must be (1 / timestep) / k for an integer k >= 1; "
-                f"the timestep is {timestep} s, so e.g. {1 / timestep:g}, {1 / (2 * timestep):g}, {1 / (10 * timestep):g}",
-            )
-        return n
+        return control_substeps(self.control_hz, timestep)
+
+
+def control_substeps(control_hz: float, timestep: float, env: str = "G20Hand") -> int:
+    """Physics steps per control step at ``control_hz``, which must be ``(1 / timestep) / k`` for an integer ``k``
+    (:class:`ConfigFieldError` naming ``control_hz`` of ``env`` otherwise): the hand task's and the bridge's check."""
+    n = round(1.0 / (control_hz * timestep))
+    if n < 1 or abs(n * timestep * control_hz - 1.0) > 1e-6:
+        raise ConfigFieldError(
+            "control_hz",
+            f"control_hz={control_hz!r} must be (1 / timestep) / k for an integer k >= 1; "
+            f"the timestep is {timestep} s, so e.g. {1 / timestep:g}, {1 / (2 * timestep):g}, {1 / (10 * timestep):g}",
+            env,
+        )
+    return n
 
 
 def _check_term(where: str, term: Any) -> None:
