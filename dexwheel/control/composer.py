@@ -21,7 +21,7 @@ import numpy as np
 
 from dexwheel.control import _xp
 from dexwheel.control._copyplan import Op, compile_copy
-from dexwheel.control.errors import JointCommandError
+from dexwheel.control.errors import JointCommandError, NotCopyable
 from dexwheel.control.layout import JointLayout
 from dexwheel.control.targets import FIELDS, REQUIRED_FIELDS, JointTargetView, MotorFrame
 
@@ -86,7 +86,7 @@ def _first_place(layer: JointCommandLayer) -> tuple:
     return xp, _xp.device_of(position)
 
 
-class JointCommandComposer:
+class JointCommandComposer(NotCopyable):
     """Merge layers into one long-lived :class:`MotorFrame` in ``output_layout`` order.
 
     Construction rules (each failure names the joint(s) and the layer(s)):
@@ -99,7 +99,14 @@ class JointCommandComposer:
 
     Layer names are unique and there is at least one layer. Each joint is written only by its final
     owner, so :meth:`compose` never writes a joint twice and never depends on stale values.
+
+    A composer cannot be copied or pickled (TypeError): its copies are compiled against its sources' arrays.
     """
+
+    _copy_refusal = (
+        "its copies are compiled against its sources' arrays, which a copy would not read; build another "
+        "JointCommandComposer over the sources it should merge"
+    )
 
     def __init__(self, output_layout: JointLayout, layers: Iterable[JointCommandLayer]) -> None:
         if not isinstance(output_layout, JointLayout):

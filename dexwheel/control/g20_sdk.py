@@ -128,6 +128,7 @@ class G20SdkMapping(BoundedMapping):
 
     def to_joint_positions(self, cmd: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
         """20 SDK values -> 21 joint goals (ALL_JOINTS order), clipped then mimic-completed."""
+        target = self._target(out)  # checked before the held values change
         try:
             arr = np.asarray(cmd, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -139,9 +140,6 @@ class G20SdkMapping(BoundedMapping):
         self._cmd[n:] = SDK_PAD_VALUE
         v = self._sanitize(self._cmd, 0.0, float(SDK_MAX_VALUE), self._last, self._label)
         self._last[:] = v
-        target = self._out if out is None else out
-        if target.shape != (self.layout.dof,):
-            raise ActionError(f"out must have shape ({self.layout.dof},), got {target.shape}")
         full = G20_MIMIC.complete(self.goals(v), out=self._out, clip_mimic=True)
         if target is not self._out:
             target[...] = full

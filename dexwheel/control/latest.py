@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dexwheel.control.errors import ActionError, SourceTimeoutError
+from dexwheel.control.errors import ActionError, NotCopyable, SourceTimeoutError
 from dexwheel.control.layout import JointLayout
 from dexwheel.control.targets import FIELDS, JointTargetBuffer, JointTargetView
 
@@ -38,7 +38,7 @@ class SlotState(str, enum.Enum):
     FIXED = "fixed"  # stale or never written: the fixed target
 
 
-class LatestValueSlot:
+class LatestValueSlot(NotCopyable):
     """The latest complete joint-target sample of one asynchronous source.
 
     ``kp`` and ``kd`` (scalars or ``(dof,)``) are the gains used until a write brings its own: the
@@ -46,8 +46,14 @@ class LatestValueSlot:
     ``vel`` or ``torque`` sets them to zero (each write is a whole sample; no stale velocity survives).
     ``fixed_target`` (a buffer or view of the same layout, copied once) is required by
     ``FIXED_TARGET`` and is what ``HOLD_LAST`` gives before the first sample. ``clock`` is injectable
-    for tests; it must be monotonic, in seconds.
+    for tests; it must be monotonic, in seconds. A slot cannot be copied or pickled (TypeError): a copy
+    would not receive its source's writes.
     """
+
+    _copy_refusal = (
+        "a copy would not receive the writes of the source that writes this one; build another LatestValueSlot "
+        "and give it to the source that should write it"
+    )
 
     def __init__(
         self,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -103,8 +103,32 @@ def describe_invalid(
     return f"{label(i)} = {value!r} {detail}{more}"
 
 
+def _is_number(value: Any) -> bool:
+    """A real number (bool, integer or float, numpy's too), the kinds the envs' batched actions take: a
+    string is no number, a complex would lose its imaginary part."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list
+        return False
+    return arr.ndim == 0 and arr.dtype.kind in "biuf"
+
+
+def _not_a_number(values: Sequence[Any], lo: np.ndarray | float, hi: np.ndarray | float,
+                  label: Callable[[int], str]) -> str:  # fmt: skip
+    """``<label> = <value> is not a number; allowed range [lo, hi]`` for the first entry that is not one."""
+    i = next((i for i, v in enumerate(values) if not _is_number(v)), 0)
+    lo_i, hi_i = (float(b[i] if np.ndim(b) else b) for b in (lo, hi))
+    return f"{label(i)} = {values[i]!r} is not a number; allowed range [{_fmt(lo_i)}, {_fmt(hi_i)}]"
+
+
 class BoundedMapping:
     """Shared input checking: shape, finiteness, range, and the raise/clip policy."""
+
+    #: Set by each mapping: the joints of the returned buffer, that buffer (``out=None``) and, for a mapping
+    #: that takes a value per joint, the action's joints (which its messages name).
+    layout: JointLayout
+    _out: np.ndarray
+    action_layout: JointLayout
 
     #: Inputs must be whole numbers (the G20 SDK protocol): a fraction is invalid, and ``"clip"`` rounds it.
     integer = False
@@ -119,14 +143,27 @@ class BoundedMapping:
         self.clip_count = 0
         self.last_clip_count = 0
 
-    def _vector(self, action: ArrayLike, n: int, what: str = "action") -> np.ndarray:
+    def _vector(
+        self, action: ArrayLike, n: int, what: str = "action", bounds: tuple[Any, Any] = (-1.0, 1.0)
+    ) -> np.ndarray:
+        """``action`` as ``n`` float64 values; an entry that is not a number raises naming it and ``bounds``."""
         try:
-            arr = np.asarray(action, dtype=np.float64)
+            arr = np.asarray(action)
         except (TypeError, ValueError) as exc:
             raise ActionError(f"{what} must be numeric with shape ({n},): {exc}") from None
         if arr.shape != (n,):
             raise ActionError(f"{what} must have shape ({n},), got {arr.shape}")
-        return arr
+        if arr.dtype.kind not in "biuf":  # strings, None, complex: refused, as the envs' batched actions are
+            names = self.action_layout.names
+            raise ActionError(_not_a_number(arr.tolist(), *bounds, lambda i: f"{what}[{i}] ({names[i]})"))
+        return arr.astype(np.float64, copy=False)
+
+    def _target(self, out: np.ndarray | None) -> np.ndarray:
+        """Where a call writes: ``out``, checked before the call changes any state, or the mapping's buffer."""
+        target = self._out if out is None else out
+        if target.shape != (self.layout.dof,):
+            raise ActionError(f"out must have shape ({self.layout.dof},), got {target.shape}")
+        return target
 
     def _sanitize(
         self,
@@ -206,10 +243,21 @@ class _GoalMapping(BoundedMapping):
         lower, upper = _xp.constants(self, goal, ("lower", "upper"))
         return xp.minimum(xp.maximum(goal, lower, out=goal), upper, out=goal)
 
-    def _emit(self, out: np.ndarray | None) -> np.ndarray:
-        target = self._out if out is None else out
-        if target.shape != (self.layout.dof,):
-            raise ActionError(f"out must have shape ({self.layout.dof},), got {target.shape}")
+    def _given(self, goal: ArrayLike, what: str) -> np.ndarray:
+        """A goal given as configuration, a value per action joint (a copy: the caller keeps its array)."""
+        row = np.array(self._vector(goal, self.action_dim, what, (self.lower, self.upper)))
+        return self._in_limits(row, lambda i: f"{what}[{i}] ({self.action_layout.names[i]})")
+
+    def _in_limits(self, row: np.ndarray, label: Callable[[int], str]) -> np.ndarray:
+        """``row`` if every entry is within its joint's limits, else an :class:`ActionError` naming the entry,
+        the joint and the range: clipping is for action streams, a configured goal is meant as given."""
+        bad = invalid_entries(row, self.lower, self.upper)
+        if bad.any():
+            raise ActionError(describe_invalid(row, self.lower, self.upper, bad, label))
+        return row
+
+    def _emit(self, target: np.ndarray) -> np.ndarray:
+        """Write the goal into ``target`` (from :meth:`_target`) and return it."""
         if self.completion is not None:
             if target is self._out:
                 self.completion.clip_and_complete(self._goal, out=target)
@@ -247,17 +295,19 @@ class NormalizedMapping(_GoalMapping):
         return self._clip_to_limits(lower + (actions + 1.0) * half_span)
 
     def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        target = self._target(out)
         a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._last, self._label)
         self._last[:] = a
         self._goal[:] = self.goals(a)
-        return self._emit(out)
+        return self._emit(target)
 
 
 class DeltaMapping(_GoalMapping):
     """Relative action: ``goal += scale * action`` (action in ``[-1, 1]``), clipped to the limits.
 
     ``scale`` (scalar or per joint) is the largest step per call, in radians. ``initial`` is the
-    starting goal (default: 0 clipped into the limits); :meth:`reset` sets it again.
+    starting goal (default: 0 clipped into the limits); :meth:`reset` sets it again. A given ``initial``
+    or reset goal outside the limits (or NaN, inf) is refused naming the joint and its range, never clipped.
     """
 
     def __init__(
@@ -276,16 +326,13 @@ class DeltaMapping(_GoalMapping):
             raise ValueError(f"scale must be finite and > 0, got {scale!r}")
         self.scale = scale_arr
         self._zero = np.zeros(self.action_dim, dtype=np.float64)
-        self._initial = (
-            np.zeros(self.action_dim) if initial is None else self._vector(initial, self.action_dim, "initial")
-        )
+        zero = np.clip(self._zero, self.lower, self.upper)
+        self._initial = zero if initial is None else self._given(initial, "initial")
         self.reset()
 
     def reset(self, goal: ArrayLike | None = None) -> None:
-        g = self._initial if goal is None else self._vector(goal, self.action_dim, "goal")
-        if not np.all(np.isfinite(g)):
-            raise ActionError(f"DeltaMapping: goal must be finite, got {g}")
-        np.clip(g, self.lower, self.upper, out=self._goal)
+        """Back to the initial goal, or to ``goal`` (a value per action joint, checked as ``initial`` is)."""
+        self._goal[:] = self._initial if goal is None else self._given(goal, "goal")
 
     def goals(self, actions: np.ndarray, previous: np.ndarray) -> np.ndarray:
         """Checked actions ``(..., A)`` and the previous goals -> new goals within the limits; pure, any batch;
@@ -294,9 +341,10 @@ class DeltaMapping(_GoalMapping):
         return self._clip_to_limits(previous + scale * actions)
 
     def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        target = self._target(out)
         a = self._sanitize(self._vector(action, self.action_dim), -1.0, 1.0, self._zero, self._label)
         self._goal[:] = self.goals(a, self._goal)
-        return self._emit(out)
+        return self._emit(target)
 
 
 class NominalMapping(_GoalMapping):
@@ -305,6 +353,8 @@ class NominalMapping(_GoalMapping):
     An unknown name is an :class:`UnknownJointError` naming it and listing the valid names. With a
     ``completion``, naming one of its mimic joints is an :class:`ActionError`: a mimic joint is coupled
     to its source and follows it, it is not a separate command (the message names the source).
+    ``initial`` (default: 0 clipped into the limits) and a :meth:`reset` goal are checked as
+    :meth:`checked` checks a configured goal: out of range is refused, never clipped.
     """
 
     def __init__(
@@ -329,32 +379,24 @@ class NominalMapping(_GoalMapping):
                 for m, s, r in zip(completion.mimic_joints, completion.mimic_src, completion.mimic_ratio, strict=True)
             }
         )
-        self._initial = np.clip(np.zeros(self.action_dim), self.lower, self.upper)
-        if isinstance(initial, Mapping):
-            for name, value in initial.items():
-                self._initial[self.action_layout.index(name)] = value
-        elif initial is not None:
-            self._initial = self._vector(initial, self.action_dim, "initial").copy()
+        zero = np.clip(np.zeros(self.action_dim), self.lower, self.upper)
+        self._initial = zero if initial is None else self.checked(initial, zero, "initial")
         self.reset()
 
     def reset(self, goal: Mapping[str, float] | ArrayLike | None = None) -> None:
-        if not np.all(np.isfinite(self._initial)):
-            raise ActionError(f"NominalMapping: initial goal must be finite, got {self._initial}")
-        np.clip(self._initial, self.lower, self.upper, out=self._goal)
-        if goal is not None:
-            if isinstance(goal, Mapping):
-                self(goal)
-            else:
-                np.clip(self._vector(goal, self.action_dim, "goal"), self.lower, self.upper, out=self._goal)
+        """Back to the initial goal, or to ``goal`` (a ``{joint: radians}`` dict, joints not named at their
+        initial goal, or a value per action joint), checked by :meth:`checked` before anything changes."""
+        self._goal[:] = self._initial if goal is None else self.checked(goal, self._initial)
 
     def goals(self, actions: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
         """Checked radians ``(..., A)`` for every action joint -> goals within the limits; pure, any batch;
         numpy or torch (float64)."""
         return self._clip_to_limits(_xp.float64(actions))
 
-    def _named(self, targets: Mapping[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    def _named(self, targets: Mapping[str, float], what: str = "target") -> tuple[list[str], np.ndarray, np.ndarray]:
         """``(names, indices, values)`` of a ``{joint: radians}`` dict; raises for anything but a dict, an
-        unknown or mimic joint name, or a value that is not a number (ranges are not checked here)."""
+        unknown or mimic joint name, or a value that is not a number (naming ``what`` and the joint; ranges
+        are not checked here)."""
         if not isinstance(targets, Mapping):
             raise ActionError(f"NominalMapping expects {{joint name: radians}}, got {type(targets).__name__}")
         valid = self.action_layout
@@ -365,16 +407,21 @@ class NominalMapping(_GoalMapping):
         if mimic:
             raise ActionError(f"NominalMapping: {self._mimic[mimic[0]]}")
         names = list(targets)
+        raw = [targets[n] for n in names]
         try:
-            values = np.array([targets[n] for n in names], dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ActionError(f"NominalMapping: joint values must be numbers: {exc}") from None
-        return names, valid.indices(names), values
+            values = np.array(raw)
+        except (TypeError, ValueError):  # a ragged entry
+            values = np.array(None)
+        idx = valid.indices(names)
+        if values.shape != (len(names),) or values.dtype.kind not in "biuf":  # as the envs' batched actions
+            label = lambda i: f"{what}[{names[i]!r}]"  # noqa: E731
+            raise ActionError(f"NominalMapping: {_not_a_number(raw, self.lower[idx], self.upper[idx], label)}")
+        return names, idx, values.astype(np.float64, copy=False)
 
-    def row(self, targets: Mapping[str, float], previous: ArrayLike) -> np.ndarray:
+    def row(self, targets: Mapping[str, float], previous: ArrayLike, what: str = "target") -> np.ndarray:
         """A ``{joint: radians}`` dict -> a value for every action joint, those not named from ``previous``;
         names and numbers checked, ranges not (a stream's ``out_of_range`` policy applies to them later)."""
-        _, idx, values = self._named(targets)
+        _, idx, values = self._named(targets, what)
         row = np.array(previous, dtype=np.float64)
         row[idx] = values
         return row
@@ -384,25 +431,19 @@ class NominalMapping(_GoalMapping):
         value per action joint) -> its values. An entry out of range, NaN or inf raises :class:`ActionError`
         naming ``what``, the joint, the value and the range, whatever ``out_of_range`` says: clipping is for
         action streams, a configured goal is meant as given."""
+        if not isinstance(goal, Mapping):
+            return self._given(goal, what)
         names = self.action_layout.names
-        if isinstance(goal, Mapping):
-            row = self.row(goal, previous)
-            label: Callable[[int], str] = lambda i: f"{what}[{names[i]!r}]"  # noqa: E731
-        else:
-            row = np.array(self._vector(goal, self.action_dim, what))  # a copy: the caller keeps its array
-            label = lambda i: f"{what}[{i}] ({names[i]})"  # noqa: E731
-        bad = invalid_entries(row, self.lower, self.upper)
-        if bad.any():
-            raise ActionError(describe_invalid(row, self.lower, self.upper, bad, label))
-        return row
+        return self._in_limits(self.row(goal, previous, what), lambda i: f"{what}[{names[i]!r}]")
 
     def __call__(self, targets: Mapping[str, float], out: np.ndarray | None = None) -> np.ndarray:
+        target = self._target(out)
         names, idx, values = self._named(targets)
         values = self._sanitize(
             values, self.lower[idx], self.upper[idx], self._goal[idx], lambda i: f"target[{names[i]!r}]"
         )
         self._goal[idx] = values
-        return self._emit(out)
+        return self._emit(target)
 
 
 class WheelVelocityMapping(BoundedMapping):
@@ -430,6 +471,7 @@ class WheelVelocityMapping(BoundedMapping):
         return self.layout.dof
 
     def __call__(self, action: ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        target = self._target(out)
         a = self._sanitize(
             self._vector(action, self.layout.dof),
             -1.0,
@@ -438,7 +480,6 @@ class WheelVelocityMapping(BoundedMapping):
             lambda i: f"action[{i}] ({self.layout.names[i]})",
         )
         self._last[:] = a
-        target = self._out if out is None else out
         np.multiply(self.scale, a, out=self._out)
         if target is not self._out:
             target[...] = self._out

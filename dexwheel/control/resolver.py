@@ -21,7 +21,7 @@ from typing import Any
 
 from dexwheel.control import _xp
 from dexwheel.control._copyplan import Op, compile_copy
-from dexwheel.control.errors import JointCommandError, JointDroppedWarning
+from dexwheel.control.errors import JointCommandError, JointDroppedWarning, NotCopyable
 from dexwheel.control.layout import JointLayout
 from dexwheel.control.targets import MotorFrame
 
@@ -107,15 +107,20 @@ class _Binding:
         return entry[1]
 
 
-class JointCommandResolver:
+class JointCommandResolver(NotCopyable):
     """Resolve frames of any source layout onto ``robot_layout``.
 
     Bindings are compiled and cached per source layout (pass ``sources`` to compile them during
     preparation); each binding owns a robot-order :class:`MotorFrame` that :meth:`resolve_into`
     overwrites and returns. When the source layout equals the robot layout the binding is a single
     block copy (the identity fast path). ``xp`` (numpy, the default, or torch) and ``device`` (torch) say
-    where its frames live.
+    where its frames live. A resolver cannot be copied or pickled (TypeError): build another.
     """
+
+    _copy_refusal = (
+        "its copies are compiled against the frames it resolves; build another JointCommandResolver with the "
+        "same robot layout and defaults"
+    )
 
     def __init__(
         self,

@@ -12,6 +12,7 @@ tasks run this same code on their tensors.
 
 from __future__ import annotations
 
+import copy
 from types import ModuleType
 from typing import Any
 
@@ -47,6 +48,11 @@ def _rebuild(cls: type, layout: JointLayout, block: np.ndarray) -> JointTargetBu
     return obj
 
 
+def _view_of(layout: JointLayout, block: np.ndarray) -> JointTargetView:
+    """A view whose five fields are the rows of ``block``, as a buffer's view is."""
+    return JointTargetView(layout, *block, block=block)
+
+
 class JointTargetView:
     """A named source's read handle: a layout plus one float32 array per field.
 
@@ -80,6 +86,13 @@ class JointTargetView:
 
     def field(self, name: str) -> np.ndarray | None:
         return getattr(self, name)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # a copy is independent: a buffer's view is rebuilt over one copied block (its rows stay views of
+        # it, and the composer, which reads the block, sees writes to them); other views copy each field
+        if self.block is not None:
+            return (_view_of, (self.layout, _xp.copy(self.block)))
+        return (JointTargetView, (self.layout, *(copy.deepcopy(self.field(f)) for f in FIELDS)))
 
     def __repr__(self) -> str:
         return f"JointTargetView({self.layout.describe()}, dof={self.layout.dof})"

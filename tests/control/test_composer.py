@@ -323,3 +323,26 @@ def test_layout_basics_and_pickling() -> None:
     frame = pickle.loads(pickle.dumps(spec_example()[0].compose()))
     frame.qpos[0] = 7.0
     assert frame.block[0, 0] == 7.0
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, copy.copy, lambda v: pickle.loads(pickle.dumps(v))])
+def test_a_copied_view_is_one_independent_block_a_composer_reads(clone) -> None:
+    buf = _buffer(HEAD_JOINTS, 3.0)
+    view = clone(buf.view)
+    np.testing.assert_array_equal(view.block, buf.block)
+    view.position[:] = 9.0  # its rows are views of its own block, not of the original's
+    assert view.block[0].tolist() == [9.0, 9.0] and buf.position.tolist() == [3.0, 4.0]
+    assert JointCommandComposer(HEAD_JOINTS, [JointCommandLayer("head", view)]).compose().qpos.tolist() == [9.0, 9.0]
+    wrapped = JointTargetView(HEAD_JOINTS, buf.position, buf.kp, buf.kd)  # arrays owned elsewhere, no block
+    other = clone(wrapped)
+    other.kp[:] = 0.0
+    assert other.vel is None and buf.kp.tolist() == [103.0, 104.0]
+    assert JointCommandComposer(HEAD_JOINTS, [JointCommandLayer("head", other)]).compose().kp.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, copy.copy, pickle.dumps])
+def test_copying_a_composer_is_refused_saying_to_build_another(clone) -> None:
+    composer, _ = spec_example()
+    with pytest.raises(TypeError, match=r"^a JointCommandComposer cannot be copied or pickled: .*; build another "
+                                        r"JointCommandComposer over the sources it should merge$"):  # fmt: skip
+        clone(composer)

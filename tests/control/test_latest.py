@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import threading
 
 import numpy as np
@@ -142,3 +144,11 @@ def test_concurrent_writes_never_tear_a_snapshot() -> None:
         stop.set()
         thread.join()
     assert len(seen) > 1
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, copy.copy, pickle.dumps])
+def test_copying_a_slot_is_refused_saying_to_build_another(clone) -> None:
+    slot, _, _ = make(TimeoutPolicy.HOLD_LAST)
+    with pytest.raises(TypeError, match=r"^a LatestValueSlot cannot be copied or pickled: a copy would not receive "
+                                        r"the writes .*; build another LatestValueSlot"):  # fmt: skip
+        clone(slot)

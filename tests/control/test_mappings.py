@@ -408,3 +408,99 @@ def test_wheel_velocity_mapping() -> None:
     c([0.5, 0.5, 0.5, 0.5])
     with pytest.warns(ActionClipWarning):
         assert c([float("nan"), 3.0, -3.0, 0.0]).tolist() == [10.0, 20.0, -20.0, 0.0]
+
+
+# --- refusals change nothing; configured goals are taken as given -----------------------------------
+def state(m: object) -> dict:
+    """Every attribute of a mapping, arrays copied: what a refused call must leave as it was."""
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in vars(m).items()}
+
+
+def assert_same_state(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        assert np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k], k
+
+
+@pytest.mark.parametrize(
+    ("make", "action"),
+    [(g20_normalized_mapping, np.full(16, 0.5)), (lambda: g20_delta_mapping(0.1), np.ones(16)),
+     (g20_nominal_mapping, {"index_pip": 1.0}), (G20SdkMapping, SPEC_HALF_FIST),
+     (lambda: G20SdkMapping(out_of_range="clip"), [300] * 20),
+     (lambda: WheelVelocityMapping(20.0, ("a", "b")), [0.5, 0.5])],
+)  # fmt: skip
+def test_a_wrong_out_is_refused_before_the_mapping_changes(make, action) -> None:
+    m = make()
+    before = state(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ActionClipWarning)  # nor does a refused call count or warn of clipping
+        with pytest.raises(ActionError, match=r"out must have shape \((21|2),\), got \(5,\)"):
+            m(action, out=np.zeros(5))
+    assert_same_state(before, state(m))
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [(lambda: g20_nominal_mapping(initial={"index_pip": 99.0}),
+      r"^initial\['index_pip'\] = 99.0 is outside the allowed range \[0, 1.74\]$"),
+     (lambda: g20_nominal_mapping(initial=np.full(16, 9.0), out_of_range="clip"),
+      r"^initial\[0\] \(pinky_mcp_roll\) = 9.0 is outside the allowed range \[-0.23, 0.23\] \(and 15 more\)$"),
+     (lambda: g20_nominal_mapping(initial={"index_pip": float("nan")}), r"initial\['index_pip'\] = nan is not finite"),
+     (lambda: DeltaMapping({"a": (0.0, 1.0)}, 0.1, initial=[2.0]),
+      r"^initial\[0\] \(a\) = 2.0 is outside the allowed range \[0, 1\]$")],
+)  # fmt: skip
+def test_an_initial_goal_out_of_range_is_refused_not_clipped(make, message: str) -> None:
+    with pytest.raises(ActionError, match=message):
+        make()
+
+
+def test_a_refused_reset_leaves_the_goal_and_the_initial_goal() -> None:
+    m = g20_nominal_mapping(initial={"index_pip": 1.0}, out_of_range="clip")
+    m({"middle_pip": 0.5})
+    for goal, message in [({"index_pip": 99.0}, r"^goal\['index_pip'\] = 99.0 is outside the allowed range \[0, 1.74\]$"),
+                          (np.full(16, 9.0), r"^goal\[0\] \(pinky_mcp_roll\) = 9.0 is outside"),
+                          ({"index_pip": 0.2, "thumb_ip": 0.1}, "thumb_ip is a mimic joint")]:  # fmt: skip
+        before = state(m)
+        with pytest.raises(ActionError, match=message):
+            m.reset(goal)
+        assert_same_state(before, state(m))
+    m.reset({"ring_pip": 0.3})  # joints not named: the initial goal
+    q = as_dict(m({}))
+    assert (q["index_pip"], q["ring_pip"], q["middle_pip"]) == (1.0, 0.3, 0.0)
+    d = DeltaMapping({"a": (0.0, 1.0)}, 0.25, initial=[0.5])
+    d([1.0])
+    with pytest.raises(ActionError, match=r"^goal\[0\] \(a\) = -1.0 is outside the allowed range \[0, 1\]$"):
+        d.reset([-1.0])
+    assert d.goal.tolist() == [0.75]
+    d.reset()
+    assert d.goal.tolist() == [0.5]
+
+
+@pytest.mark.parametrize("value", ["1.0", None, 1 + 0j, [1.0], b"1"])
+def test_a_joint_value_that_is_no_number_is_refused_naming_the_joint(value) -> None:
+    m = g20_nominal_mapping()
+    before = state(m)
+    with pytest.raises(ActionError, match=r"^NominalMapping: target\['index_pip'\] = .* is not a number; "
+                                          r"allowed range \[0, 1.74\]$"):  # fmt: skip
+        m({"thumb_mcp": 0.5, "index_pip": value})
+    assert_same_state(before, state(m))
+    with pytest.raises(ActionError, match=r"goal\['index_pip'\] = .* is not a number; allowed range \[0, 1.74\]"):
+        m.checked({"index_pip": value}, m.goal)
+    assert (
+        m({"index_pip": np.float32(1.0), "thumb_mcp": 1, "middle_pip": True})[g20.ALL_JOINTS.index("index_pip")] == 1.0
+    )
+
+
+def test_a_vector_entry_that_is_no_number_is_refused_naming_the_joint() -> None:
+    with pytest.raises(
+        ActionError, match=r"^action\[0\] \(pinky_mcp_roll\) = '0.5' is not a number; allowed range \[-1, 1\]$"
+    ):
+        g20_normalized_mapping()(["0.5"] * 16)
+    goal = [0.0] * 16
+    goal[11] = "1.0"
+    with pytest.raises(
+        ActionError, match=r"^goal\[11\] \(index_pip\) = '1.0' is not a number; allowed range \[0, 1.74\]$"
+    ):
+        g20_nominal_mapping().checked(np.array(goal, dtype=object), np.zeros(16))
+    with pytest.raises(ActionError, match=r"action\[1\] \(b\) = None is not a number"):
+        WheelVelocityMapping(20.0, ("a", "b"))([0.5, None])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import warnings
 
 import numpy as np
@@ -134,3 +136,11 @@ def test_composer_to_resolver_pipeline() -> None:
     out = resolver.resolve_into(composer.compose())
     np.testing.assert_array_equal(out.qpos, body.position)
     assert out.kp.tolist() == [50.0] * 29
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, copy.copy, pickle.dumps])
+def test_copying_a_resolver_is_refused_saying_to_build_another(clone) -> None:
+    resolver = JointCommandResolver(ROBOT29, sources=[ROBOT29])
+    with pytest.raises(TypeError, match=r"^a JointCommandResolver cannot be copied or pickled: .*; build another "
+                                        r"JointCommandResolver with the same robot layout and defaults$"):  # fmt: skip
+        clone(resolver)

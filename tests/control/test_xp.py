@@ -81,3 +81,11 @@ def test_torch_buffers_and_frames_copy_and_pickle_as_views_of_one_block():
         assert clone.block[2].tolist() == [2.0] * 4 and buf.block[2].tolist() == [0.0] * 4
     frame = MotorFrame(JointLayout(KNEES), xp=torch)
     assert isinstance(frame.copy().block, torch.Tensor)
+
+
+def test_a_copied_torch_view_is_rows_of_its_own_block():
+    buf = JointTargetBuffer(JointLayout(KNEES), kp=80.0, xp=torch)
+    for view in (copy.deepcopy(buf.view), pickle.loads(pickle.dumps(buf.view))):
+        view.position[:] = 1.0
+        assert view.position.data_ptr() == view.block.data_ptr() and view.block[0].tolist() == [1.0] * 4
+        assert buf.position.tolist() == [0.0] * 4

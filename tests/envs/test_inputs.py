@@ -291,6 +291,24 @@ def test_g20_refuses_actions_that_are_not_real_numbers(action, vector):
     env.close()
 
 
+@pytest.mark.parametrize("value", ["1.0", None, 1 + 0j, [1.0]])
+def test_a_g20_joint_value_that_is_no_number_is_refused_naming_the_joint_and_changes_nothing(value):
+    """The ``{joint: radians}`` path agrees with the array path: a string is no radians."""
+    env = G20HandEnv(action="nominal")
+    env.reset(seed=0)
+    before = (env.command.copy(), env.goal.copy(), env.task.qpos.copy())
+    for call, field in [(env.step, "target"), (env.set_goal, "goal")]:
+        with pytest.raises(
+            ActionError, match=rf"{field}\['index_pip'\] = .* is not a number; allowed range \[0, 1.74\]"
+        ):
+            call({"middle_pip": 0.5, "index_pip": value})
+    with pytest.raises(ActionError, match=r"init_qpos\['index_pip'\] = .* is not a number"):
+        env.reset(options={"init_qpos": {"index_pip": value}})
+    for now, then in zip((env.command, env.goal, env.task.qpos), before, strict=True):
+        np.testing.assert_array_equal(now, then)
+    env.close()
+
+
 # -- 5f: any real dtype for wheel-leg actions ---------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float16, np.int64, np.int8, ">f8"])
 def test_wheel_leg_envs_take_any_real_action_dtype(dtype):

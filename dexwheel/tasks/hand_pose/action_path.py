@@ -8,7 +8,8 @@ order (the 16 active joints; the drive completes the mimic joints). Layers (``co
 * ``policy``: every active joint, from the action;
 * ``hold``: an override layer holding the joints ``hold_joints`` (a group of
   :data:`~dexwheel.robots.g20.JOINT_GROUPS`, e.g. ``thumb``, or joint names) at the goal preset
-  ``hold_pose``, so that the policy (or a teleoperation stream, in the bridge) drives the rest.
+  ``hold_pose``, so that the policy (or a teleoperation stream, in the bridge) drives the rest; without
+  this layer, a ``hold_joints`` or ``hold_pose`` other than its default is refused (nothing would apply it).
 
 For several envs the layouts carry an env prefix, so one ``compose()`` serves every env. The path runs on
 numpy (the MuJoCo task) or torch (``xp=torch``, ``device``: the Isaac Lab task), the composer's and the
@@ -31,6 +32,8 @@ from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_KP, ACTUATOR_KV, JOINT_GROUPS
 
 LAYERS = ("policy", "hold")
+#: The ``hold`` layer's settings when none are given: a config without that layer may only leave them so.
+HOLD_JOINTS, HOLD_POSE = "thumb", "open"
 
 
 def joint_group(value: str | Sequence[str], field: str) -> tuple[str, ...]:
@@ -45,6 +48,9 @@ def joint_group(value: str | Sequence[str], field: str) -> tuple[str, ...]:
     if bad or not names:
         raise ConfigFieldError(field, f"{field}: {bad or 'an empty list'} are not active G20 joints; "
                                f"choose from {list(ACTIVE_JOINTS)}")  # fmt: skip
+    twice = sorted({j for j in names if names.count(j) > 1}, key=names.index)
+    if twice:
+        raise ConfigFieldError(field, f"{field}: {twice} named more than once; name each joint once")
     return names
 
 
@@ -79,14 +85,22 @@ class HandActionPath:
         self._goals = self.policy.position.reshape(n, na)
 
     @staticmethod
-    def check(layers: Sequence[str], hold_joints: str | Sequence[str]) -> tuple[str, ...]:
-        """The layers, checked (a config error names ``composer_layers`` or ``hold_joints``)."""
+    def check(layers: Sequence[str], hold_joints: str | Sequence[str], hold_pose: str = HOLD_POSE) -> tuple[str, ...]:
+        """The layers, checked (a config error names ``composer_layers``, ``hold_joints`` or ``hold_pose``)."""
         layers = tuple(layers)
         unknown = [name for name in layers if name not in LAYERS]
         if unknown or "policy" not in layers or len(set(layers)) != len(layers):
             raise ConfigFieldError("composer_layers", f"composer_layers: {list(layers)}; the G20 takes 'policy' "
                                    f"and optionally {list(LAYERS[1:])}, each once")  # fmt: skip
-        if "hold" in layers and set(joint_group(hold_joints, "hold_joints")) == set(ACTIVE_JOINTS):
+        if "hold" not in layers:  # nothing would apply the hold settings: only their defaults are accepted
+            settings = {"hold_joints": (hold_joints, HOLD_JOINTS), "hold_pose": (hold_pose, HOLD_POSE)}
+            given = {k: v for k, (v, default) in settings.items() if v != default}
+            if given:
+                what = " and ".join(f"{k}={v!r}" for k, v in given.items())
+                raise ConfigFieldError(next(iter(given)), f"{what} would be ignored: "
+                                       f"composer_layers {list(layers)} has no 'hold' layer; add 'hold' "
+                                       "(composer=hold_thumb) or leave hold_joints and hold_pose unset")  # fmt: skip
+        elif set(joint_group(hold_joints, "hold_joints")) == set(ACTIVE_JOINTS):
             raise ConfigFieldError("hold_joints", f"hold_joints: {hold_joints!r} holds every active joint, so the "
                                    "policy would control nothing; hold a group (thumb, index, ..., fingers) instead")  # fmt: skip
         return layers

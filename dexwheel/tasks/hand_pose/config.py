@@ -22,7 +22,7 @@ import numba
 
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots.g20 import GOAL_PRESETS
-from dexwheel.tasks.hand_pose.action_path import HandActionPath
+from dexwheel.tasks.hand_pose.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
 from dexwheel.tasks.terms import (
     EventTermCfg,
     ObservationTermCfg,
@@ -148,10 +148,10 @@ class G20HandConfig:
     num_threads: int | None = None
     #: Composer layers (:mod:`dexwheel.envs.g20_command`): ``policy`` and optionally ``hold``, an override
     #: layer holding ``hold_joints`` (a group: thumb, index, middle, ring, pinky, fingers; or joint names)
-    #: at the goal preset ``hold_pose``.
+    #: at the goal preset ``hold_pose``; without ``hold``, hold_joints and hold_pose must keep their defaults.
     composer_layers: tuple[str, ...] = ("policy",)
-    hold_joints: str | tuple[str, ...] = "thumb"
-    hold_pose: str = "open"
+    hold_joints: str | tuple[str, ...] = HOLD_JOINTS
+    hold_pose: str = HOLD_POSE
 
     def __post_init__(self) -> None:
         check_types(self, env="G20Hand")
@@ -167,7 +167,7 @@ class G20HandConfig:
         if not isinstance(self.hold_joints, str):
             object.__setattr__(self, "hold_joints", tuple(self.hold_joints))
         _choice("hold_pose", self.hold_pose, tuple(GOAL_PRESETS))
-        HandActionPath.check(self.composer_layers, self.hold_joints)
+        HandActionPath.check(self.composer_layers, self.hold_joints, self.hold_pose)
         if self.contact_excludes is not None:
             pairs = tuple(tuple(p) for p in self.contact_excludes)
             bad = [p for p in pairs if len(p) != 2]
