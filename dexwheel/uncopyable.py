@@ -11,11 +11,14 @@ from typing import Any, NoReturn
 
 
 class Uncopyable:
-    """Mixin: ``copy.copy``, ``copy.deepcopy`` and pickling raise ``TypeError(self._copy_refusal())``."""
+    """Mixin: ``copy.copy``, ``copy.deepcopy`` and pickling raise ``TypeError(self._copy_refusal())``; a subclass
+    says why and what to do instead in ``_why_uncopyable``, or words the whole message in ``_copy_refusal``."""
+
+    _why_uncopyable = "build another one"
 
     def _copy_refusal(self) -> str:
         """Why this object cannot be copied, and what to do instead (one line)."""
-        return f"a {type(self).__name__} cannot be copied or pickled"
+        return f"a {type(self).__name__} cannot be copied or pickled: {self._why_uncopyable}"
 
     def _refuse_copy(self) -> NoReturn:
         raise TypeError(self._copy_refusal())

@@ -21,9 +21,10 @@ import numpy as np
 
 from dexwheel.control import _xp
 from dexwheel.control._copyplan import Op, compile_copy
-from dexwheel.control.errors import JointCommandError, NotCopyable
+from dexwheel.control.errors import JointCommandError
 from dexwheel.control.layout import JointLayout
 from dexwheel.control.targets import FIELDS, REQUIRED_FIELDS, JointTargetView, MotorFrame
+from dexwheel.uncopyable import Uncopyable
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _first_place(layer: JointCommandLayer) -> tuple:
     return xp, _xp.device_of(position)
 
 
-class JointCommandComposer(NotCopyable):
+class JointCommandComposer(Uncopyable):
     """Merge layers into one long-lived :class:`MotorFrame` in ``output_layout`` order.
 
     Construction rules (each failure names the joint(s) and the layer(s)):
@@ -103,7 +104,7 @@ class JointCommandComposer(NotCopyable):
     A composer cannot be copied or pickled (TypeError): its copies are compiled against its sources' arrays.
     """
 
-    _copy_refusal = (
+    _why_uncopyable = (
         "its copies are compiled against its sources' arrays, which a copy would not read; build another "
         "JointCommandComposer over the sources it should merge"
     )

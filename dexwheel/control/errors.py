@@ -7,8 +7,6 @@ action from a policy or a teleoperation stream (:class:`ActionError`) is not a m
 
 from __future__ import annotations
 
-from typing import NoReturn
-
 
 class JointCommandError(ValueError):
     """A composer/resolver wiring error found at construction (names the joint and the layers)."""
@@ -41,14 +39,3 @@ class JointDroppedWarning(UserWarning):
 
 class SourceTimeoutError(RuntimeError):
     """An asynchronous source is stale and its slot's policy says the state must not go on."""
-
-
-class NotCopyable:
-    """Mixin of the wiring objects (composer, resolver, latest-value slot): copying or pickling one raises
-    a TypeError naming the class and what to do instead, since a copy would come apart, silently, from the
-    arrays or the writer it is wired to. Subclasses say why in :attr:`_copy_refusal`."""
-
-    _copy_refusal = "build another one"
-
-    def __reduce__(self) -> NoReturn:
-        raise TypeError(f"a {type(self).__name__} cannot be copied or pickled: {self._copy_refusal}")

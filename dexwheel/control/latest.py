@@ -17,9 +17,10 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dexwheel.control.errors import ActionError, NotCopyable, SourceTimeoutError
+from dexwheel.control.errors import ActionError, SourceTimeoutError
 from dexwheel.control.layout import JointLayout
 from dexwheel.control.targets import FIELDS, JointTargetBuffer, JointTargetView
+from dexwheel.uncopyable import Uncopyable
 
 
 class TimeoutPolicy(str, enum.Enum):
@@ -38,7 +39,7 @@ class SlotState(str, enum.Enum):
     FIXED = "fixed"  # stale or never written: the fixed target
 
 
-class LatestValueSlot(NotCopyable):
+class LatestValueSlot(Uncopyable):
     """The latest complete joint-target sample of one asynchronous source.
 
     ``kp`` and ``kd`` (scalars or ``(dof,)``) are the gains used until a write brings its own: the
@@ -50,7 +51,7 @@ class LatestValueSlot(NotCopyable):
     would not receive its source's writes.
     """
 
-    _copy_refusal = (
+    _why_uncopyable = (
         "a copy would not receive the writes of the source that writes this one; build another LatestValueSlot "
         "and give it to the source that should write it"
     )

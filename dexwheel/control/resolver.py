@@ -21,9 +21,10 @@ from typing import Any
 
 from dexwheel.control import _xp
 from dexwheel.control._copyplan import Op, compile_copy
-from dexwheel.control.errors import JointCommandError, JointDroppedWarning, NotCopyable
+from dexwheel.control.errors import JointCommandError, JointDroppedWarning
 from dexwheel.control.layout import JointLayout
 from dexwheel.control.targets import MotorFrame
+from dexwheel.uncopyable import Uncopyable
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class _Binding:
         return entry[1]
 
 
-class JointCommandResolver(NotCopyable):
+class JointCommandResolver(Uncopyable):
     """Resolve frames of any source layout onto ``robot_layout``.
 
     Bindings are compiled and cached per source layout (pass ``sources`` to compile them during
@@ -117,7 +118,7 @@ class JointCommandResolver(NotCopyable):
     where its frames live. A resolver cannot be copied or pickled (TypeError): build another.
     """
 
-    _copy_refusal = (
+    _why_uncopyable = (
         "its copies are compiled against the frames it resolves; build another JointCommandResolver with the "
         "same robot layout and defaults"
     )
