@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dexwheel.atomic import atomic_open
 from dexwheel.tasks.hand_pose.config import G20HandConfig
 
 TABLE = Path(__file__).with_name("random_goals.npz")
@@ -64,8 +65,10 @@ def load() -> list[tuple[dict, np.ndarray]]:
 
 
 def write(sets: list[tuple[dict, np.ndarray]]) -> None:
+    """Replace the committed file with ``sets`` (atomically: an interrupted write leaves the old file)."""
     arrays = {f"goals{i}": np.asarray(g, dtype=np.float64) for i, (_, g) in enumerate(sets)}
-    np.savez(TABLE, keys=np.array(json.dumps([k for k, _ in sets])), **arrays)
+    with atomic_open(TABLE) as f:
+        np.savez(f, keys=np.array(json.dumps([k for k, _ in sets])), **arrays)
 
 
 def lookup(cfg: G20HandConfig) -> np.ndarray | None:

@@ -7,18 +7,21 @@ it from :mod:`dexwheel.tasks.velocity.settled` (a committed table of this functi
 table lacks is computed by this module in the core venv, ``python -m dexwheel.tasks.velocity.settle``).
 
 ``python -m dexwheel.tasks.velocity.settle --write`` rewrites the table for every wheel-leg robot's default
-config; ``--robot R [--stance ...] [--knee-kp ...]`` prints one config's result as JSON.
+config (atomically; it takes no other option); ``--robot R [--stance ...] [--knee-kp ...]`` prints one config's
+result as JSON. Bad input is one line, ``error: <option>: ...``, exit status 2, before the settle runs.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+import time
 
 import mujoco
 import numpy as np
 
+from dexwheel.cli import Parser, refuse
+from dexwheel.fields import ConfigFieldError
 from dexwheel.robots import WHEEL_LEG_ROBOTS, get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, PARAMS, ROBOT_JOINT_ORDER, START_DROP_M
 from dexwheel.sim.physics import write_initial_state
@@ -61,23 +64,45 @@ def compute(cfg: WheelLegEnvCfg) -> dict:
     return settled.entry(cfg, knees, height)
 
 
+def write_table() -> None:
+    """Settle every robot's default config and replace the committed table with the results."""
+    entries = []
+    for i, robot in enumerate(WHEEL_LEG_ROBOTS, 1):
+        start = time.perf_counter()
+        entries.append(compute(make_cfg(robot=robot)))
+        print(f"[{i}/{len(WHEEL_LEG_ROBOTS)}] {robot} ({time.perf_counter() - start:.1f} s)", flush=True)
+    settled.write(entries)
+    print(f"wrote {settled.TABLE}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--write", action="store_true", help="rewrite the table for every robot's default config")
+    p = Parser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--write", action="store_true", help="rewrite the table for every robot's default config (alone)")
     p.add_argument("--robot", choices=WHEEL_LEG_ROBOTS)
     p.add_argument("--stance", type=float, nargs=4)
     p.add_argument("--knee-kp", type=float)
     p.add_argument("--knee-kd", type=float)
     p.add_argument("--wheel-kd", type=float)
     args = p.parse_args(argv)
+    given = {"stance": args.stance, "knee_kp": args.knee_kp, "knee_kd": args.knee_kd, "wheel_kd": args.wheel_kd}
     if args.write:
-        settled.write([compute(make_cfg(robot=r)) for r in WHEEL_LEG_ROBOTS])
-        print(f"wrote {settled.TABLE}")
+        for field, value in {"robot": args.robot, **given}.items():
+            if value is not None:
+                option = "--" + field.replace("_", "-")
+                refuse(f"{option}: --write rewrites {settled.TABLE.name} for every wheel-leg robot's default config "
+                       f"and takes no {option} (without --write, --robot R [--stance ...] [--knee-kp ...] prints one "
+                       "config's result)")  # fmt: skip
+        write_table()
         return 0
     if args.robot is None:
-        p.error("--robot or --write")
-    given = {"stance": args.stance, "knee_kp": args.knee_kp, "knee_kd": args.knee_kd, "wheel_kd": args.wheel_kd}
-    cfg = make_cfg(robot=args.robot, **{k: v for k, v in given.items() if v is not None})
+        refuse(f"--robot: give --robot {{{','.join(WHEEL_LEG_ROBOTS)}}} (one config's result), or --write alone "
+               f"(rewrite {settled.TABLE.name})")  # fmt: skip
+    try:
+        cfg = make_cfg(robot=args.robot, **{k: v for k, v in given.items() if v is not None})
+    except ConfigFieldError as e:  # the config's own checks, named by the option that sets the field
+        refuse(
+            f"--{e.field.replace('_', '-')}: {e.detail.removeprefix(e.field + ': ')}" if e.field in given else str(e)
+        )
     json.dump(compute(cfg), sys.stdout)
     return 0
 

@@ -20,6 +20,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from dexwheel.atomic import write_atomic
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 
 TABLE = Path(__file__).with_name("settled_stance.json")
@@ -43,9 +44,10 @@ def load() -> list[dict]:
 
 
 def write(entries: list[dict]) -> None:
+    """Replace the committed table with ``entries`` (atomically: an interrupted write leaves the old table)."""
     doc = {"about": "dexwheel.tasks.velocity.settle results (MuJoCo); regenerate: python -m "
                     "dexwheel.tasks.velocity.settle --write", "entries": entries}  # fmt: skip
-    TABLE.write_text(json.dumps(doc, indent=1) + "\n")
+    write_atomic(TABLE, json.dumps(doc, indent=1) + "\n")
 
 
 def lookup(cfg: WheelLegEnvCfg) -> tuple[tuple[float, ...], float] | None:
