@@ -2,14 +2,19 @@
 
 The MuJoCo half needs mujoco 4, which only the core venv has, so it runs there as a subprocess
 (``MUJOCO_PYTHON``, default ``.venv/bin/python``); each Isaac group runs in a subprocess of this
-interpreter, so every group gets a fresh simulation context.
+interpreter, so every group gets a fresh simulation context. Each half says on stderr when it starts and how long
+it took, its own output relayed in between as it comes (a cold warp compile takes minutes); a half that fails
+raises :class:`CrossBackendError`, one line naming it.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,10 +35,23 @@ class Result:
         return [r for r in self.rows if not r.ok]
 
 
+class CrossBackendError(RuntimeError):
+    """A half failed (its output, relayed above, says why), or the MuJoCo half's python is missing."""
+
+
 def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{what} failed ({' '.join(cmd)}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+    """Run one half, its output relayed to stderr line by line, between a start line and a done line."""
+    print(f"{what} ...", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # the child's lines as it prints them, not at its exit
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in proc.stdout:  # type: ignore[union-attr]
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    code = proc.wait()
+    if code != 0:
+        raise CrossBackendError(f"{what} failed (exit {code}); its output is above (command: {' '.join(cmd)})")
+    print(f"{what}: done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
 
 
 #: The task cases, end to end (not physics-step targets): the G20's (:mod:`.hand_cases`: mappings, hard-write,
@@ -44,37 +62,52 @@ TASK_GROUPS = {"hand_task": hand_cases, "wheel_leg_task": wheel_leg_cases}
 GROUPS = (*scenarios.GROUPS, *TASK_GROUPS)
 
 
+def outputs(groups: tuple[str, ...]) -> list[str]:
+    """The files :func:`run` writes in its workdir for ``groups``: the physics groups' one MuJoCo file and an
+    Isaac file per group, and each task group's two."""
+    groups = tuple(dict.fromkeys(groups))  # each once, as run runs them
+    physics = [g for g in groups if g in scenarios.GROUPS]
+    return [*(["mujoco.npz"] if physics else []), *(f"isaaclab_{g}.npz" for g in physics),
+            *(f"{half}_{g}.npz" for g in groups if g in TASK_GROUPS for half in ("mujoco", "isaaclab"))]  # fmt: skip
+
+
 def run(workdir: Path, groups: tuple[str, ...] = GROUPS, device: str = "cpu", motor_pd: bool = True) -> Result:
-    """Both halves for ``groups``; intermediate ``.npz`` files are left in ``workdir``."""
+    """Both halves for ``groups`` (each once); intermediate ``.npz`` files (:func:`outputs`) are left in
+    ``workdir``."""
     if not MUJOCO_PYTHON.exists():
-        raise FileNotFoundError(f"the MuJoCo half needs the core venv's python at {MUJOCO_PYTHON} (make .venv, "
+        raise CrossBackendError(f"the MuJoCo half needs the core venv's python at {MUJOCO_PYTHON} (make .venv, "
                                 "or set DEXWHEEL_MUJOCO_PYTHON)")  # fmt: skip
     workdir.mkdir(parents=True, exist_ok=True)
+    groups = tuple(dict.fromkeys(groups))
     physics = tuple(g for g in groups if g in scenarios.GROUPS)
-    result = _run_physics(workdir, physics, device, motor_pd) if physics else Result([], {})
+    total = len(outputs(groups))  # one file per half
+    halves = (f"[{i}/{total}]" for i in itertools.count(1))
+    result = _run_physics(workdir, physics, device, motor_pd, halves) if physics else Result([], {})
     for group in (g for g in groups if g in TASK_GROUPS):
         module = TASK_GROUPS[group]
         mj_file, il_file = workdir / f"mujoco_{group}.npz", workdir / f"isaaclab_{group}.npz"
-        _run([str(MUJOCO_PYTHON), "-m", module.__name__, "mujoco", str(mj_file)], f"MuJoCo half ({group})")
+        mujoco_cmd = [str(MUJOCO_PYTHON), "-m", module.__name__, "mujoco", str(mj_file)]
+        _run(mujoco_cmd, f"{next(halves)} MuJoCo half ({group})")
         _run([sys.executable, "-m", module.__name__, "isaac", str(il_file), "--device", device],
-             f"Isaac half ({group})")  # fmt: skip
+             f"{next(halves)} Isaac half ({group})")  # fmt: skip
         (mj, mj_meta), (il, il_meta) = module.load(str(mj_file)), module.load(str(il_file))
         meta = {**result.meta, f"mujoco_{group}": mj_meta, f"isaaclab_{group}": il_meta}
         result = Result(result.rows + module.compare(mj, il), meta, result.steps)
     return result
 
 
-def _run_physics(workdir: Path, groups: tuple[str, ...], device: str, motor_pd: bool) -> Result:
+def _run_physics(workdir: Path, groups: tuple[str, ...], device: str, motor_pd: bool, halves: Iterator[str]) -> Result:
     mj_file = workdir / "mujoco.npz"
     group_args = [a for g in groups for a in ("--group", g)]
-    _run([str(MUJOCO_PYTHON), "-m", "dexwheel.isaaclab.mujoco_reference", str(mj_file), *group_args], "MuJoCo half")
+    _run([str(MUJOCO_PYTHON), "-m", "dexwheel.isaaclab.mujoco_reference", str(mj_file), *group_args],
+         f"{next(halves)} MuJoCo half ({', '.join(groups)})")  # fmt: skip
     progs, mj, mj_meta = scenarios.load(str(mj_file))
     il, meta = {}, {"mujoco": mj_meta}
     for group in groups:
         out = workdir / f"isaaclab_{group}.npz"
         cmd = [sys.executable, "-m", "dexwheel.isaaclab.isaac_replay", str(mj_file), str(out), "--group", group,
                "--device", device] + ([] if motor_pd else ["--isaac-pd-split"])  # fmt: skip
-        _run(cmd, f"Isaac half ({group})")
+        _run(cmd, f"{next(halves)} Isaac half ({group})")
         _, trajectories, meta[f"isaaclab_{group}"] = scenarios.load(str(out))
         il.update(trajectories)
     ran = [p for p in progs if p.key in il]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dexwheel.atomic import atomic_open
 from dexwheel.isaaclab.scenarios import Row, task_cases_main
 
 HAND = "left"
@@ -124,8 +125,9 @@ def run_isaac(device: str = "cpu") -> tuple[dict[str, np.ndarray], dict]:
 
 def save(path: str, trajectories: dict[str, np.ndarray], meta: dict) -> None:
     names = list(trajectories)
-    np.savez_compressed(path, names=np.array(json.dumps(names)), meta=np.array(json.dumps(meta)),
-                        **{f"q{i}": trajectories[n] for i, n in enumerate(names)})  # fmt: skip
+    with atomic_open(path) as f:  # a half killed mid-write leaves no truncated .npz in --workdir
+        np.savez_compressed(f, names=np.array(json.dumps(names)), meta=np.array(json.dumps(meta)),
+                            **{f"q{i}": trajectories[n] for i, n in enumerate(names)})  # fmt: skip
 
 
 def load(path: str) -> tuple[dict[str, np.ndarray], dict]:

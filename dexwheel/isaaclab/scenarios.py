@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dexwheel.atomic import atomic_open
 from dexwheel.robots import WHEEL_LEG_ROBOTS, get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, PARAMS, START_DROP_M
 from dexwheel.terrain import SubTerrainCfg, TerrainCfg, generate
@@ -162,7 +163,8 @@ def save(path: str, progs: list[Program], trajectories: Mapping[str, Mapping[str
             if prog.key in trajectories:
                 arrays[f"{prog.key}/{name}"] = trajectories[prog.key][name]
     arrays["meta"] = np.array(json.dumps(meta))
-    np.savez_compressed(path, **arrays)
+    with atomic_open(path) as f:  # a half killed mid-write leaves no truncated .npz in --workdir
+        np.savez_compressed(f, **arrays)
 
 
 def load(path: str) -> tuple[list[Program], dict[str, dict[str, np.ndarray]], dict]:

@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from dexwheel.atomic import atomic_open
 from dexwheel.isaaclab.scenarios import Row, pair, task_cases_main
 
 ROBOT = "solenopsis"
@@ -108,7 +109,8 @@ def run_isaac(device: str = "cpu") -> tuple[dict[str, dict[str, np.ndarray]], di
 
 def save(path: str, results: dict[str, dict[str, np.ndarray]], meta: dict) -> None:
     arrays = {f"{mode}/{k}": v for mode, r in results.items() for k, v in r.items()}
-    np.savez_compressed(path, meta=np.array(json.dumps(meta)), **arrays)
+    with atomic_open(path) as f:  # a half killed mid-write leaves no truncated .npz in --workdir
+        np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
 
 
 def load(path: str) -> tuple[dict[str, dict[str, np.ndarray]], dict]:
