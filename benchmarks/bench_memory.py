@@ -102,18 +102,23 @@ def measure(case: str, n: int, steps: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N = 2, 2 steps (smoke run)")
     parser.add_argument("--cases", nargs="+", choices=tuple(CASES), default=list(CASES), help="env families")
     parser.add_argument("--sizes", nargs="+", type=int, help="numbers of envs (default 1 128 2048)")
     parser.add_argument("--steps", type=int, help="steps after the reset (default 10)")
     parser.add_argument("--child", nargs=3, metavar=("CASE", "N", "STEPS"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child:
         case, n, steps = args.child
         print(json.dumps(child(case, int(n), int(steps))))
-        return
+        return 0
+    bad = [n for n in args.sizes or () if n < 1]
+    if bad or (args.steps is not None and args.steps < 0):  # refused before any measurement
+        error = f"--sizes: each must be >= 1, got {bad[0]}" if bad else f"--steps: must be >= 0, got {args.steps}"
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     sizes = args.sizes or ([2] if args.quick else [1, 128, 2048])
     steps = args.steps if args.steps is not None else (2 if args.quick else 10)
     if not args.quick:  # compiled kernels on disk (numba's cache), so that N = 1 loads them as a user's run does
@@ -134,7 +139,8 @@ def main() -> None:
         if case.endswith("_dr") and case[:-3] in args.cases:
             ratios = ", ".join(f"N = {n}: {per_env[case, n] / per_env[case[:-3], n]:.2f}x" for n in sizes)
             print(f"{case} over {case[:-3]} (MB per env): {ratios}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,10 +1,13 @@
 """Benchmark a training run: where its wall time goes, for each algorithm offered (PPO, SAC, rsl_rl PPO).
 
 Run: ``python benchmarks/bench_training.py [--quick] [--robot solenopsis] [--algo rsl_ppo] [overrides ...]``
-(Hydra overrides for every algorithm's run, e.g. ``algo.policy.net_arch=[128,128,128] train.learner_threads=2``). The model and vector env are built
-by ``dexwheel.rl.training`` exactly as ``scripts/train.py`` builds them (the robot's own config: its num_envs,
-normalisation, the algorithm's hyper-parameters), with a reduced budget; SAC's ``learning_starts`` is cut so that
-most of its short run is the steady state of a long one (policy actions and one update per vector step).
+(Hydra overrides for every algorithm's run, applied last, e.g. ``algo.policy.net_arch=[128,128,128]
+train.learner_threads=2``; every algorithm's config is composed and checked before the first run, and an override
+that fails, a typo, or one nothing reads is refused in one line, exit 2, as ``scripts/train.py`` refuses it). The
+model and vector env are built by ``dexwheel.rl.training`` exactly as ``scripts/train.py`` builds them (the robot's
+own config: its num_envs, normalisation, the algorithm's hyper-parameters), with a reduced budget; SAC's
+``learning_starts`` is cut so that most of its short run is the steady state of a long one (policy actions and one
+update per vector step).
 The instance's methods are wrapped with timers (nothing in the library is changed) to split ``model.learn``:
 
 * simulation: ``VecEnv.step`` on the outer env (physics, the native vector env, VecMonitor, VecNormalize);
@@ -46,11 +49,14 @@ sys.path.insert(0, str(ROOT))
 import mujoco  # noqa: E402
 import stable_baselines3  # noqa: E402
 import torch  # noqa: E402
-from hydra import compose, initialize_config_dir  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
 
 from dexwheel.rl.env_factory import physics_only_s  # noqa: E402
+from dexwheel.rl.run_config import Override, check_overrides_read, compose, parse_overrides  # noqa: E402
 from dexwheel.rl.sb3 import _new_model, build_vec_env  # noqa: E402
-from dexwheel.rl.schema import validate  # noqa: E402
+from dexwheel.rl.schema import ConfigError, validate  # noqa: E402
+
+ROBOTS = sorted(p.stem for p in (ROOT / "configs" / "robot").glob("*.yaml"))
 
 # (overrides, budget) per algorithm: full = 2 PPO updates of the config's size (None) / ~9k SAC steps;
 # quick = a smoke run
@@ -170,15 +176,32 @@ def profile_update(runner: Any, rows: int = 8) -> list[str]:
     ]
 
 
-def bench(robot: str, algo: str, quick: bool, user: list[str], iterations: int = RSL_ITERATIONS,
-          profile: bool = False) -> None:  # fmt: skip
+def checked_config(robot: str, algo: str, quick: bool, user: list[str]) -> DictConfig:
+    """``algo``'s run config as ``scripts/train.py`` composes and checks it, with the benchmark's budget and the
+    user's overrides last; a ConfigError names what is wrong (a Hydra composition error, a bad value, a key
+    nothing reads, or a ``robot=`` / ``algo=`` that would override ``--robot`` / ``--algo``)."""
     extra, budget = BUDGETS[algo][quick]
-    overrides = [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget or 1}", "train.progress_bar=false",
-                 *user]  # fmt: skip
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=overrides + extra)
-    train_cfg, name, params, policy = validate(cfg)
-    budget = budget or 2 * params.n_steps * train_cfg.num_envs
+    typed: list[Override] = []
+    for line in user:  # one at a time, so that a parse error names its override
+        try:
+            typed += parse_overrides([line])
+        except Exception as e:  # noqa: BLE001 - Hydra's parse errors, as one line
+            raise ConfigError(f"{line}: {e}") from None
+    for o in typed:
+        if o.group and o.root in ("robot", "algo"):
+            raise ConfigError(f"{o.line}: choose the {o.root} with --{o.root}")
+    cfg = compose("train", [f"robot={robot}", f"algo={algo}", f"train.total_timesteps={budget or 1}",
+                            "train.progress_bar=false", *extra, *user])  # fmt: skip
+    validate(cfg)
+    chosen = parse_overrides([f"robot={robot}", f"algo={algo}"])  # what a key is checked against
+    check_overrides_read("train", cfg, [*chosen, *typed], open_roots=("train", "algo"))
+    return cfg
+
+
+def bench(cfg: DictConfig, quick: bool, iterations: int = RSL_ITERATIONS, profile: bool = False) -> None:
+    """One algorithm's run of ``cfg`` (:func:`checked_config`), its time split printed."""
+    train_cfg, algo, params, policy = validate(cfg)
+    budget = BUDGETS[algo][quick][1] or 2 * params.n_steps * train_cfg.num_envs
     print(f"{algo}: net_arch {list(policy.net_arch)}, learner_threads {train_cfg.learner_threads}")
     torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
     if algo == "rsl_ppo":
@@ -188,7 +211,7 @@ def bench(robot: str, algo: str, quick: bool, user: list[str], iterations: int =
         return
     with tempfile.TemporaryDirectory() as run_dir:
         venv = build_vec_env(cfg, train_cfg, cfg.seed)
-        model = _new_model(cfg, name, params, policy, venv, train_cfg, Path(run_dir))
+        model = _new_model(cfg, algo, params, policy, venv, train_cfg, Path(run_dir))
         t: dict[str, float] = defaultdict(float)
         timed(model.env, "step", t, "simulation")
         timed(model.policy, "forward" if algo == "ppo" else "predict", t, "policy inference")
@@ -225,10 +248,12 @@ def report(algo: str, t: dict[str, float], total: float, setup: float, steps: in
           f"stepped alone; training takes {total / physics_s:4.1f}x)")  # fmt: skip
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: a few thousand steps")
-    parser.add_argument("--robot", default="solenopsis", help="a configs/robot/ name (default: solenopsis)")
+    parser.add_argument(
+        "--robot", default="solenopsis", choices=ROBOTS, help="a configs/robot/ name (default: solenopsis)"
+    )
     parser.add_argument("--algo", choices=list(BUDGETS), action="append", help="default: every algorithm")
     parser.add_argument(
         "--iterations",
@@ -240,14 +265,25 @@ def main() -> None:
         "--profile-update", action="store_true", help="rsl_ppo: one more iteration, its update's operators by CPU time"
     )
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for the runs")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.iterations < 1:
+        print(f"error: --iterations: must be >= 1, got {args.iterations}", file=sys.stderr)
+        return 2
+    cfgs = []
+    for algo in args.algo or list(BUDGETS):  # every algorithm's config before the first run
+        try:
+            cfgs.append(checked_config(args.robot, algo, args.quick, args.overrides))
+        except ConfigError as e:  # one line (a schema error has several), naming the algorithm it failed for
+            print(f"error: {' '.join(str(e).split())} (algo={algo})", file=sys.stderr)
+            return 2
     print(
         f"training time split ({args.robot}): {os.cpu_count()} CPUs, torch {torch.__version__}, "
         f"stable-baselines3 {stable_baselines3.__version__}, rsl-rl-lib {version('rsl-rl-lib')}, mujoco {mujoco.__version__}"
     )
-    for algo in args.algo or list(BUDGETS):
-        bench(args.robot, algo, args.quick, args.overrides, args.iterations, args.profile_update)
+    for cfg in cfgs:
+        bench(cfg, args.quick, args.iterations, args.profile_update)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

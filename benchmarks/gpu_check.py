@@ -5,23 +5,27 @@ stays under 8 minutes, each step capped, a failed step recorded with its error w
 
     python benchmarks/gpu_check.py                      # --device cuda:0: the check itself (about 8 minutes)
     python benchmarks/gpu_check.py --smoke              # the same pipeline on the CPU, tiny sizes (a few minutes)
-    python benchmarks/gpu_check.py --only train_flat --train-s 120    # one step again, longer
+    python benchmarks/gpu_check.py --only train_flat train_rough --train-s 120   # two 2-minute trainings
 
 Steps (docs/benchmarks.md#gpu-check): ``tests`` runs tests/isaaclab on the device (``DEXWHEEL_ISAAC_DEVICE``);
 ``step_rate`` steps each task at each size in its own process (:func:`bench_isaaclab.isaac_one`) against the
 MuJoCo native vector env of the same task on the CPU; ``train_rate`` runs a few rsl_rl iterations through
 ``scripts/train.py ... backend=isaaclab``; ``train_flat`` / ``train_rough`` train for ``--train-s`` seconds' worth
-of iterations (from the measured training rate) and record the final evaluation's tracking errors and the terrain
-level. Results go to ``benchmarks/results/gpu_check-<UTC time>[-smoke].json`` and ``.md`` (written after every
-step, through a temporary file and a rename; a new name per run). Runs from either venv: nothing here imports
-torch, the Isaac Lab work runs in ``.venv-isaaclab``, the MuJoCo work in ``DEXWHEEL_MUJOCO_PYTHON`` (default
-``.venv``).
+of iterations (from the measured training rate; rough's scaled by ``step_rate``'s rough / flat ratio) and record
+the final evaluation's tracking errors and the terrain level. A training whose rate steps are not run (``--only``
+without ``train_rate``, or rough without ``step_rate``) first measures its own task's rate with a
+``train_rate``-sized run. Results go to ``benchmarks/results/gpu_check-<UTC time>[-smoke].json`` and ``.md``
+(written after every step, through a temporary file and a rename; a new name per run). Runs from either venv:
+nothing here imports torch, the Isaac Lab work runs in ``.venv-isaaclab``, the MuJoCo work in
+``DEXWHEEL_MUJOCO_PYTHON`` (default ``.venv``). ``--smoke`` runs its own fixed plan, so ``--device``,
+``--train-s`` and ``--budget-s`` are refused with it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -51,6 +55,10 @@ FLAT = "Dexwheel-Velocity-Flat-Solenopsis-v0"
 G20 = "Dexwheel-Pose-G20Left-v0"
 ROUGH = "Dexwheel-Velocity-Rough-Solenopsis-v0"
 STEPS = ("tests", "step_rate", "train_rate", "train_flat", "train_rough")
+#: the steps that train for ``--train-s``
+TIMED_TRAININGS = ("train_flat", "train_rough")
+#: the GPU check's defaults (``--smoke`` has its own plan and takes none of them)
+DEVICE, TRAIN_S, BUDGET_S = "cuda:0", 60.0, 470.0
 #: the scripts/train.py selections of each trained task
 TRAIN_TASKS = {FLAT: ["robot=solenopsis"], ROUGH: ["robot=solenopsis", "task=rough"]}
 #: each trained task's Hydra task (its rollout length per env, :func:`steps_per_env`)
@@ -412,25 +420,58 @@ def git_commit() -> str | None:
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
-def iterations_for(seconds: float, rate: float | None, plan: Plan, task: str = FLAT) -> tuple[int, str]:
-    """rsl_rl iterations that take about ``seconds`` at ``rate`` env-steps/s (measured), else the fallback."""
+def iterations_for(
+    seconds: float, rate: float | None, plan: Plan, task: str = FLAT, source: str = "measured"
+) -> tuple[int, str]:
+    """rsl_rl iterations that take about ``seconds`` at ``rate`` env-steps/s (from ``source``), else the fallback."""
     if not rate:
         return plan.fallback_iterations, "fallback: no measured training rate"
     per_iteration = plan.train_envs * steps_per_env(HYDRA_TASK[task])
-    return max(1, round(seconds * rate / per_iteration)), f"{seconds:.0f} s at {rate:.0f}/s"
+    return max(1, round(seconds * rate / per_iteration)), f"{seconds:.0f} s at {rate:.0f}/s ({source})"
+
+
+def refusal(args: argparse.Namespace) -> str | None:
+    """Why the typed options cannot run as typed (``<option>: ...``), or None; checked before any work."""
+    typed = {"--device": args.device, "--train-s": args.train_s, "--budget-s": args.budget_s}
+    if args.smoke:  # its plan is fixed: these would be recorded in the command and silently not applied
+        smoke = smoke_plan()
+        for option in (o for o, value in typed.items() if value is not None):
+            return (f"{option}: --smoke runs its own plan (cpu, {smoke.train_s:g} s trainings, a {smoke.budget_s:g} s "
+                    f"budget); leave {option} out, or run without --smoke")  # fmt: skip
+    if args.device is not None and not re.fullmatch(r"cpu|cuda(:\d+)?", args.device):
+        return f"--device: {args.device!r} is not a torch device; use cpu, cuda or cuda:<index>"
+    for option in ("--train-s", "--budget-s"):
+        value = typed[option]
+        if value is not None and not (0 < value < math.inf):
+            return f"{option}: {value:g} is not a number of seconds > 0"
+    if args.budget_s is not None and args.budget_s < MIN_STEP_S:
+        return f"--budget-s: {args.budget_s:g} s leaves no step the {MIN_STEP_S:g} s it needs; use >= {MIN_STEP_S:g}"
+    if args.train_s is not None and args.only and not set(args.only) & set(TIMED_TRAININGS):
+        only = " ".join(args.only)
+        return f"--train-s: sets the length of {' / '.join(TIMED_TRAININGS)}, and --only {only} runs neither"
+    if args.out_dir.exists() and not args.out_dir.is_dir():
+        return f"--out-dir: {args.out_dir} is a file, not a folder"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--device", help=f"cpu, cuda or cuda:<index> (default {DEVICE}; not with --smoke)")
     parser.add_argument("--smoke", action="store_true", help="the same pipeline on the CPU at tiny sizes")
     parser.add_argument("--only", nargs="+", choices=STEPS, help="run these steps only")
-    parser.add_argument("--train-s", type=float, default=60.0, help="seconds of training of train_flat / train_rough")
-    parser.add_argument("--budget-s", type=float, default=470.0, help="the whole run's time; later steps are skipped")
+    parser.add_argument("--train-s", type=float, help=f"seconds of training of train_flat / train_rough (default "
+                        f"{TRAIN_S:g}; not with --smoke)")  # fmt: skip
+    parser.add_argument("--budget-s", type=float, help=f"the whole run's time; later steps are skipped (default "
+                        f"{BUDGET_S:g}; not with --smoke)")  # fmt: skip
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--keep-runs", action="store_true", help="keep the training runs' folders (printed)")
     args = parser.parse_args(argv)
-    plan = smoke_plan() if args.smoke else gpu_plan(args.device, args.train_s, args.budget_s)
+    error = refusal(args)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    plan = smoke_plan() if args.smoke else gpu_plan(args.device or DEVICE, args.train_s or TRAIN_S,
+                                                     args.budget_s or BUDGET_S)  # fmt: skip
     if not ISAAC_PYTHON.exists():
         print(f"gpu_check: no {ISAAC_PYTHON}; build it with `make isaaclab-venv`", file=sys.stderr)
         return 2
@@ -464,20 +505,40 @@ def main(argv: list[str] | None = None) -> int:
                 and r["num_envs"] == plan.train_envs and "steps_per_s" in r]  # fmt: skip
         return hits[0] if hits else None
 
+    def measures_own_rate(task: str) -> bool:
+        """Whether the steps that give ``task``'s training rate were left out of this run (``--only``)."""
+        return "train_rate" not in steps or (task != FLAT and "step_rate" not in steps)
+
     def trained(task: str, name: str, seconds: float) -> Callable[[dict[str, Any], float], None]:
         def run(rec: dict[str, Any], cap: float) -> None:
             if seconds:
+                t0 = time.monotonic()
+                if measures_own_rate(task):  # else --train-s would fall back to a fixed iteration count
+                    probe: dict[str, Any] = rec.setdefault("rate_run", {})
+                    try:
+                        train(plan, task, plan.rate_iterations, work / f"{name}_rate",
+                              min(plan.train_rate_cap, cap / 2), probe)  # fmt: skip
+                    except Exception as e:  # noqa: BLE001 - the training runs on with the fallback
+                        probe["error"] = f"{type(e).__name__}: {e}"[-2000:]
+                    rate, source = probe.get("env_steps_per_s"), f"its own {plan.rate_iterations}-iteration run"
+                    cap -= time.monotonic() - t0
+                else:
+                    rate, source = rate_of("train_rate"), "train_rate"
+                    if rate and task != FLAT and bench_rate(task) and bench_rate(FLAT):
+                        rate *= bench_rate(task) / bench_rate(FLAT)  # type: ignore[operator]
+                        source = "train_rate x step_rate's ratio"
                 budget = min(seconds, max(cap - TRAIN_OVERHEAD_S, 1.0))  # a cap cut short by the budget
-                rate = rate_of("train_rate")
-                if rate and task != FLAT and bench_rate(task) and bench_rate(FLAT):
-                    rate *= bench_rate(task) / bench_rate(FLAT)  # type: ignore[operator]
-                iterations, why = iterations_for(budget, rate, plan, task)
+                iterations, why = iterations_for(budget, rate, plan, task, source)
                 rec["iterations_from"] = why
             else:
                 iterations = plan.rate_iterations
             train(plan, task, iterations, work / name, cap, rec)
 
         return run
+
+    def training_cap(task: str, cap: float) -> float:
+        """A timed training's cap, with room for the run that measures its rate when it needs one."""
+        return cap + (plan.train_rate_cap if plan.train_s and measures_own_rate(task) else 0.0)
 
     try:
         if "tests" in wanted:
@@ -487,9 +548,10 @@ def main(argv: list[str] | None = None) -> int:
         if "train_rate" in wanted:
             check.step("train_rate", plan.train_rate_cap, trained(FLAT, "train_rate", 0.0))
         if "train_flat" in wanted:
-            check.step("train_flat", plan.train_flat_cap, trained(FLAT, "train_flat", plan.train_s))
+            check.step("train_flat", training_cap(FLAT, plan.train_flat_cap), trained(FLAT, "train_flat", plan.train_s))
         if "train_rough" in wanted:
-            check.step("train_rough", plan.train_rough_cap, trained(ROUGH, "train_rough", plan.train_s))
+            check.step("train_rough", training_cap(ROUGH, plan.train_rough_cap),
+                       trained(ROUGH, "train_rough", plan.train_s))  # fmt: skip
     finally:
         check.result["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         check.save()

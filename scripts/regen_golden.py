@@ -4,7 +4,8 @@ python scripts/regen_golden.py                 # every case
 python scripts/regen_golden.py solenopsis_random g20_left_pd_normalized_random
 python scripts/regen_golden.py --check         # compare only, write nothing (exit 1 when any differs)
 
-Per file: "unchanged", "new", or the first divergent quantity, step and env and the largest deviation.
+Per file: "unchanged", "new", the first divergent quantity, step and env and the largest deviation, or
+"unreadable (<why>)" for a damaged file (regenerated; counted as changed under --check).
 Review that summary (it belongs in the commit message), then commit the files.
 """
 
@@ -13,8 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import zipfile
+import zlib
 
 from dexwheel import golden
+
+#: what np.load and the metadata's parse raise on a truncated or damaged file
+UNREADABLE = (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile, zlib.error)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,12 +39,18 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         trajectory = golden.record(case)
         if case.path.exists():
-            meta, old = golden.load(case.path)
-            result = golden.compare(old, trajectory)
-            status = result.summary()
-            if meta.get("versions") != golden.versions():
-                status += f" (file made with {meta.get('versions')})"
-            changed += not result.equal
+            try:
+                meta, old = golden.load(case.path)
+            except UNREADABLE as e:  # a damaged file counts as changed and is rewritten like one (not under --check)
+                status = f"unreadable ({type(e).__name__}: {' '.join(str(e).split())})"
+                status += "" if args.check else ": regenerated"
+                changed += 1
+            else:
+                result = golden.compare(old, trajectory)
+                status = result.summary()
+                if meta.get("versions") != golden.versions():
+                    status += f" (file made with {meta.get('versions')})"
+                changed += not result.equal
         else:
             status, changed = "new", changed + 1
         if not args.check:

@@ -1,15 +1,17 @@
 """Soak every env: random, extreme (all +1, all -1) and bang-bang actions with frequent resets.
 
-python scripts/soak.py                       # 100k steps per env configuration (about 2 min on 2 cores)
-python scripts/soak.py --steps 2000          # the short version CI runs (tests/test_soak.py)
-python scripts/soak.py --out soak.json       # also write the report as JSON (atomically)
+python scripts/soak.py                                  # 100k steps per env configuration (about 2 min on 2 cores)
+python scripts/soak.py --steps 1500 --inject-every 4    # the short version CI runs (tests/test_soak.py)
+python scripts/soak.py --out soak.json                  # also write the report as JSON (atomically; a new file
+                                                        # unless --overwrite)
 
 Reports per configuration: exceptions, non-finite observations or rewards, and divergences: those
 the env flagged (``info["diverged"]``) against those an independent check saw (MuJoCo's instability
 warning counters rose, or the state is not finite). Blow-ups are also injected on purpose (a huge
 velocity written into the simulation once every ``--inject-every`` episodes, where the drive
-integrates), so that the flagging itself is exercised. Target: 0 exceptions, 0 non-finite values,
-every divergence flagged.
+integrates; 0: never), so that the flagging itself is exercised. Target: 0 exceptions, 0 non-finite values,
+every divergence flagged. The JSON (``--out``) holds the --seed, --steps and --inject-every the counts depend on
+and a report per configuration with its own seed (the i-th chosen configuration, from 1, runs with --seed + i).
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import json
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import dexwheel  # noqa: F401  (registers the env ids)
-from dexwheel.atomic import write_atomic
+from dexwheel.atomic import write_atomic, write_new
 from dexwheel.sim.divergence import UNSTABLE_WARNINGS
 
 #: (label, env id, keyword arguments)
@@ -46,6 +49,7 @@ _BAD = [int(w) for w in UNSTABLE_WARNINGS]
 @dataclass
 class Report:
     config: str
+    seed: int = 0  # of the env resets, the actions and the injections
     steps: int = 0
     episodes: int = 0
     exceptions: int = 0
@@ -82,7 +86,7 @@ def soak(label: str, env_id: str, kwargs: dict[str, Any], steps: int, seed: int,
     sdk = kwargs.get("action") == "sdk255"
     low, high = env.action_space.low.astype(np.float64), env.action_space.high.astype(np.float64)
     rng = np.random.default_rng(seed)
-    report = Report(label, patterns=dict.fromkeys(PATTERNS, 0))
+    report = Report(label, seed, patterns=dict.fromkeys(PATTERNS, 0))
     start = time.perf_counter()
     episode_len = inject_at = 0
     pattern = PATTERNS[0]
@@ -142,22 +146,47 @@ def format_reports(reports: list[Report]) -> str:
     return "\n".join(lines)
 
 
+def refusal(args: argparse.Namespace) -> str | None:
+    """Why the options cannot run as typed (``<option>: ...``), or None; checked before any env is built."""
+    labels = [c[0] for c in CONFIGS]
+    unknown = [c for c in args.configs or () if c not in labels]
+    if unknown or (args.configs is not None and not args.configs):
+        return f"--configs: {'unknown ' + repr(unknown) if unknown else 'no label given'}; choose from {labels}"
+    if args.steps < 1:
+        return f"--steps: must be >= 1, got {args.steps}"
+    if args.seed < 0:
+        return f"--seed: must be >= 0 (numpy's seeds), got {args.seed}"
+    if args.inject_every < 0:
+        return f"--inject-every: must be >= 0 (0: never), got {args.inject_every}"
+    if args.out is not None:
+        out = Path(args.out)
+        if out.is_dir():
+            return f"--out: {out} is a folder; name a file"
+        if not out.parent.is_dir():
+            return f"--out: the folder {out.parent} does not exist"
+        if out.exists() and not args.overwrite:
+            return f"--out: {out} exists; add --overwrite to replace it"
+    elif args.overwrite:
+        return "--overwrite: replaces the --out file, and there is no --out"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=100_000, help="env steps per configuration")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the i-th configuration (from 1) runs with seed + i")
     parser.add_argument("--inject-every", type=int, default=10, help="inject a blow-up every N episodes (0: never)")
     parser.add_argument(
         "--configs", nargs="*", default=None, help=f"labels (default: all of {[c[0] for c in CONFIGS]})"
     )
-    parser.add_argument("--out", default=None, help="write the report as JSON to this file")
+    parser.add_argument("--out", default=None, help="write the report as JSON to this new file")
+    parser.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
     args = parser.parse_args(argv)
-    chosen = [c for c in CONFIGS if args.configs is None or c[0] in args.configs]
-    unknown = set(args.configs or ()) - {c[0] for c in CONFIGS}
-    if unknown or args.steps < 1:
-        print(f"error: --configs: unknown {sorted(unknown)}" if unknown else "error: --steps must be >= 1",
-              file=sys.stderr)  # fmt: skip
+    error = refusal(args)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
+    chosen = [c for c in CONFIGS if args.configs is None or c[0] in args.configs]
     reports = []
     for i, (label, env_id, kwargs) in enumerate(chosen, 1):
         print(f"[{i}/{len(chosen)}] {label}: {args.steps} steps ...", flush=True)
@@ -168,7 +197,18 @@ def main(argv: list[str] | None = None) -> int:
         reports.append(r)
     print(format_reports(reports))
     if args.out:
-        write_atomic(args.out, json.dumps([asdict(r) for r in reports], indent=1))
+        record = {"seed": args.seed, "steps": args.steps, "inject_every": args.inject_every,
+                  "reports": [asdict(r) for r in reports]}  # fmt: skip
+        text = json.dumps(record, indent=1) + "\n"
+        try:
+            if args.overwrite:
+                write_atomic(args.out, text)
+            else:  # a file that appeared during the run is not replaced either
+                write_new(args.out, text)
+        except FileExistsError:
+            print(f"error: --out: {args.out} appeared during the run and was kept; the report is the table above, "
+                  "or rerun with --overwrite", file=sys.stderr)  # fmt: skip
+            return 1
         print(f"report: {args.out}")
     ok = all(r.exceptions == 0 and r.non_finite == 0 and r.unflagged == 0 for r in reports)
     return 0 if ok else 1

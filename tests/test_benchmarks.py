@@ -1,9 +1,11 @@
 """The benchmarks run (a short smoke run of each): their timings are printed, never asserted, but a
 benchmark that no longer runs, or whose projection replay no longer matches the env, fails here."""
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -58,3 +60,47 @@ def test_benchmark_runs(script: str, args: list[str], expected: list[str]) -> No
     assert done.returncode == 0, done.stderr[-3000:]
     for text in expected:
         assert text in done.stdout, done.stdout[-3000:]
+
+
+def _benchmark(name: str) -> ModuleType:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train.num_envz=2"], "error: Could not override 'train.num_envz'."),
+        (["--algo", "ppo", "+train.foo=1"], "error: train.foo: Key 'foo' not in 'TrainCfg'"),
+        (["--algo", "sac", "algo.policy.net_arch=[1,"], "error: algo.policy.net_arch=[1,: no viable alternative"),
+        (["robot=g20_left"], "error: robot=g20_left: choose the robot with --robot"),
+        (["--iterations", "0"], "error: --iterations: must be >= 1, got 0"),
+    ],
+)
+def test_bench_training_refuses_bad_input_in_one_line_before_any_run(argv, message, capsys) -> None:
+    assert _benchmark("bench_training").main(["--quick", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(message) and err.count("\n") == 1 and not out, (out, err)
+
+
+def test_bench_training_names_the_robots_it_takes(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        _benchmark("bench_training").main(["--robot", "solenopsys"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "--robot: invalid choice: 'solenopsys' (choose from 'g20_left'" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--sizes", "0"], "error: --sizes: each must be >= 1, got 0\n"),
+        (["--sizes", "2", "-3"], "error: --sizes: each must be >= 1, got -3\n"),
+        (["--steps", "-1"], "error: --steps: must be >= 0, got -1\n"),
+    ],
+)
+def test_bench_memory_refuses_bad_sizes_and_steps_before_any_measurement(argv, message, capsys) -> None:
+    assert _benchmark("bench_memory").main(argv) == 2
+    assert capsys.readouterr() == ("", message)

@@ -6,6 +6,8 @@ is intended: ``python scripts/regen_golden.py``, review its summary, commit the 
 
 from __future__ import annotations
 
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -86,3 +88,22 @@ def test_compare_names_the_first_divergence() -> None:
     assert golden.compare(recorded, replayed, atol=1e-9).first.key == "obs"  # the tolerance, at most 1e-9
     del replayed["reward"]
     assert "reward: recorded but not replayed" in golden.compare(recorded, replayed).summary()
+
+
+def test_regen_golden_regenerates_an_unreadable_file_and_check_counts_it_changed(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(golden.GOLDEN_DIR.parents[1] / "scripts"))
+    try:
+        import regen_golden
+    finally:
+        sys.path.pop(0)
+    case = golden.case_named("g20_left_hard_write_normalized_random")
+    truncated = case.path.read_bytes()[:1000]
+    monkeypatch.setattr(golden, "GOLDEN_DIR", tmp_path)
+    case.path.write_bytes(truncated)
+    assert regen_golden.main(["--check", case.name]) == 1
+    out = capsys.readouterr().out
+    assert f"{case.name}: unreadable (BadZipFile: " in out and "regenerated" not in out and "1 of 1 changed" in out
+    assert case.path.read_bytes() == truncated  # --check writes nothing
+    assert regen_golden.main([case.name]) == 0
+    assert ": regenerated (" in capsys.readouterr().out
+    assert golden.check(case)[0].equal

@@ -7,6 +7,7 @@ A GPU lease is too short to debug the script on it: this runs every step at tiny
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,59 @@ def test_a_pytest_output_cut_off_by_the_cap_counts_what_ran():
     counts = _import_gpu_check().parse_pytest(output)
     assert (counts["passed"], counts["failed"], counts["skipped"], counts["not_run"]) == (1, 1, 1, 2)
     assert counts["failures"] == ["tests/a.py::test_two FAILED"]
+
+
+def _stubbed(monkeypatch, rates: dict[str, float] | None = None) -> tuple[object, list[tuple[str, int, float]]]:
+    """gpu_check with a stand-in torch probe (a CUDA device) and trainings that only record what would run."""
+    gpu_check = _import_gpu_check()
+    runs: list[tuple[str, int, float]] = []
+
+    def train(plan, task, iterations, run_dir, cap, rec):
+        runs.append((task, iterations, cap))
+        if rates:
+            rec["env_steps_per_s"] = rates[task]
+
+    monkeypatch.setattr(gpu_check, "ISAAC_PYTHON", Path(sys.executable))
+    monkeypatch.setattr(gpu_check, "probe", lambda: {"torch": "stub", "cuda_available": True, "devices": ["stub"]})
+    monkeypatch.setattr(gpu_check, "train", train)
+    return gpu_check, runs
+
+
+def test_only_the_trainings_measure_their_own_rate_and_train_for_train_s(tmp_path, monkeypatch):
+    """The documented second run: without the rate steps, each training measures its task's rate first and
+    then trains --train-s seconds' worth of iterations (not the fixed fallback count)."""
+    flat, rough = "Dexwheel-Velocity-Flat-Solenopsis-v0", "Dexwheel-Velocity-Rough-Solenopsis-v0"
+    rates = {flat: 200_000.0, rough: 80_000.0}
+    gpu_check, runs = _stubbed(monkeypatch, rates)
+    assert gpu_check.main(["--only", "train_flat", "train_rough", "--train-s", "120", "--out-dir", str(tmp_path)]) == 0
+    per_iteration = 4096 * gpu_check.steps_per_env()
+    assert [(task, n) for task, n, _ in runs] == [
+        (flat, 5), (flat, round(120 * rates[flat] / per_iteration)),
+        (rough, 5), (rough, round(120 * rates[rough] / per_iteration))]  # fmt: skip
+    assert all(cap >= 120 for task, n, cap in runs if n != 5)
+    (path,) = tmp_path.glob("gpu_check-*.json")
+    steps = json.loads(path.read_text())["steps"]
+    assert steps["train_flat"]["iterations_from"] == "120 s at 200000/s (its own 5-iteration run)"
+    assert steps["train_rough"]["rate_run"]["env_steps_per_s"] == rates[rough]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--smoke", "--device", "cuda:1"], "error: --device: --smoke runs its own plan"),
+        (["--smoke", "--train-s", "5"], "error: --train-s: --smoke runs its own plan"),
+        (["--smoke", "--budget-s", "300"], "error: --budget-s: --smoke runs its own plan"),
+        (["--train-s", "0"], "error: --train-s: 0 is not a number of seconds > 0"),
+        (["--budget-s", "-1"], "error: --budget-s: -1 is not a number of seconds > 0"),
+        (["--budget-s", "5"], "error: --budget-s: 5 s leaves no step the 20 s it needs"),
+        (["--device", "gpu"], "error: --device: 'gpu' is not a torch device; use cpu, cuda or cuda:<index>"),
+        (["--only", "tests", "--train-s", "90"], "error: --train-s: sets the length of train_flat / train_rough"),
+    ],
+)
+def test_an_option_the_run_would_not_apply_is_refused_before_any_work(tmp_path, monkeypatch, capsys, args, message):
+    gpu_check, runs = _stubbed(monkeypatch)
+    monkeypatch.setattr(gpu_check, "probe", lambda: pytest.fail("probed torch before refusing"))
+    assert gpu_check.main([*args, "--out-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1, err
+    assert not runs and not (tmp_path / "out").exists()
