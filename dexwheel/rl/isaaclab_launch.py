@@ -22,6 +22,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.atomic import write_atomic
+from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.schema import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,7 +120,7 @@ def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_s
 
 def child_main(job: Callable[[Path], dict[str, Any]]) -> None:
     """The entry of an Isaac Lab process: ``job(<argv[1]>)`` with its progress lines and result printed for
-    :func:`run_child`, and a bad config as one line on stderr (exit 2)."""
+    :func:`run_child`, and a bad config or checkpoint as one line on stderr (exit 2)."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter(PROGRESS + "%(message)s"))
     log.addHandler(handler)
@@ -127,7 +128,7 @@ def child_main(job: Callable[[Path], dict[str, Any]]) -> None:
     log.propagate = False
     try:
         result = job(Path(sys.argv[1]))
-    except (ConfigError, ValueError) as e:
+    except (ConfigError, ValueError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     print(RESULT + json.dumps(result), flush=True)

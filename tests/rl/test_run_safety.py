@@ -327,3 +327,59 @@ def test_a_pt_checkpoint_saved_without_a_sha256_is_used_with_a_warning(rsl_run, 
     final.write_bytes(bytes(changed))
     with pytest.raises(CheckpointError, match=r"final.pt is corrupted: its entry archive/data/\d+ does not match"):
         evaluate(compose_cfg("evaluate", f"run={rsl_run}", "checkpoint=final", "episodes=1"))
+
+
+# -- backend=isaaclab: checked here, in the core venv, before Isaac Lab starts (about 20 s) ------------------------
+@pytest.fixture
+def no_isaac(monkeypatch):
+    """The Isaac Lab child must not start: what is refused is refused before it."""
+    from dexwheel.rl import isaaclab_launch
+
+    monkeypatch.setattr(isaaclab_launch, "run_child", lambda *a: pytest.fail(f"Isaac Lab started: {a}"))
+
+
+def test_an_isaaclab_evaluation_checks_the_checkpoint_and_the_device_before_it_starts(rsl_run, no_isaac, tmp_path):
+    final = rsl_run / "checkpoints" / "final.pt"
+    data = bytearray(final.read_bytes())
+    data[len(data) // 2] ^= 0x04
+    final.write_bytes(bytes(data))
+    refusals = {
+        ("checkpoint=final",): (CheckpointError, f"checkpoint {final} does not match the SHA-256"),
+        (f"checkpoint={tmp_path / 'nope.pt'}",): (CheckpointError, f"checkpoint {tmp_path / 'nope.pt'} does not exist"),
+        ("train.device=gpu",): (ConfigError, "train.device: 'gpu' is not one of cpu, cuda, cuda:<index>"),
+    }
+    for typed, (error, message) in refusals.items():
+        typed = [f"run={rsl_run}", "backend=isaaclab", "episodes=1", *typed]
+        with pytest.raises(error, match=f"^{re.escape(message)}"):
+            evaluate(compose_cfg("evaluate", *typed), typed)
+    assert not (rsl_run / "eval").exists()
+
+
+def test_the_isaaclab_child_reports_a_bad_checkpoint_in_one_line(monkeypatch, capsys):
+    """What the child finds wrong (a checkpoint changed after the parent's check) is one line, exit status 2."""
+    from dexwheel.rl.isaaclab_launch import child_main, log
+
+    for name, value in (("handlers", []), ("propagate", True), ("setLevel", lambda level: None)):
+        monkeypatch.setattr(log, name, value)  # child_main sets the logger up for its process: not for this one
+
+    def job(path):
+        raise CheckpointError(f"checkpoint {path} does not match the SHA-256 it was saved with")
+
+    monkeypatch.setattr(sys, "argv", ["child", "final.pt"])
+    with pytest.raises(SystemExit) as exit_:
+        child_main(job)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == "error: checkpoint final.pt does not match the SHA-256 it was saved with\n"
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "cuda:0", "cuda:12", "gpu", "cuda0", "0", "cpu:0"])
+def test_train_device_takes_cpu_and_cuda_devices_and_refuses_others_before_any_work(device, tmp_path):
+    from dexwheel.rl.schema import validate
+
+    cfg = compose_cfg("train", *short("solenopsis", f"train.device={device}"))
+    if device in ("cpu", "cuda", "cuda:0", "cuda:12"):
+        assert validate(cfg)[0].device == device
+        return
+    with pytest.raises(ConfigError, match=rf"^train.device: '{device}' is not one of cpu, cuda, cuda:<index>"):
+        train(cfg, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
