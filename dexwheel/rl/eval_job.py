@@ -37,7 +37,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.atomic import move_new, write_atomic, write_new
 from dexwheel.rl.checkpoints import check_checkpoint
-from dexwheel.rl.env_factory import env_kwargs, make_env
+from dexwheel.rl.env_factory import check_isaaclab_env, env_kwargs, make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
 from dexwheel.rl.policies import POLICIES, baseline_policy, load_policy, resolve_checkpoint, run_config
 from dexwheel.rl.run_config import ENV_GROUPS, check_overrides_read, parse_overrides, selections, set_value, value_of
@@ -316,6 +316,8 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     configs = {r: env_cfg if r == env_cfg.robot.name else with_robot(env_cfg, r) for r in robots}  # all checked first
     for rcfg in configs.values():
         env_kwargs(rcfg)  # a group option of the other family, named before any episode runs
+        if backend == "isaaclab":
+            check_isaaclab_env(rcfg, **env_overrides)  # what Isaac Lab cannot run, named by its config key
     results: dict[str, dict[str, float]] = {}
     files: dict[str, Path] = {}  # companion files by suffix, under temporary names until the JSON's name is claimed
     try:
