@@ -7,7 +7,7 @@ python scripts/train.py -m seed=0,1,2                       # local multirun
 python scripts/train.py -m hydra/launcher=submitit_slurm_dexwheel seed=0,1,2   # SLURM
 
 A run's folder holds everything it writes, its log lines in ``train.log`` (a resumed run's too); a launch
-that fails leaves no folder behind.
+that fails before its run starts leaves the folder as it found it (an empty one removed).
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
-"""rsl_rl training on Isaac Lab: ``python -m dexwheel.isaaclab.train <run>`` in the Isaac Lab venv.
+"""rsl_rl training on Isaac Lab: ``python -m dexwheel.isaaclab.train <job.json>`` in the Isaac Lab venv.
 
-``scripts/train.py ... backend=isaaclab`` checks the config in the core venv, writes ``<run>/config.yaml``
-and starts this (:mod:`dexwheel.rl.isaaclab_launch`). The run is the MuJoCo backend's rsl_ppo run with
-another env: the same learner (:class:`~dexwheel.rl.rsl.RslLearner` over Isaac Lab's
-``RslRlVecEnvWrapper``, ``clip_actions`` 1.0 as the MuJoCo envs clip), the same run loop
+``scripts/train.py ... backend=isaaclab`` checks the config in the core venv and starts this with a job file: the
+resolved config, the run folder and the command's start (:func:`dexwheel.rl.isaaclab_launch.train_on_isaaclab`). The
+run's ``config.yaml`` is written here once the env and the learner exist (:func:`~dexwheel.rl.training.run_training`),
+as on MuJoCo: a launch that fails before leaves a resumed run's config as it was.
+
+The run is the MuJoCo backend's rsl_ppo run with another env: the same learner (:class:`~dexwheel.rl.rsl.RslLearner`
+over Isaac Lab's ``RslRlVecEnvWrapper``, ``clip_actions`` 1.0 as the MuJoCo envs clip), the same run loop
 (:func:`~dexwheel.rl.training.run_training`: checkpoints, resume, TensorBoard, progress lines, Ctrl-C), the
 same checkpoint format, so ``scripts/evaluate.py`` and ``scripts/export.py`` take the run as any other.
 Evaluations run deterministic episodes on the training envs themselves (Isaac Lab keeps one simulation
@@ -12,6 +15,7 @@ per process): each resets every env with the evaluation seed, and training conti
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -20,8 +24,8 @@ from dexwheel.isaaclab.episodes import action_bounds, actor_batch_policy, isaac_
 from dexwheel.rl.checkpoints import check_checkpoint, latest_checkpoint
 from dexwheel.rl.isaaclab_launch import child_main
 from dexwheel.rl.rsl import RslLearner
-from dexwheel.rl.schema import ConfigError, validate
-from dexwheel.rl.training import CONFIG_FILE, Evaluator, run_training
+from dexwheel.rl.schema import validate
+from dexwheel.rl.training import Evaluator, run_training
 
 
 class IsaacRslLearner(RslLearner):
@@ -35,14 +39,11 @@ class IsaacRslLearner(RslLearner):
         return actor_batch_policy(actor, self.bounds)
 
 
-def train(run_dir: Path) -> dict[str, float]:
-    cfg = OmegaConf.load(run_dir / CONFIG_FILE)
+def train(job_path: Path) -> dict[str, float]:
+    """The job :func:`~dexwheel.rl.isaaclab_launch.train_on_isaaclab` wrote (checked there, in the core venv)."""
+    job = json.loads(Path(job_path).read_text())
+    cfg, run_dir = OmegaConf.create(job["config"]), Path(job["run_dir"])
     train_cfg, _, params, policy = validate(cfg)
-    if train_cfg.eval_episodes > train_cfg.num_envs:
-        raise ConfigError(
-            f"train.eval_episodes: {train_cfg.eval_episodes} evaluation episodes run on the Isaac Lab training envs; "
-            f"train.num_envs is {train_cfg.num_envs}"
-        )
     checkpoint = latest_checkpoint(run_dir) if train_cfg.resume else None
     if checkpoint is not None:
         check_checkpoint(checkpoint)
@@ -54,7 +55,7 @@ def train(run_dir: Path) -> dict[str, float]:
         return isaac_episodes(venv, act, cfg.task.name, n_episodes, seed)
 
     evaluator = Evaluator(cfg, train_cfg, run_dir, episodes=episodes)
-    return run_training(cfg, train_cfg, learner, evaluator, run_dir)
+    return run_training(cfg, train_cfg, learner, evaluator, run_dir, launched=job.get("launched"))
 
 
 if __name__ == "__main__":

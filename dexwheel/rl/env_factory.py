@@ -10,6 +10,7 @@ what is allowed.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -76,6 +77,24 @@ def make_env(cfg: DictConfig, **overrides: Any) -> gym.Env:
     except (TypeError, ValueError) as e:
         raise config_error(e, cfg.robot.env_id, kwargs, paths) from e
     return RoundedActions(env) if isinstance(env.action_space, IntegerBox) else env
+
+
+def check_isaaclab_env(cfg: DictConfig, **overrides: Any) -> None:
+    """Refuse an env setting the robot's Isaac Lab task cannot run (:mod:`dexwheel.isaaclab.support`), naming its
+    config key, here in the core venv: before Isaac Lab starts (about 20 s) and would refuse it by its keyword."""
+    from dexwheel.isaaclab.support import task_config, unsupported
+
+    kwargs, paths = _kwargs_and_paths(cfg)
+    kwargs |= overrides
+    paths |= {key: f"env_overrides.{key}" for key in overrides}
+    try:
+        refused = unsupported(task_config(cfg.robot.family, cfg.robot.name, kwargs))
+    except (TypeError, ValueError) as e:
+        raise config_error(e, cfg.robot.env_id, kwargs, paths) from e
+    if refused:  # named as typed: the config key and its value (true, not True)
+        named = {key: f"{paths.get(key, key)}={json.dumps(kwargs.get(key), default=str)}" for key in refused}
+        raise ConfigError("; ".join(f"{named[key]}: backend=isaaclab does not run it: {why}"
+                                    for key, why in refused.items()))  # fmt: skip
 
 
 def make_vector_env(cfg: DictConfig, num_envs: int, **overrides: Any) -> gym.vector.VectorEnv:

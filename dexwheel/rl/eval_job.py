@@ -36,11 +36,12 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.atomic import move_new, write_atomic, write_new
-from dexwheel.rl.env_factory import env_kwargs, make_env
+from dexwheel.rl.checkpoints import check_checkpoint
+from dexwheel.rl.env_factory import check_isaaclab_env, env_kwargs, make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
 from dexwheel.rl.policies import POLICIES, baseline_policy, load_policy, resolve_checkpoint, run_config
 from dexwheel.rl.run_config import ENV_GROUPS, check_overrides_read, parse_overrides, selections, set_value, value_of
-from dexwheel.rl.schema import ConfigError, as_paths
+from dexwheel.rl.schema import ConfigError, as_paths, check_device
 from dexwheel.sim.rendering import check_offscreen
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
@@ -285,6 +286,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     _check(cfg)
     as_paths(cfg, ("run", "checkpoint", "onnx", "out"))
     check_typed(cfg, list(overrides))  # before any work: a typed key is used or refused
+    check_device(cfg.train.device)
     exported = _exported(cfg) if cfg.policy == "onnx" else None
     run = Path(cfg.run) if cfg.run else (exported.run if exported is not None else None)
     if cfg.policy == "trained" and run is None:
@@ -293,6 +295,8 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     env_cfg, changed = env_changes(cfg, run_cfg, list(overrides), run is not None)
     robots = list(cfg.robots) or [env_cfg.robot.name]
     checkpoint = resolve_checkpoint(run, cfg.checkpoint, env_cfg.algo.name) if cfg.policy == "trained" else None
+    if checkpoint is not None:
+        check_checkpoint(checkpoint)  # before any work, on either backend (the Isaac Lab one starts in about 20 s)
     tag = checkpoint.stem if checkpoint else (exported.name if exported is not None else None)
     backend = cfg.backend.name
     if backend == "isaaclab" and cfg.video:
@@ -312,6 +316,8 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     configs = {r: env_cfg if r == env_cfg.robot.name else with_robot(env_cfg, r) for r in robots}  # all checked first
     for rcfg in configs.values():
         env_kwargs(rcfg)  # a group option of the other family, named before any episode runs
+        if backend == "isaaclab":
+            check_isaaclab_env(rcfg, **env_overrides)  # what Isaac Lab cannot run, named by its config key
     results: dict[str, dict[str, float]] = {}
     files: dict[str, Path] = {}  # companion files by suffix, under temporary names until the JSON's name is claimed
     try:

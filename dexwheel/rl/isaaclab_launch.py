@@ -1,10 +1,10 @@
 """``backend=isaaclab`` from the core venv: the Isaac Lab venv is built when missing, then does the work.
 
 Isaac Lab 3 and the MuJoCo envs cannot share a venv (docs/isaaclab.md). ``scripts/train.py`` and
-``scripts/evaluate.py`` check everything in the core venv first (the config, the env's fields, a resumed
-run), then start ``.venv-isaaclab/bin/python -m dexwheel.isaaclab.<job>`` on the run folder and relay its
-output: its progress lines (``PROGRESS`` prefix) go to this process's log (``train.log``), the rest to the
-console. Ctrl-C reaches both processes; the child saves its checkpoint and this one waits for it.
+``scripts/evaluate.py`` check everything in the core venv first (the config, the env's fields and what Isaac Lab
+cannot run, a resumed run, a checkpoint), then start ``.venv-isaaclab/bin/python -m dexwheel.isaaclab.<job>`` on a
+job file and relay its output: its progress lines (``PROGRESS`` prefix) go to this process's log (``train.log``), the
+rest to the console. Ctrl-C reaches both processes; the child saves its checkpoint and this one waits for it.
 """
 
 from __future__ import annotations
@@ -12,17 +12,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from dexwheel.atomic import write_atomic
-from dexwheel.rl.schema import ConfigError
+from dexwheel.rl.checkpoints import CheckpointError
+from dexwheel.rl.env_factory import check_isaaclab_env
+from dexwheel.rl.run_config import parse_overrides
+from dexwheel.rl.schema import ConfigError, TrainCfg
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-isaaclab"
@@ -83,13 +86,53 @@ def run_child(module: str, *args: str) -> dict[str, Any]:
     return result
 
 
-def train_on_isaaclab(cfg: DictConfig, algo: str, run_dir: Path) -> dict[str, Any]:
-    """Train ``cfg`` (checked) with rsl_rl on the Isaac Lab task; returns the final evaluation."""
+def check_training(cfg: DictConfig, train: TrainCfg, algo: str, overrides: list[str] | None = None) -> None:
+    """Refuse here, in the core venv, what an Isaac Lab training cannot run, before Isaac Lab starts (about 20 s)
+    and before anything is written; ``overrides``: what the user typed."""
     if algo != "rsl_ppo":
         raise ConfigError(f"algo={algo}: backend=isaaclab trains with algo=rsl_ppo (rsl_rl, as Isaac Lab does)")
+    if train.eval_episodes > train.num_envs:
+        raise ConfigError(f"train.eval_episodes: {train.eval_episodes} evaluation episodes run on the Isaac Lab "
+                          f"training envs; train.num_envs is {train.num_envs}: give train.eval_episodes <= "
+                          f"{train.num_envs}")  # fmt: skip
+    for o in parse_overrides(overrides or []):
+        if o.key == "train.vectorization":  # recorded in config.yaml, it would claim a setting the run never had
+            raise ConfigError(f"{o.line}: chooses the MuJoCo backend's vector env; Isaac Lab runs its own envs "
+                              f"(backend=isaaclab): drop it")  # fmt: skip
+    check_isaaclab_env(cfg)
+
+
+def train_on_isaaclab(cfg: DictConfig, run_dir: Path, notes: Sequence[str] = (),
+                      launched: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """Train ``cfg`` (checked: :func:`check_training`) with rsl_rl on the Isaac Lab task; returns the final evaluation.
+
+    The child gets the config in a job file and writes the run's ``config.yaml`` itself once its env and learner
+    exist, as the MuJoCo backend does: a launch refused or failed before that leaves a resumed run's config as it was.
+    A fresh launch that fails before it leaves the folder as it was found (what it wrote there removed)."""
+    from dexwheel.rl.training import CONFIG_FILE, run_log
+
+    created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))  # what the child trains
-    return run_child("dexwheel.isaaclab.train", str(run_dir))
+    before = set(run_dir.iterdir())
+    # ``launched`` is this process's time.monotonic(): the system-wide clock the child's own readings are on
+    job = {"config": OmegaConf.to_container(cfg, resolve=True), "run_dir": str(run_dir), "launched": launched}
+    try:
+        with run_log(run_dir), tempfile.TemporaryDirectory() as tmp:
+            for line in notes:
+                log.warning(line)
+            path = Path(tmp) / "job.json"
+            path.write_text(json.dumps(job))
+            return run_child("dexwheel.isaaclab.train", str(path))
+    except BaseException:
+        if not cfg.train.resume and not (run_dir / CONFIG_FILE).exists():  # the run never started
+            for new in set(run_dir.iterdir()) - before:
+                if new.is_dir():
+                    shutil.rmtree(new)
+                else:
+                    new.unlink()
+            if created:
+                run_dir.rmdir()
+        raise
 
 
 def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_seed: int, device: str = "cpu",
@@ -119,7 +162,7 @@ def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_s
 
 def child_main(job: Callable[[Path], dict[str, Any]]) -> None:
     """The entry of an Isaac Lab process: ``job(<argv[1]>)`` with its progress lines and result printed for
-    :func:`run_child`, and a bad config as one line on stderr (exit 2)."""
+    :func:`run_child`, and a bad config or checkpoint as one line on stderr (exit 2)."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter(PROGRESS + "%(message)s"))
     log.addHandler(handler)
@@ -127,7 +170,7 @@ def child_main(job: Callable[[Path], dict[str, Any]]) -> None:
     log.propagate = False
     try:
         result = job(Path(sys.argv[1]))
-    except (ConfigError, ValueError) as e:
+    except (ConfigError, ValueError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     print(RESULT + json.dumps(result), flush=True)

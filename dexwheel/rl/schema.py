@@ -6,6 +6,7 @@ range); these dataclasses cover training and the algorithms.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +136,14 @@ ALGO_PARAMS = {"ppo": PPOParams, "sac": SACParams, "rsl_ppo": RslPPOParams}
 VECTORIZATION = ("native", "subproc", "dummy")
 ACTIVATIONS = ("tanh", "relu", "elu")
 COMPILE_MODES = (None, "default", "max-autotune-no-cudagraphs")
+#: ``train.device``: the torch devices a run or an Isaac Lab evaluation takes
+DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def check_device(device: Any) -> None:
+    """``train.device`` is a device the learner and Isaac Lab take; anything else fails here, not in torch."""
+    if not (isinstance(device, str) and DEVICE.fullmatch(device)):
+        raise ConfigError(f"train.device: {device!r} is not one of cpu, cuda, cuda:<index> (cuda:0, cuda:1, ...)")
 
 
 def _checked(schema: Any, node: Any, where: str) -> DictConfig:
@@ -175,6 +184,7 @@ def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
     train = _checked(TrainCfg, cfg.train, "train")
     if train.vectorization not in VECTORIZATION:
         raise ConfigError(f"train.vectorization: {train.vectorization!r} is not one of {list(VECTORIZATION)}")
+    check_device(train.device)
     for key in (
         "total_timesteps",
         "num_envs",

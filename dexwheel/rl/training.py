@@ -304,16 +304,15 @@ def train(cfg: DictConfig, run_dir: Path, overrides: list[str] | None = None,
         check_overrides_read("train", cfg, parse_overrides(overrides), open_roots=("train", "algo"))
     if checkpoint is not None:
         check_budget(checkpoint, train_cfg.total_timesteps)
+    isaaclab = cfg.backend.name == "isaaclab"
+    if isaaclab:
+        from dexwheel.rl.isaaclab_launch import check_training, train_on_isaaclab
+
+        check_training(cfg, train_cfg, name, overrides)
     make_env(cfg).close()  # env kwargs are checked (and named) before anything else runs
     run_dir = Path(run_dir)
-    if cfg.backend.name == "isaaclab":
-        from dexwheel.rl.isaaclab_launch import train_on_isaaclab
-
-        run_dir.mkdir(parents=True, exist_ok=True)
-        with run_log(run_dir):
-            for line in notes:
-                log.warning(line)
-            return train_on_isaaclab(cfg, name, run_dir)
+    if isaaclab:
+        return train_on_isaaclab(cfg, run_dir, notes, launched)
     run_dir.mkdir(parents=True, exist_ok=True)
     learner = make_learner(cfg, train_cfg, name, params, policy, run_dir, checkpoint)
     return run_training(cfg, train_cfg, learner, Evaluator(cfg, train_cfg, run_dir), run_dir, notes, launched)

@@ -5,6 +5,8 @@ Each command is a subprocess in the core venv, which starts the Isaac Lab half i
 """
 
 import json
+import os
+import re
 import subprocess
 
 import pytest
@@ -18,9 +20,9 @@ TINY = [
 ]  # fmt: skip
 
 
-def run(script: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def run(script: str, *args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
     done = subprocess.run([str(MUJOCO_PYTHON), str(REPO / "scripts" / script), *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+                          text=True, timeout=600, env=env)  # fmt: skip
     if check:
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     return done
@@ -42,6 +44,7 @@ def test_an_isaaclab_run_trains_evaluates_and_checkpoints(trained):
     assert all(h["episodes"] == 2 and h["length"] == 25 and h["fall"] == 0 for h in history)  # 0.5 s at 50 Hz
     log = (run_dir / "train.log").read_text()
     assert "backend=isaaclab" in log.splitlines()[0] and log.count(" - eval step=") == 3 and " - done step=256" in log
+    assert " launch_s=" in log.splitlines()[0] and re.search(r" - done step=256 wall_s=\S+ command_s=", log)
     events = list((run_dir / "tb").rglob("events.out.tfevents*"))
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -51,14 +54,33 @@ def test_an_isaaclab_run_trains_evaluates_and_checkpoints(trained):
 
 def test_it_resumes_and_refuses_another_learner(trained, tmp_path):
     run_dir, _ = trained
+    config = (run_dir / "config.yaml").read_text()
+    refused = run("train.py", "train.total_timesteps=384", "train.num_envs=2", "train.eval_episodes=5",
+                  f"train.resume={run_dir}", check=False)  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines()[-1].startswith(
+        "error: train.eval_episodes: 5 evaluation episodes run on the Isaac Lab training envs; train.num_envs is 2"
+    )
+    assert (run_dir / "config.yaml").read_text() == config  # refused before Isaac Lab started: the run as it was
     run("train.py", *TINY, "train.total_timesteps=384", f"train.resume={run_dir}")
     assert (run_dir / "checkpoints" / "step_384.pt").exists()
     history = json.loads((run_dir / "eval_history.json").read_text())
     assert int(history[-1]["timesteps"]) == 384
+    assert "total_timesteps: 384" in (run_dir / "config.yaml").read_text()  # written by the Isaac Lab child
     sb3 = [a for a in TINY if not a.startswith("algo")] + ["algo=ppo", f"hydra.run.dir={tmp_path / 'sb3'}"]
     refused = run("train.py", *sb3, check=False)
     assert refused.returncode == 2 and "backend=isaaclab trains with algo=rsl_ppo" in refused.stderr
-    assert not (tmp_path / "sb3" / "checkpoints").exists()
+    assert not (tmp_path / "sb3").exists()
+
+
+def test_a_fresh_launch_that_fails_in_isaac_lab_leaves_no_folder(tmp_path):
+    """A config whose settled stance is not in the committed table is computed in the core venv; without it the
+    Isaac Lab child fails after its start. The folder goes again (no config.yaml, no empty train.log), so the
+    retry is no "resume" of a run that never started."""
+    args = [*TINY, "action.wheel_leg.knee_kp=81.0", f"hydra.run.dir={tmp_path / 'run'}"]
+    env = {**os.environ, "DEXWHEEL_MUJOCO_PYTHON": str(tmp_path / "no_python")}
+    failed = run("train.py", *args, check=False, env=env)
+    assert failed.returncode != 0 and "the settled stance of this config" in failed.stdout + failed.stderr
+    assert not (tmp_path / "run").exists()
 
 
 def test_the_run_exports_and_evaluates_on_both_backends(trained):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import imageio.v2 as imageio
 import pytest
+import yaml
 from cfgutil import ROOT, compose_cfg, digest, short
 
 from dexwheel.rl.checkpoints import CheckpointError, latest_checkpoint
@@ -332,3 +333,183 @@ def test_a_pt_checkpoint_saved_without_a_sha256_is_used_with_a_warning(rsl_run, 
     final.write_bytes(bytes(changed))
     with pytest.raises(CheckpointError, match=r"final.pt is corrupted: its entry archive/data/\d+ does not match"):
         evaluate(compose_cfg("evaluate", f"run={rsl_run}", "checkpoint=final", "episodes=1"))
+
+
+# -- backend=isaaclab: checked here, in the core venv, before Isaac Lab starts (about 20 s) ------------------------
+ISAAC = ["backend=isaaclab"]
+
+
+@pytest.fixture
+def no_isaac(monkeypatch):
+    """The Isaac Lab child must not start: what is refused is refused before it."""
+    from dexwheel.rl import isaaclab_launch
+
+    monkeypatch.setattr(isaaclab_launch, "run_child", lambda *a: pytest.fail(f"Isaac Lab started: {a}"))
+
+
+@pytest.fixture
+def isaac_run(rsl_run) -> Path:
+    """The rsl_ppo run as an Isaac Lab run (its config says so; the fake child below trains it)."""
+    path = rsl_run / "config.yaml"
+    path.write_text(path.read_text().replace("backend:\n  name: mujoco", "backend:\n  name: isaaclab"))
+    return rsl_run
+
+
+@pytest.fixture
+def isaac_child(monkeypatch):
+    """A fake Isaac Lab child: records what it was given and what the run folder held when it started; ``fail``
+    (an exception) makes it fail after the parent opened the run's log."""
+    from dexwheel.rl import isaaclab_launch
+
+    seen: dict = {"fail": None}
+
+    def child(module, path):
+        job = json.loads(Path(path).read_text())
+        run_dir = Path(job["run_dir"])
+        seen.update(module=module, job=job, files=digest(run_dir))
+        if seen["fail"] is not None:
+            (run_dir / "tb").mkdir()  # what a child may have written before it failed
+            raise seen["fail"]
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(job["config"]))  # the child writes it
+        return {"return": 1.0}
+
+    monkeypatch.setattr(isaaclab_launch, "run_child", child)
+    return seen
+
+
+def test_isaaclab_training_gets_its_config_in_a_job_and_the_parent_writes_no_config(isaac_child, tmp_path):
+    """The child writes config.yaml once its env and learner exist (tests/isaaclab/test_rsl_training.py); the
+    parent never does, so a launch refused there cannot change a run's config."""
+    typed = short("solenopsis", *TINY, *ISAAC, algo="rsl_ppo")
+    train(compose_cfg("train", *typed), tmp_path / "run", overrides=typed, launched=12.5)
+    assert isaac_child["module"] == "dexwheel.isaaclab.train"
+    assert "config.yaml" not in isaac_child["files"] and isaac_child["job"]["run_dir"] == str(tmp_path / "run")
+    assert isaac_child["job"]["config"]["backend"]["name"] == "isaaclab" and isaac_child["job"]["launched"] == 12.5
+
+
+def test_a_resume_on_isaaclab_leaves_the_config_to_the_child(isaac_run, isaac_child):
+    before = digest(isaac_run)
+    typed = [f"train.resume={isaac_run}", "train.total_timesteps=1024", "train.num_envs=2"]
+    train(compose_cfg("train", *short("solenopsis", *TINY, *ISAAC, *typed, algo="rsl_ppo")), isaac_run, typed)
+    assert isaac_child["files"] == before  # the child started on the run as it was
+    job = isaac_child["job"]["config"]
+    assert job["train"]["total_timesteps"] == 1024 and job["train"]["num_envs"] == 2
+
+
+@pytest.mark.parametrize(
+    "typed, message",
+    [(["train.num_envs=2", "train.eval_episodes=5"],
+      "train.eval_episodes: 5 evaluation episodes run on the Isaac Lab training envs; train.num_envs is 2"),
+     (["train.vectorization=dummy"], "train.vectorization=dummy: chooses the MuJoCo backend's vector env"),
+     (["train.device=gpu"], "train.device: 'gpu' is not one of cpu, cuda, cuda:<index>")],
+)  # fmt: skip
+def test_a_refused_isaaclab_resume_leaves_the_run_untouched(isaac_run, no_isaac, typed, message):
+    before = digest(isaac_run)
+    typed = [f"train.resume={isaac_run}", "train.total_timesteps=1024", *typed]
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}"):
+        train(compose_cfg("train", *short("solenopsis", *TINY, *ISAAC, *typed, algo="rsl_ppo")), isaac_run, typed)
+    assert digest(isaac_run) == before
+
+
+@pytest.mark.parametrize(
+    "algo, typed, message",
+    [("ppo", [], "algo=ppo: backend=isaaclab trains with algo=rsl_ppo"),
+     ("rsl_ppo", ["task.wheel_leg.scale_rewards_by_dt=false"],
+      "task.wheel_leg.scale_rewards_by_dt=false: backend=isaaclab does not run it: Isaac Lab's reward manager"),
+     ("rsl_ppo", ["train.vectorization=subproc"],
+      "train.vectorization=subproc: chooses the MuJoCo backend's vector env")],
+)  # fmt: skip
+def test_what_isaaclab_cannot_train_is_refused_naming_the_key(no_isaac, tmp_path, algo, typed, message):
+    typed = short("solenopsis", *TINY, *ISAAC, *typed, algo=algo)
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}"):
+        train(compose_cfg("train", *typed), tmp_path / "run", overrides=typed)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_cli_refuses_what_isaaclab_cannot_train_and_leaves_no_folder(tmp_path):
+    """Refused in one line before Isaac Lab starts: no folder, not even an empty train.log."""
+    scale = "task.wheel_leg.scale_rewards_by_dt=false"
+    for algo, extra, named in (("ppo", [], "algo=ppo"), ("rsl_ppo", [scale], scale)):
+        typed = [*short("solenopsis", *TINY, *ISAAC, *extra, algo=algo), f"hydra.run.dir={tmp_path / 'run'}"]
+        proc = script("train.py", *typed, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert proc.stderr.strip().splitlines()[-1].startswith(f"error: {named}"), proc.stderr[-2000:]
+        assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("failure", [SystemExit(2), RuntimeError("the child failed")])
+def test_a_fresh_isaaclab_launch_that_fails_leaves_the_folder_as_it_was_found(isaac_child, tmp_path, failure):
+    """Nothing it wrote stays (its train.log, what the child wrote), so the retry is not refused as a resume of a
+    run that never started; what the folder held before stays."""
+    typed = short("solenopsis", *TINY, *ISAAC, algo="rsl_ppo")
+    isaac_child["fail"] = failure
+    with pytest.raises(type(failure)):
+        train(compose_cfg("train", *typed), tmp_path / "new", overrides=typed)
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("a user's file")
+    with pytest.raises(type(failure)):
+        train(compose_cfg("train", *typed), tmp_path / "mine", overrides=typed)
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
+    isaac_child["fail"] = None  # the retry trains
+    train(compose_cfg("train", *typed), tmp_path / "mine", overrides=typed)
+    assert (tmp_path / "mine" / "config.yaml").exists()
+
+
+def test_an_isaaclab_evaluation_checks_the_checkpoint_and_the_device_before_it_starts(rsl_run, no_isaac, tmp_path):
+    final = rsl_run / "checkpoints" / "final.pt"
+    data = bytearray(final.read_bytes())
+    data[len(data) // 2] ^= 0x04
+    final.write_bytes(bytes(data))
+    refusals = {
+        ("checkpoint=final",): (CheckpointError, f"checkpoint {final} does not match the SHA-256"),
+        (f"checkpoint={tmp_path / 'nope.pt'}",): (CheckpointError, f"checkpoint {tmp_path / 'nope.pt'} does not exist"),
+        ("train.device=gpu",): (ConfigError, "train.device: 'gpu' is not one of cpu, cuda, cuda:<index>"),
+    }
+    for typed, (error, message) in refusals.items():
+        typed = [f"run={rsl_run}", "backend=isaaclab", "episodes=1", *typed]
+        with pytest.raises(error, match=f"^{re.escape(message)}"):
+            evaluate(compose_cfg("evaluate", *typed), typed)
+    assert not (rsl_run / "eval").exists()
+
+
+def test_an_isaaclab_evaluation_refuses_what_isaac_lab_cannot_run_naming_the_key(no_isaac, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    typed = ["robot=g20_left", "backend=isaaclab", "policy=zero"]  # the hand's default: hard-write with projection
+    with pytest.raises(ConfigError, match=r"^collision.hand.collision_projection=true: backend=isaaclab does not run "
+                                          r"it: .*\(Hydra: collision=off"):  # fmt: skip
+        evaluate(compose_cfg("evaluate", *typed), typed)
+    typed = ["robot=solenopsis", "backend=isaaclab", "policy=zero", "task.wheel_leg.scale_rewards_by_dt=false"]
+    with pytest.raises(ConfigError, match=r"^task.wheel_leg.scale_rewards_by_dt=false: backend=isaaclab does not"):
+        evaluate(compose_cfg("evaluate", *typed), typed)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_isaaclab_child_reports_a_bad_checkpoint_in_one_line(monkeypatch, capsys):
+    """What the child finds wrong (a checkpoint changed after the parent's check) is one line, exit status 2."""
+    from dexwheel.rl.isaaclab_launch import child_main, log
+
+    for name, value in (("handlers", []), ("propagate", True), ("setLevel", lambda level: None)):
+        monkeypatch.setattr(log, name, value)  # child_main sets the logger up for its process: not for this one
+
+    def job(path):
+        raise CheckpointError(f"checkpoint {path} does not match the SHA-256 it was saved with")
+
+    monkeypatch.setattr(sys, "argv", ["child", "final.pt"])
+    with pytest.raises(SystemExit) as exit_:
+        child_main(job)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == "error: checkpoint final.pt does not match the SHA-256 it was saved with\n"
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "cuda:0", "cuda:12", "gpu", "cuda0", "0", "cpu:0"])
+def test_train_device_takes_cpu_and_cuda_devices_and_refuses_others_before_any_work(device, tmp_path):
+    from dexwheel.rl.schema import validate
+
+    cfg = compose_cfg("train", *short("solenopsis", f"train.device={device}"))
+    if device in ("cpu", "cuda", "cuda:0", "cuda:12"):
+        assert validate(cfg)[0].device == device
+        return
+    with pytest.raises(ConfigError, match=rf"^train.device: '{device}' is not one of cpu, cuda, cuda:<index>"):
+        train(cfg, tmp_path / "run")
+    assert not (tmp_path / "run").exists()

@@ -1,10 +1,10 @@
 """G20 pose tracking on Isaac Lab, built from the MuJoCo task's config: every drive, action mapping, layer and goal mode.
 
 Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (the dataclass ``G20Hand-v0`` runs on;
-``task_overrides`` are its keywords, :data:`TASK_DEFAULTS` the registered tasks' defaults: the PD drive and the
-presets), the robot description and the action path of :mod:`dexwheel.control`, run on torch (one implementation over
-numpy and torch, :mod:`dexwheel.control._xp`): the action mappings ``normalized``, ``sdk255``, ``nominal`` and
-``delta`` (their ``goals()``), the composer layers (``policy``, ``hold``: the MuJoCo task's
+``task_overrides`` are its keywords, :data:`~dexwheel.isaaclab.support.TASK_DEFAULTS` the registered tasks'
+defaults: the PD drive and the presets), the robot description and the action path of :mod:`dexwheel.control`, run on
+torch (one implementation over numpy and torch, :mod:`dexwheel.control._xp`): the action mappings ``normalized``,
+``sdk255``, ``nominal`` and ``delta`` (their ``goals()``), the composer layers (``policy``, ``hold``: the MuJoCo task's
 :class:`~dexwheel.tasks.hand_pose.action_path.HandActionPath` with ``xp=torch``) and resolver, the mimic completion
 (:data:`~dexwheel.control.g20_sdk.G20_MIMIC` on torch); the slew (``slew_rad_s`` per physics step, a source slowed by
 its fastest mimic, 0 jumps), the control rate (``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s
@@ -40,9 +40,9 @@ Where the two differ (and why):
   range; ``sdk255`` rounded) and are never raised on (a GPU sync per step); the evaluation and training wrappers do
   not clip the hand's actions to [-1, 1], the term clips to its mapping's range;
 * no divergence containment (the MuJoCo env truncates an episode whose physics blew up);
-* refused by name (:data:`REFUSED`): the hard-write collision projection, custom ``contact_excludes`` (the USD carries
-  the description's), no episode limit and rendering; reset options (``goal``, ``init_qpos``): Isaac Lab's reset
-  takes none.
+* refused by name (:data:`~dexwheel.isaaclab.support.HAND_REFUSED`): the hard-write collision projection, custom
+  ``contact_excludes`` (the USD carries the description's), no episode limit and rendering; reset options (``goal``,
+  ``init_qpos``): Isaac Lab's reset takes none.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ from __future__ import annotations
 from dataclasses import MISSING
 from itertools import combinations
 
-import gymnasium as gym
 import isaaclab.envs.mdp as mdp
 import numpy as np
 from isaaclab.assets import ArticulationCfg
@@ -65,6 +64,8 @@ from isaaclab.utils import configclass
 from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
+from dexwheel.isaaclab.support import HAND_ENV_ID, unsupported
+from dexwheel.isaaclab.support import hand_task_cfg as task_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.isaaclab.tasks.term_map import mapped
 from dexwheel.robots import get_robot
@@ -72,14 +73,12 @@ from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS
 from dexwheel.tasks.hand_pose import goal_set
 from dexwheel.tasks.hand_pose.action_path import joint_group
-from dexwheel.tasks.hand_pose.config import G20HandConfig, make_cfg
+from dexwheel.tasks.hand_pose.config import G20HandConfig
 
 #: The MuJoCo env this task is (its registered episode length is the default here).
-MUJOCO_ENV_ID = "G20Hand-v0"
+MUJOCO_ENV_ID = HAND_ENV_ID
 COMMAND = "goal"
 ACTION = "joint_targets"
-#: What this task sets on top of G20HandConfig's defaults: the PD drive and the presets as goals.
-TASK_DEFAULTS = {"drive": "pd", "goal_mode": "presets"}
 _R = "dexwheel.tasks.hand_pose.rewards:"
 _O = "dexwheel.tasks.hand_pose.observations:"
 _E = "dexwheel.tasks.hand_pose.events:"
@@ -103,15 +102,6 @@ ACTION_FIELDS = ("hand", "drive", "action", "out_of_range", "delta_scale", "slew
 EVENT_MAP = {
     _E + "reset_joints_by_offset": (dw.reset_hand_pose, lambda p: {"noise": float(p["scale"]), "action_name": ACTION}),
 }
-
-
-def task_cfg(hand: str = "left", **overrides) -> G20HandConfig:
-    """The MuJoCo task's config this task runs: :data:`TASK_DEFAULTS`, ``G20Hand-v0``'s registered
-    ``max_episode_steps``, then ``overrides`` (what ``gymnasium.make("G20Hand-v0", ...)`` takes)."""
-    import dexwheel  # noqa: F401  (registers G20Hand-v0)
-
-    base = {**TASK_DEFAULTS, "max_episode_steps": gym.spec(MUJOCO_ENV_ID).max_episode_steps}
-    return make_cfg(**{**base, "hand": hand, **overrides})
 
 
 def preset_poses(hand: str) -> dict[str, np.ndarray]:
@@ -178,30 +168,11 @@ class EventsCfg:
     """Filled from the event table (:func:`apply_task_cfg`)."""
 
 
-#: What the Isaac Lab task refuses, and why (:func:`_refuse_unsupported`).
-REFUSED = {
-    "collision_projection": "the hard-write drive's collision projection is MuJoCo's collision check of each "
-    "slewed pose, which Isaac Lab has no counterpart of; set collision_projection=False "
-    "(Isaac Lab then writes the pose as it is and its contacts push for one physics step; "
-    "docs/isaaclab.md) or use the MuJoCo env",
-    "contact_excludes": "the USD carries the description's contact excludes (filtered pairs); another set needs "
-    "another USD",
-    "max_episode_steps": "Isaac Lab ends episodes by time; give a number of steps",
-    "render_mode": "Isaac Lab renders with its own viewers; record videos on the MuJoCo env",
-}
-
-
 def _refuse_unsupported(task: G20HandConfig) -> None:
-    unsupported = {
-        "collision_projection": task.projection,
-        "contact_excludes": task.contact_excludes is not None,
-        "max_episode_steps": task.max_episode_steps is None,
-        "render_mode": task.render_mode is not None,
-    }
-    bad = [name for name, is_bad in unsupported.items() if is_bad]
+    bad = unsupported(task)
     if bad:
-        why = "; ".join(f"{name}: {REFUSED[name]}" for name in bad)
-        raise ValueError(f"the Isaac Lab G20 pose task does not support {bad} as set ({why})")
+        why = "; ".join(f"{name}: {reason}" for name, reason in bad.items())
+        raise ValueError(f"the Isaac Lab G20 pose task does not support {list(bad)} as set ({why})")
 
 
 def held(task: G20HandConfig, goals: np.ndarray) -> np.ndarray:

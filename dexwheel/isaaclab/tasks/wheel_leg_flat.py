@@ -54,6 +54,7 @@ from isaaclab.utils import configclass
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.scenarios import start_height
 from dexwheel.isaaclab.sim import GROUND_FRICTION, ground_cfg, simulation_cfg
+from dexwheel.isaaclab.support import unsupported
 from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.isaaclab.tasks.term_map import mapped
 from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource, hold_terrain, task_kwargs
@@ -131,13 +132,9 @@ class EventsCfg:
 
 
 def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
-    unsupported = {
-        "scale_rewards_by_dt": not task.scale_rewards_by_dt,  # Isaac Lab's reward manager always scales
-    }
-    bad = [name for name, is_bad in unsupported.items() if is_bad]
+    bad = unsupported(task)
     if bad:
-        raise ValueError(f"the Isaac Lab wheel-leg task does not support {bad}: Isaac Lab's reward manager always "
-                         "multiplies each term by the control period; use the MuJoCo env for them")  # fmt: skip
+        raise ValueError(f"the Isaac Lab wheel-leg task does not support {list(bad)}: {'; '.join(bad.values())}")
 
 
 def _actions(robot: str, overrides: dict) -> ActionsCfg:
