@@ -18,7 +18,8 @@ without ``train_rate``, or rough without ``step_rate``) first measures its own t
 (written after every step, through a temporary file and a rename; a new name per run). Runs from either venv:
 nothing here imports torch, the Isaac Lab work runs in ``.venv-isaaclab``, the MuJoCo work in
 ``DEXWHEEL_MUJOCO_PYTHON`` (default ``.venv``). ``--smoke`` runs its own fixed plan, so ``--device``,
-``--train-s`` and ``--budget-s`` are refused with it.
+``--train-s`` and ``--budget-s`` are refused with it. A GPU machine that cannot install packages gets both venvs
+from ``benchmarks/gpu_bundle.py``.
 """
 
 from __future__ import annotations
