@@ -7,7 +7,7 @@ lacks (``--have``: its ``pip list --format=freeze``, or one name per line; torch
 libraries are always the machine's own), rebuilds compiled ones for its Python, and writes them as xz parts, one
 folder per upload (``<out>/1``, ``<out>/2``, ...), each at most ``--part-mb``::
 
-    python benchmarks/gpu_bundle.py pack --have have.txt --out .gpu      # here (about 6 minutes on 2 cores)
+    python benchmarks/gpu_bundle.py pack --have benchmarks/gpu_image_packages.txt --out .gpu   # here, 6 minutes
     python3 benchmarks/gpu_bundle.py stage .gpu/1                        # there: one upload per folder ...
     python3 benchmarks/gpu_bundle.py unpack .gpu/4 && .venv/bin/python benchmarks/gpu_check.py --out-dir "$OUT"
 
@@ -207,11 +207,8 @@ def split_uploads(archives: list[Path], out: Path, part_bytes: int) -> list[Path
 
 
 def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def pack(args: argparse.Namespace) -> int:
