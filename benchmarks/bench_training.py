@@ -54,7 +54,7 @@ from omegaconf import DictConfig  # noqa: E402
 from dexwheel.rl.env_factory import physics_only_s  # noqa: E402
 from dexwheel.rl.run_config import Override, check_overrides_read, compose, parse_overrides  # noqa: E402
 from dexwheel.rl.sb3 import _new_model, build_vec_env  # noqa: E402
-from dexwheel.rl.schema import ConfigError, validate  # noqa: E402
+from dexwheel.rl.schema import ConfigError, critic_thread, validate  # noqa: E402
 
 ROBOTS = sorted(p.stem for p in (ROOT / "configs" / "robot").glob("*.yaml"))
 
@@ -157,7 +157,11 @@ def profile_update(runner: Any, rows: int = 8) -> list[str]:
     """One more iteration with its PPO update under ``torch.profiler``: the operators taking the most of the
     update's own CPU time (self time, so nothing is counted twice), as shares of it."""
     update = runner.alg.update
-    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+    try:  # every thread's operators: the critic's half of the update runs on a thread of its own (critic_thread)
+        every_thread = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
+    except TypeError:  # an older torch profiles the calling thread only
+        every_thread = None
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], experimental_config=every_thread)
 
     def profiled(*args: Any, **kwargs: Any) -> Any:
         with prof:
@@ -202,7 +206,10 @@ def bench(cfg: DictConfig, quick: bool, iterations: int = RSL_ITERATIONS, profil
     """One algorithm's run of ``cfg`` (:func:`checked_config`), its time split printed."""
     train_cfg, algo, params, policy = validate(cfg)
     budget = BUDGETS[algo][quick][1] or 2 * params.n_steps * train_cfg.num_envs
-    print(f"{algo}: net_arch {list(policy.net_arch)}, learner_threads {train_cfg.learner_threads}")
+    threads = f"learner_threads {train_cfg.learner_threads}"
+    if algo == "rsl_ppo":
+        threads += f", critic thread {'on' if critic_thread(train_cfg, params.overlap) else 'off'}"
+    print(f"{algo}: net_arch {list(policy.net_arch)}, {threads}")
     torch.set_num_threads(train_cfg.torch_threads)  # as training.train() does
     if algo == "rsl_ppo":
         t, total, setup, steps, profiled = bench_rsl(cfg, train_cfg, params, policy, iterations, profile)

@@ -51,6 +51,18 @@ class TrainCfg:
     #: with the cores to itself; two such trainings at once ran several times slower, and on some CPUs it
     #: changes the weights (docs/training.md).
     learner_threads: int = 1
+    #: rsl_ppo's updates compute the critic's half of each mini-batch on a second thread beside the actor's
+    #: (:mod:`dexwheel.rl.rsl.parallel`): the same weights to the bit in less time. None: on when the learner
+    #: runs on the CPU on one thread (``device`` cpu, ``learner_threads`` 1) and not beside the rollouts
+    #: (``algo.params.overlap``, which already takes the second core)
+    critic_thread: bool | None = None
+
+
+def critic_thread(train: TrainCfg, overlap: bool) -> bool:
+    """Whether rsl_ppo's updates put the critic on a thread of its own (``train.critic_thread``, resolved)."""
+    if train.critic_thread is not None:
+        return train.critic_thread
+    return train.device == "cpu" and train.learner_threads == 1 and not overlap
 
 
 @dataclass
@@ -179,6 +191,20 @@ def _check_imitation(params: DictConfig) -> None:
                           f"got {params.teacher_std}")  # fmt: skip
 
 
+def _check_critic_thread(train: DictConfig, algo: str) -> None:
+    if not train.critic_thread:
+        return
+    if algo != "rsl_ppo":
+        raise ConfigError(f"train.critic_thread=true: only rsl_ppo's updates have one (algo={algo}); set it null")
+    if train.device != "cpu":
+        raise ConfigError(f"train.critic_thread=true: a CPU learner's option; train.device={train.device} computes "
+                          f"both halves of the update itself: set it null or false")  # fmt: skip
+    if train.learner_threads > 1:
+        raise ConfigError(f"train.critic_thread=true with train.learner_threads={train.learner_threads}: each half "
+                          f"of the update would spin its own {train.learner_threads} threads on the cores; set one "
+                          f"of them back (train.critic_thread=false or train.learner_threads=1)")  # fmt: skip
+
+
 def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
     """Check ``train``, ``algo`` and ``seed``; returns typed train config, algo name, params, policy."""
     train = _checked(TrainCfg, cfg.train, "train")
@@ -199,6 +225,7 @@ def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
     name = cfg.algo.name
     if name not in ALGO_PARAMS:
         raise ConfigError(f"algo.name: {name!r} is not one of {sorted(ALGO_PARAMS)}")
+    _check_critic_thread(train, name)
     params = _checked(ALGO_PARAMS[name], cfg.algo.params, "algo.params")
     policy = _checked(PolicyCfg, cfg.algo.policy, "algo.policy")
     if name == "rsl_ppo" and params.schedule not in ("adaptive", "fixed"):

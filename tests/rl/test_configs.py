@@ -140,6 +140,7 @@ def test_an_unknown_group_option_lists_the_valid_ones():
         ("train.num_envs=abc", "train.num_envs"),
         ("train.num_envs=0", "train.num_envs"),
         ("train.learner_threads=0", "train.learner_threads: must be > 0, got 0"),
+        ("train.critic_thread=maybe", "train.critic_thread: Value 'maybe' is not a valid bool"),
         ("train.vectorization=threads", "train.vectorization"),
         ("algo.params.learning_rate=fast", "algo.params.learning_rate"),
         ("algo.policy.activation=swish", "algo.policy.activation"),

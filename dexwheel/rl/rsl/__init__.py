@@ -35,9 +35,10 @@ from dexwheel.rl.progress import Progress
 from dexwheel.rl.rsl.cfg import CRITIC_GROUP, IMITATION_KEYS, POLICY_GROUP, runner_cfg
 from dexwheel.rl.rsl.imitation import TeacherGuide, imitate, teacher_for
 from dexwheel.rl.rsl.overlap import OverlappingLoop
+from dexwheel.rl.rsl.parallel import CriticThread
 from dexwheel.rl.rsl.symmetry import AugmentedSymmetry
 from dexwheel.rl.rsl.vec_env import RslVecEnv, clip_actions
-from dexwheel.rl.schema import ConfigError, TrainCfg
+from dexwheel.rl.schema import ConfigError, TrainCfg, critic_thread
 
 Policy = Callable[[np.ndarray], np.ndarray]
 #: Seconds between progress lines in ``train.log`` (and on the console without the progress bar).
@@ -168,6 +169,11 @@ class RslLearner:
         self._bar: tqdm | None = None
         self._progress = Progress(PROGRESS_EVERY_S)
         self.runner.logger.log = _quiet(self.runner.logger, self._iteration_done)
+        self.critic_thread = (
+            CriticThread(self.runner.alg) if critic_thread(train, bool(params.get("overlap"))) else None
+        )
+        if self.critic_thread is not None:
+            self.runner.alg.update = self.critic_thread
         if train.learner_threads != train.torch_threads:
             self.runner.alg.update = _with_threads(self.runner.alg.update, train.learner_threads, train.torch_threads)
 
@@ -266,6 +272,8 @@ class RslLearner:
             self.runner.logger.writer.close()
         if self.runner.overlapping is not None:
             self.runner.overlapping.close()
+        if self.critic_thread is not None:
+            self.critic_thread.close()
         self.venv.close()
 
 
