@@ -169,11 +169,9 @@ class RslLearner:
         self._bar: tqdm | None = None
         self._progress = Progress(PROGRESS_EVERY_S)
         self.runner.logger.log = _quiet(self.runner.logger, self._iteration_done)
-        self.critic_thread = (
-            CriticThread(self.runner.alg) if critic_thread(train, bool(params.get("overlap"))) else None
-        )
-        if self.critic_thread is not None:
-            self.runner.alg.update = self.critic_thread
+        self.critic_thread: CriticThread | None = None
+        if critic_thread(train, bool(params.get("overlap"))):
+            self.critic_thread = self.runner.alg.update = CriticThread(self.runner.alg)
         if train.learner_threads != train.torch_threads:
             self.runner.alg.update = _with_threads(self.runner.alg.update, train.learner_threads, train.torch_threads)
 
