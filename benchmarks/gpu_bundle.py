@@ -4,17 +4,20 @@ A lent GPU machine may start bare: Python 3.12 with a CUDA build of torch, no pa
 upload (64 MiB here, the working tree included). ``pack`` finds what the GPU check imports (``gpu_check.py
 --smoke`` and a collection of ``tests/isaaclab``, traced in both venvs), keeps the distributions the machine
 lacks (``--have``: its ``pip list --format=freeze``, or one name per line; torch, triton and the nvidia-* CUDA
-libraries are always the machine's own), rebuilds compiled ones for its Python, and writes them as xz parts, one
-folder per upload (``<out>/1``, ``<out>/2``, ...), each at most ``--part-mb``::
+libraries are always the machine's own), rebuilds compiled ones for its Python, compiles warp's CUDA modules of
+every Isaac Lab task for ``--cuda-arch`` (``benchmarks/warp_cuda_cache.py``: NVRTC needs no GPU, and a cold GPU
+machine would spend minutes of its lease on it), and writes them as xz parts, one folder per upload (``<out>/1``,
+``<out>/2``, ...), each at most ``--part-mb``::
 
-    python benchmarks/gpu_bundle.py pack --have benchmarks/gpu_image_packages.txt --out .gpu   # here, 6 minutes
+    python benchmarks/gpu_bundle.py pack --have benchmarks/gpu_image_packages.txt --out .gpu   # here, 12 minutes
     python3 benchmarks/gpu_bundle.py stage .gpu/1                        # there: one upload per folder ...
     python3 benchmarks/gpu_bundle.py unpack .gpu/4 && .venv/bin/python benchmarks/gpu_check.py --out-dir "$OUT"
 
 ``stage`` copies a folder's parts to ``/tmp/dexwheel-bundle`` (uploads may land on a fresh copy of the repo);
 ``unpack`` stages its own folder, checks every part against ``SHA256SUMS`` (a missing or damaged part is named,
 nothing is built), unpacks the site folders and makes ``.venv-isaaclab`` and ``.venv`` from the running Python,
-each seeing its site folder, then that Python's own packages (torch), then the repo. It runs on the machine's
+each seeing its site folder, then that Python's own packages (torch), then the repo, and adds the CUDA modules to
+warp's cache (``WARP_CACHE_PATH``, else dexwheel's default), keeping any file already there. It runs on the machine's
 bare ``python3``, so this file uses the standard library only.
 """
 
@@ -89,7 +92,9 @@ def _load(name: str) -> ModuleType:
     return module
 
 
-cli, atomic = _load("cli"), _load("atomic")
+cli, atomic, warp_cache = _load("cli"), _load("atomic"), _load("warp_cache")
+#: the archive of warp's compiled CUDA modules, unpacked into the machine's warp cache
+WARP = "warp"
 
 
 def normalized(name: str) -> str:
@@ -183,6 +188,33 @@ def compress(site: Path, archive: Path) -> None:
             tar.add(site, arcname=".")
 
 
+def cuda_cache(cache: Path, into: Path) -> int:
+    """Copy the compiled CUDA modules of warp's ``cache`` (binaries and kernel metadata) into ``into``, laid out
+    as in the cache; how many binaries."""
+    binaries = warp_cache.cuda_binaries(cache)
+    for binary in binaries:
+        folder = Path(binary).parent
+        for f in (cache / folder).iterdir():
+            if f.suffix in warp_cache.CUDA_SUFFIXES and (f.suffix == ".meta" or str(folder / f.name) in binaries):
+                (into / folder).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(f, into / folder / f.name)
+    return len(binaries)
+
+
+def install_cuda_cache(archive: Path, cache: Path) -> tuple[int, int]:
+    """Extract the carried CUDA modules into warp's ``cache``, keeping any file already there (a module's name
+    is its content hash, so an existing file is the same module); (files added, files kept)."""
+    added = kept = 0
+    with tarfile.open(archive, "r:xz") as tar:
+        for member in tar.getmembers():
+            if member.isfile() and (cache / member.name).exists():
+                kept += 1
+            elif member.isfile():
+                tar.extract(member, cache, filter="data")
+                added += 1
+    return added, kept
+
+
 def split_uploads(archives: list[Path], out: Path, part_bytes: int) -> list[Path]:
     """Cut the archives, one after another, into upload folders 1, 2, ... of at most ``part_bytes`` each."""
     folders: list[Path] = []
@@ -224,7 +256,13 @@ def pack(args: argparse.Namespace) -> int:
                        "no:dash", "-p", "no:cacheprovider", "tests/isaaclab"]], work)  # fmt: skip
         stage = work / "out"
         stage.mkdir()
-        archives, summary = [], {}
+        print(f"gpu_bundle: compiling warp's CUDA modules for sm_{args.cuda_arch} (about 5 minutes) ...", flush=True)
+        subprocess.run([str(VENVS["isaac"] / "bin" / "python"), "benchmarks/warp_cuda_cache.py", "--cache",
+                        str(work / "warp-cache"), "--arch", str(args.cuda_arch)], cwd=ROOT, check=True)  # fmt: skip
+        (work / "site-warp").mkdir()
+        modules = cuda_cache(work / "warp-cache", work / "site-warp")
+        compress(work / "site-warp", stage / f"{WARP}.tar.xz")
+        archives, summary = [stage / f"{WARP}.tar.xz"], {WARP: {"cuda_binaries": modules, "arch": args.cuda_arch}}
         for name, venv in VENVS.items():
             found = venv_dists(venv, used[name], ROOTS[name])
             take = carried(found["dists"], have)
@@ -289,6 +327,14 @@ def unpack(folder: Path, replace: bool) -> int:
         )
         (venv / ".installed").touch()  # the Makefile's stamp: the venv is complete
         print(f"gpu_bundle: {venv.relative_to(ROOT)}: {site} + {own_site}", flush=True)
+    parts = sorted(STAGE.glob(f"{WARP}.tar.xz.part*"))
+    if parts:
+        archive = STAGE / f"{WARP}.tar.xz"
+        with archive.open("wb") as out, _Joined(parts) as stream:
+            shutil.copyfileobj(stream, out)
+        cache = warp_cache.cache_dir()
+        added, kept = install_cuda_cache(archive, cache)
+        print(f"gpu_bundle: warp's compiled CUDA modules: {added} files into {cache} ({kept} there already)")
     return 0
 
 
@@ -333,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the most MB an upload folder holds: an upload's cap less the working tree (default 56)",
     )
     p.add_argument("--python", default="3.12", help="the machine's Python (default 3.12)")
+    p.add_argument("--cuda-arch", type=int, default=90, help="the GPU's compute capability (default 90: H100, H200)")
     s = sub.add_parser("stage", help="there: keep one upload's parts until the last arrives")
     s.add_argument("folder", type=Path)
     u = sub.add_parser("unpack", help="there: stage the last upload, check the parts, make both venvs")
@@ -348,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
             cli.refuse(f"--part-mb: {args.part_mb} is not a positive number of MB")
         if not re.fullmatch(r"3\.\d+", args.python):
             cli.refuse(f"--python: {args.python!r} is not a version like 3.12")
+        if not 50 <= args.cuda_arch <= 120:
+            cli.refuse(f"--cuda-arch: {args.cuda_arch} is not a CUDA compute capability (50 ... 120, e.g. 90)")
         try:
             return pack(args)
         except (RuntimeError, subprocess.CalledProcessError) as e:  # a traced run or a fetch failed: say which

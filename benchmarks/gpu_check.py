@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_isaaclab import ROOT, isaac_cmd, mujoco_cmd, run_json  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
+from dexwheel import warp_cache  # noqa: E402
 from dexwheel.atomic import write_atomic  # noqa: E402
 
 ISAAC_PYTHON = ROOT / ".venv-isaaclab" / "bin" / "python"
@@ -163,8 +164,7 @@ def child_env(device: str) -> dict[str, str]:
     """The environment of every child: the Isaac tests' device, the MuJoCo python, the shared warp cache."""
     env = dict(os.environ)
     env.update(DEXWHEEL_ISAAC_DEVICE=device, DEXWHEEL_MUJOCO_PYTHON=str(MUJOCO_PYTHON), PYTHONUNBUFFERED="1")
-    env.setdefault("WARP_CACHE_PATH", str(Path.home() / ".cache" / "dexwheel" / "warp"))
-    return env
+    return warp_cache.with_cache(env)
 
 
 def probe() -> dict[str, Any]:
@@ -319,6 +319,8 @@ class Check:
     work: Path
     t0: float = field(default_factory=time.monotonic)
     result: dict[str, Any] = field(default_factory=dict)
+    #: the CUDA binaries in warp's cache after the last step: what a step adds, it compiled (a cold cache's cost)
+    cuda_binaries: set[str] = field(default_factory=set)
 
     def save(self) -> None:
         """The JSON and the Markdown table as they stand, each through a temporary file and a rename."""
@@ -347,6 +349,8 @@ class Check:
         except Exception as e:  # noqa: BLE001 - the next step runs; the JSON says what failed
             rec.update(ok=False, error=f"{type(e).__name__}: {e}"[-2000:])
         rec["seconds"] = round(time.monotonic() - t0, 1)
+        cache = warp_cache.cuda_binaries(Path(self.result["warp_cache"]["dir"]))
+        rec["warp_cuda_compiled"], self.cuda_binaries = len(cache - self.cuda_binaries), cache
         status = "ok" if rec["ok"] else f"FAILED ({rec['error'].splitlines()[0][:300]})"
         print(f"gpu_check: {name}: {status} in {rec['seconds']:.0f} s", flush=True)
         self.save()
@@ -373,13 +377,16 @@ def markdown(result: dict[str, Any]) -> str:
     gpu = ", ".join(result.get("probe", {}).get("devices", [])) or "no CUDA device"
     lines = [f"# GPU check {result['started']}", "",
              f"`{result['command']}` on {result['host']} ({result['device']}; {gpu}), commit {result.get('commit')}, "
-             f"{result.get('elapsed_s', 0):.0f} s.", "", "| step | ok | seconds | error |", "| --- | --- | --- | --- |"]  # fmt: skip
+             f"{result.get('elapsed_s', 0):.0f} s; warp's cache held "
+             f"{result.get('warp_cache', {}).get('cuda_binaries_at_start', '?')} CUDA binaries (PTX, CUBIN) at the start.",
+             "", "| step | ok | seconds | CUDA binaries compiled | error |", "| --- | --- | --- | --- | --- |"]  # fmt: skip
     for name in STEPS:
         rec = steps.get(name)
         if rec is not None:
             error = str(rec.get("error", "")).splitlines()[0][:160] if rec.get("error") else ""
             lines.append(
-                f"| {name} | {'yes' if rec.get('ok') else 'no'} | {_fmt(rec.get('seconds'), '.0f')} | {error} |"
+                f"| {name} | {'yes' if rec.get('ok') else 'no'} | {_fmt(rec.get('seconds'), '.0f')} | "
+                f"{rec.get('warp_cuda_compiled', '-')} | {error} |"
             )
     tests = steps.get("tests")
     if tests and "passed" in tests:
@@ -488,12 +495,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     path = new_result_path(args.out_dir, args.smoke)
     work = Path(tempfile.mkdtemp(prefix="gpu_check-"))
-    check = Check(plan, path, work)
+    cache = warp_cache.cache_dir(child_env(plan.device))
+    check = Check(plan, path, work, cuda_binaries=warp_cache.cuda_binaries(cache))
     check.result = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                     "command": "python benchmarks/gpu_check.py " + " ".join(sys.argv[1:] if argv is None else argv),
                     "host": socket.gethostname(), "device": plan.device, "smoke": args.smoke, "commit": git_commit(),
-                    "probe": seen, "plan": asdict(plan), "steps": {}}  # fmt: skip
-    print(f"gpu_check: writing {path} (device {plan.device}, {', '.join(seen['devices']) or 'CPU'})", flush=True)
+                    "probe": seen, "plan": asdict(plan), "steps": {},
+                    "warp_cache": {"dir": str(cache), "cuda_binaries_at_start": len(check.cuda_binaries)}}  # fmt: skip
+    print(f"gpu_check: writing {path} (device {plan.device}, {', '.join(seen['devices']) or 'CPU'}); warp's cache "
+          f"{cache} holds {len(check.cuda_binaries)} CUDA binaries (PTX, CUBIN)", flush=True)  # fmt: skip
     wanted = set(args.only or STEPS)
     steps = check.result["steps"]
 

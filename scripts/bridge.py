@@ -73,6 +73,7 @@ def main(cfg: DictConfig) -> None:
 
 def relaunch_in_isaaclab_venv() -> None:
     """Replace this process with this command in the Isaac Lab venv (``dexwheel.rl.isaaclab_launch``)."""
+    from dexwheel import warp_cache
     from dexwheel.rl.isaaclab_launch import ROOT, ensure_venv
     from dexwheel.rl.schema import ConfigError
 
@@ -82,7 +83,7 @@ def relaunch_in_isaaclab_venv() -> None:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     env = dict(os.environ)
-    env.setdefault("WARP_CACHE_PATH", str(Path.home() / ".cache" / "dexwheel" / "warp"))
+    warp_cache.with_cache(env)
     # this checkout's dexwheel, whichever the venv's .pth names
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     sys.stdout.flush()

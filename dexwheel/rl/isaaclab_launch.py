@@ -22,6 +22,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from dexwheel import warp_cache
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.env_factory import check_isaaclab_env
 from dexwheel.rl.run_config import parse_overrides
@@ -55,10 +56,7 @@ def ensure_venv() -> Path:
 def run_child(module: str, *args: str) -> dict[str, Any]:
     """Run ``python -m <module> <args>`` in the Isaac Lab venv, relaying its output; returns its result."""
     python = ensure_venv()
-    env = {
-        **os.environ,
-        "WARP_CACHE_PATH": os.environ.get("WARP_CACHE_PATH", str(Path.home() / ".cache/dexwheel/warp")),
-    }
+    env = warp_cache.with_cache(dict(os.environ))
     proc = subprocess.Popen([str(python), "-u", "-m", module, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1)  # fmt: skip
     result: dict[str, Any] | None = None

@@ -47,10 +47,12 @@ def make_site(root: Path, package: str, payload: bytes) -> Path:
     return root
 
 
-def test_uploads_fit_their_cap_and_unpack_into_working_venvs(bundle, tmp_path: Path) -> None:
+def test_uploads_fit_their_cap_and_unpack_into_working_venvs(bundle, tmp_path: Path, monkeypatch) -> None:
     rng = random.Random(3)
     sites = {"isaac": make_site(tmp_path / "src-isaac", "bundled_isaac", rng.randbytes(9000)),
-             "core": make_site(tmp_path / "src-core", "bundled_core", rng.randbytes(5000))}  # fmt: skip
+             "core": make_site(tmp_path / "src-core", "bundled_core", rng.randbytes(5000)),
+             "warp": fake_cache(tmp_path / "src-warp", {"1.17.0/wp_a_1/wp_a_1.sm75.ptx": rng.randbytes(3000)})}  # fmt: skip
+    monkeypatch.setenv("WARP_CACHE_PATH", str(tmp_path / "machine-warp"))
     archives = []
     for name, site in sites.items():
         archives.append(tmp_path / f"{name}.tar.xz")
@@ -84,9 +86,37 @@ def test_uploads_fit_their_cap_and_unpack_into_working_venvs(bundle, tmp_path: P
                                f"print({package}.VALUE, sys.path.index({str(bundle.ROOT)!r}) > 0)"],
                               capture_output=True, text=True, check=True)  # fmt: skip
         assert seen.stdout.split() == ["7", "True"]  # its own site folder, this Python's packages, the repo
+    assert (tmp_path / "machine-warp/1.17.0/wp_a_1/wp_a_1.sm75.ptx").read_bytes() == (
+        sites["warp"] / "1.17.0/wp_a_1/wp_a_1.sm75.ptx"
+    ).read_bytes()
     with pytest.raises(SystemExit):  # made already: --replace says to make them again
         bundle.unpack(folders[-1], replace=False)
     assert bundle.unpack(folders[-1], replace=True) == 0
+
+
+def fake_cache(root: Path, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    return root
+
+
+def test_the_compiled_cuda_modules_travel_and_join_the_machines_cache(bundle, tmp_path: Path) -> None:
+    here = fake_cache(tmp_path / "here", {
+        "1.17.0/wp_a_1/wp_a_1.sm75.ptx": b"ptx a", "1.17.0/wp_a_1/wp_a_1.sm90.cubin": b"cubin a",
+        "1.17.0/wp_a_1/wp_a_1.meta": b"meta a", "1.17.0/wp_a_1/wp_a_1.cu": b"source: not needed there",
+        "1.17.0/wp_b_2/wp_b_2.cpu8b7bf9eb.o": b"a CPU module", "1.17.0/wp_b_2/wp_b_2.meta": b"its meta",
+        "1.17.0/lto/0d43e2f8.lto": b"a compile's input"})  # fmt: skip
+    into = tmp_path / "site-warp"
+    assert bundle.cuda_cache(here, into) == 2
+    carried = sorted(str(p.relative_to(into)) for p in into.rglob("*") if p.is_file())
+    assert carried == ["1.17.0/wp_a_1/wp_a_1.meta", "1.17.0/wp_a_1/wp_a_1.sm75.ptx", "1.17.0/wp_a_1/wp_a_1.sm90.cubin"]
+    bundle.compress(into, tmp_path / "warp.tar.xz")
+    there = fake_cache(tmp_path / "there", {"1.17.0/wp_a_1/wp_a_1.meta": b"compiled there already"})
+    assert bundle.install_cuda_cache(tmp_path / "warp.tar.xz", there) == (2, 1)
+    assert (there / "1.17.0/wp_a_1/wp_a_1.sm90.cubin").read_bytes() == b"cubin a"
+    assert (there / "1.17.0/wp_a_1/wp_a_1.meta").read_bytes() == b"compiled there already"  # kept, not replaced
+    assert bundle.install_cuda_cache(tmp_path / "warp.tar.xz", there) == (0, 3)
 
 
 def test_unpack_names_missing_parts(bundle, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -121,6 +151,7 @@ def test_trace_finds_the_distributions_a_venv_imported(bundle, tmp_path: Path, m
         (["pack", "--have", "missing.txt", "--out", "o"], "error: --have: no file missing.txt"),
         (["stage", "."], "error: stage: . holds no SHA256SUMS"),
         (["pack", "--have", __file__, "--out", "o", "--python", "twelve"], "error: --python: 'twelve'"),
+        (["pack", "--have", __file__, "--out", "o", "--cuda-arch", "9"], "error: --cuda-arch: 9 is not a CUDA"),
     ],
 )
 def test_bad_input_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 import importlib.util
 import os
-from pathlib import Path
 
 import pytest
 
@@ -10,8 +9,10 @@ import pytest
 if importlib.util.find_spec("isaaclab_newton") is None:
     collect_ignore_glob = ["test_*.py"]
 else:
+    from dexwheel import warp_cache
+
     # compiled warp kernels (about 2 minutes on 2 cores) survive between runs; subprocesses inherit it
-    os.environ.setdefault("WARP_CACHE_PATH", str(Path.home() / ".cache" / "dexwheel" / "warp"))
+    warp_cache.with_cache(os.environ)
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ A GPU lease is too short to debug the script on it: this runs every step at tiny
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,8 @@ def test_the_smoke_run_records_every_step(smoke):
     failed = {name: rec.get("error") for name, rec in steps.items() if not rec["ok"]}
     assert not failed and done.returncode == 0, (failed, done.stdout[-4000:])
     assert result["device"] == "cpu" and result["smoke"] and result["probe"]["torch"]
+    assert result["warp_cache"]["dir"] == os.environ["WARP_CACHE_PATH"]  # the tests' cache (their conftest)
+    assert [rec["warp_cuda_compiled"] for rec in steps.values()] == [0] * len(steps)  # the CPU compiles no CUDA
     tests = steps["tests"]
     assert tests["passed"] > 0 and tests["failed"] == tests["error"] == tests["not_run"] == 0
     rows = steps["step_rate"]["rows"]

@@ -1,0 +1,58 @@
+"""dexwheel.warp_cache.compile_loaded: warp's CUDA binaries built without a GPU, where warp's loader looks for them."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from dexwheel.isaaclab.cross_backend import REPO
+
+KERNELS = """
+import warp as wp
+
+@wp.kernel
+def add(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] + b[i]
+"""
+# a fresh process: compile_loaded takes every module the process loaded, and the test session's are many
+CHILD = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[1])
+    import warp as wp
+    wp.config.quiet = True
+    import kernels
+    from dexwheel import warp_cache
+    a = wp.zeros(4, dtype=float, device="cpu")
+    wp.launch(kernels.add, dim=4, inputs=[a, wp.ones(4, dtype=float, device="cpu")], device="cpu")
+    first = warp_cache.compile_loaded([(75, True), (90, False)])
+    again = warp_cache.compile_loaded([(75, True), (90, False)])
+    module = wp.get_module("kernels")
+    expected = [str(Path(wp.config.kernel_cache_dir) / module.get_module_identifier()
+                    / module._get_compile_output_name(None, output_arch=arch, use_ptx=ptx))  # the loader's name
+                for arch, ptx in ((75, True), (90, False))]
+    print(json.dumps({"first": first, "again": again, "expected": expected, "cache": wp.config.kernel_cache_dir}))
+""")
+
+
+def test_a_loaded_module_is_compiled_for_cuda_where_warp_loads_it(tmp_path):
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "WARP_CACHE_PATH": str(cache), "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["first"]["modules"] >= 1 and seen["first"]["compiled"] == 2 * seen["first"]["modules"]
+    assert seen["again"] == {"modules": seen["first"]["modules"], "compiled": 0, "cached": seen["first"]["compiled"]}
+    ptx, cubin = seen["expected"]
+    assert ptx.endswith(".sm75.ptx") and cubin.endswith(".sm90.cubin")
+    for binary in (ptx, cubin):
+        assert os.path.getsize(binary) > 0 and os.path.exists(
+            os.path.splitext(os.path.splitext(binary)[0])[0] + ".meta"
+        )
+    from dexwheel import warp_cache
+
+    assert {os.path.relpath(p, cache) for p in (ptx, cubin)} <= warp_cache.cuda_binaries(cache)
