@@ -104,3 +104,18 @@ def test_bench_training_names_the_robots_it_takes(capsys) -> None:
 def test_bench_memory_refuses_bad_sizes_and_steps_before_any_measurement(argv, message, capsys) -> None:
     assert _benchmark("bench_memory").main(argv) == 2
     assert capsys.readouterr() == ("", message)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--arch", "9"], "error: --arch: 9 is not a CUDA compute capability (50 ... 120, e.g. 90 for sm_90)"),
+        (["--ptx-arch", "750"], "error: --ptx-arch: 750 is not a CUDA compute capability"),
+    ],
+)
+def test_warp_cuda_cache_refuses_an_arch_before_building_anything(argv, message, tmp_path) -> None:
+    cache = tmp_path / "cache"
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "warp_cuda_cache.py"), "--cache", str(cache), *argv],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith(message) and len(done.stderr.splitlines()) == 1
+    assert not cache.exists()
