@@ -192,12 +192,11 @@ def cuda_cache(cache: Path, into: Path) -> int:
     """Copy the compiled CUDA modules of warp's ``cache`` (binaries and kernel metadata) into ``into``, laid out
     as in the cache; how many binaries."""
     binaries = warp_cache.cuda_binaries(cache)
-    for binary in binaries:
-        folder = Path(binary).parent
-        for f in (cache / folder).iterdir():
-            if f.suffix in warp_cache.CUDA_SUFFIXES and (f.suffix == ".meta" or str(folder / f.name) in binaries):
-                (into / folder).mkdir(parents=True, exist_ok=True)
-                shutil.copy2(f, into / folder / f.name)
+    folders = {Path(binary).parent for binary in binaries}
+    for folder in folders:
+        (into / folder).mkdir(parents=True)
+    for name in [*binaries, *(str(folder / f"{folder.name}.meta") for folder in folders)]:
+        shutil.copy2(cache / name, into / name)
     return len(binaries)
 
 
@@ -395,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
             cli.refuse(f"--part-mb: {args.part_mb} is not a positive number of MB")
         if not re.fullmatch(r"3\.\d+", args.python):
             cli.refuse(f"--python: {args.python!r} is not a version like 3.12")
-        if not 50 <= args.cuda_arch <= 120:
-            cli.refuse(f"--cuda-arch: {args.cuda_arch} is not a CUDA compute capability (50 ... 120, e.g. 90)")
+        if error := warp_cache.arch_error("--cuda-arch", args.cuda_arch):
+            cli.refuse(error)
         try:
             return pack(args)
         except (RuntimeError, subprocess.CalledProcessError) as e:  # a traced run or a fetch failed: say which

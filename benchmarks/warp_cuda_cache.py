@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ptx-arch", type=int, default=75, help="the PTX target (warp's default: 75)")
     args = parser.parse_args(argv)
     for option, arch in (("--arch", args.arch), ("--ptx-arch", args.ptx_arch)):
-        if not 50 <= arch <= 120:
-            cli.refuse(f"{option}: {arch} is not a CUDA compute capability (50 ... 120, e.g. 90 for sm_90)")
+        if error := warp_cache.arch_error(option, arch):
+            cli.refuse(error)
     os.environ[warp_cache.VARIABLE] = str(args.cache)  # before warp starts: it opens its cache once
 
     import dexwheel.isaaclab.tasks as tasks

@@ -18,8 +18,10 @@ from pathlib import Path
 VARIABLE = "WARP_CACHE_PATH"
 #: What dexwheel sets when ``WARP_CACHE_PATH`` is unset (the Makefile too): one cache for every venv and process.
 DEFAULT = Path.home() / ".cache" / "dexwheel" / "warp"
-#: What a machine needs of a compiled CUDA module: the binary and its kernel metadata (not the .cu source).
-CUDA_SUFFIXES = (".ptx", ".cubin", ".meta")
+#: A compiled CUDA module's binary forms; a machine also needs the module's ``<module>.meta`` (not its .cu source).
+CUDA_BINARIES = (".ptx", ".cubin")
+#: The compute capabilities a target may name (sm_50 ... sm_120).
+ARCHS = range(50, 121)
 
 
 def cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
@@ -36,7 +38,14 @@ def with_cache(environ: MutableMapping[str, str]) -> MutableMapping[str, str]:
 def cuda_binaries(root: Path) -> set[str]:
     """The compiled CUDA modules under a cache ``root`` (``<warp version>/<module>/<module>.sm<arch>.<ptx|cubin>``,
     relative to ``root``)."""
-    return {str(p.relative_to(root)) for p in root.glob("*/*/*.sm*") if p.suffix in (".ptx", ".cubin")}
+    return {str(p.relative_to(root)) for p in root.glob("*/*/*.sm*") if p.suffix in CUDA_BINARIES}
+
+
+def arch_error(option: str, arch: int) -> str | None:
+    """Why ``arch``, given as ``option``, cannot be a compile target; None when it can."""
+    if arch in ARCHS:
+        return None
+    return f"{option}: {arch} is not a CUDA compute capability ({ARCHS.start} ... {ARCHS.stop - 1}, e.g. 90 for sm_90)"
 
 
 def compile_loaded(
