@@ -7,8 +7,9 @@ Run in the Isaac Lab venv (``benchmarks/gpu_bundle.py pack`` runs it and carries
 
 Builds each registered task (and the hand's hard-write drive) with 4 envs on the CPU, resets and steps it through
 two short episodes, so warp loads the modules the task uses, then compiles each of them with NVRTC for the GPU:
-PTX for warp's default PTX arch and CUBIN for ``--arch`` (warp picks one of the two by the driver's age;
-:func:`dexwheel.warp_cache.compile_loaded`). What the GPU runs and the CPU never loads (CUDA-only kernels) still
+PTX for warp's default PTX arch, then CUBIN for ``--arch``, each timed (:func:`dexwheel.warp_cache.compile_loaded`).
+dexwheel's Isaac Lab processes load the CUBIN (:func:`dexwheel.warp_cache.prefer_cubin`); the PTX serves a module
+a process loads on the GPU before asking. What the GPU runs and the CPU never loads (CUDA-only kernels) still
 compiles there, on first use.
 """
 
@@ -68,14 +69,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warp_cuda_cache: [{i}/{len(plan)}] {task} {overrides or ''} built and stepped ({seconds:.0f} s)",
               flush=True)  # fmt: skip
     t0 = time.perf_counter()
+    total = {"modules": 0, "compiled": 0, "cached": 0}
+    # one form after the other, each timed: CUBIN's extra time over PTX's is about what a driver spends compiling the
+    # PTX before its first launch, where warp would load PTX (warp_cache.prefer_cubin)
+    for arch, ptx in ((args.ptx_arch, True), (args.arch, False)):
+        form, t1 = f"{'PTX' if ptx else 'CUBIN'} sm{arch}", time.perf_counter()
 
-    def progress(done: int, total: int) -> None:
-        if done % 10 == 0 or done == total:
-            print(f"warp_cuda_cache: compiled {done}/{total} modules ({time.perf_counter() - t0:.0f} s)", flush=True)
+        def progress(done: int, modules: int, form: str = form) -> None:
+            if done % 10 == 0 or done == modules:
+                print(
+                    f"warp_cuda_cache: {form}: {done}/{modules} modules ({time.perf_counter() - t0:.0f} s)", flush=True
+                )
 
-    counts = warp_cache.compile_loaded([(args.ptx_arch, True), (args.arch, False)], progress=progress)
-    print(f"warp_cuda_cache: {counts['modules']} modules, {counts['compiled']} binaries compiled, "
-          f"{counts['cached']} already there ({time.perf_counter() - t0:.0f} s) in {args.cache}", flush=True)  # fmt: skip
+        counts = warp_cache.compile_loaded([(arch, ptx)], progress=progress)
+        print(f"warp_cuda_cache: {form}: {counts['compiled']} compiled in {time.perf_counter() - t1:.1f} s, "
+              f"{counts['cached']} already there", flush=True)  # fmt: skip
+        total = {"modules": counts["modules"], "compiled": total["compiled"] + counts["compiled"],
+                 "cached": total["cached"] + counts["cached"]}  # fmt: skip
+    print(f"warp_cuda_cache: {total['modules']} modules, {total['compiled']} binaries compiled, "
+          f"{total['cached']} already there ({time.perf_counter() - t0:.0f} s) in {args.cache}", flush=True)  # fmt: skip
     return 0
 
 

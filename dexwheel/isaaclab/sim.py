@@ -6,6 +6,7 @@ import isaaclab.sim as sim_utils
 from isaaclab.sim.spawners.materials import RigidBodyMaterialBaseCfg
 from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
 
+from dexwheel import warp_cache
 from dexwheel.isaaclab.usd import GROUND_USD
 from dexwheel.robots.description import RobotDescription
 
@@ -19,8 +20,13 @@ def physics_cfg(device: str) -> NewtonCfg:
     Isaac's default integrator is Euler, which moves a skid turn's yaw by 1.6 % against MuJoCo's
     implicitfast. CUDA graphs exist only on a GPU. The manager is MuJoCo-Warp's, which also builds the
     terrain's height fields from their samples (:class:`~dexwheel.isaaclab.terrain.NewtonTerrainMJWarpManager`).
+    On a GPU, warp then loads each module's CUBIN rather than PTX for the driver to compile first
+    (:func:`dexwheel.warp_cache.prefer_cubin`): every env and replay builds its physics here, before warp loads
+    the modules it runs.
     """
     from dexwheel.isaaclab.terrain import NewtonTerrainMJWarpManager  # MuJoCo-Warp's, plus the terrain's height fields
+
+    warp_cache.prefer_cubin()
 
     return NewtonCfg(
         solver_cfg=MJWarpSolverCfg(integrator="implicitfast", class_type=NewtonTerrainMJWarpManager),

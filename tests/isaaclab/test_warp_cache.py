@@ -33,7 +33,11 @@ CHILD = textwrap.dedent("""
     expected = [str(Path(wp.config.kernel_cache_dir) / module.get_module_identifier()
                     / module._get_compile_output_name(None, output_arch=arch, use_ptx=ptx))  # the loader's name
                 for arch, ptx in ((75, True), (90, False))]
-    print(json.dumps({"first": first, "again": again, "expected": expected, "cache": wp.config.kernel_cache_dir}))
+    name = module.get_module_identifier()
+    warp_cache.prefer_cubin()  # not part of the module's hash: the folder the cache holds stays the one looked for
+    module.hashers.clear()
+    print(json.dumps({"first": first, "again": again, "expected": expected, "cache": wp.config.kernel_cache_dir,
+                      "cuda_output": wp.config.cuda_output, "same_name": module.get_module_identifier() == name}))
 """)
 
 
@@ -47,6 +51,7 @@ def test_a_loaded_module_is_compiled_for_cuda_where_warp_loads_it(tmp_path):
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["first"]["modules"] >= 1 and seen["first"]["compiled"] == 2 * seen["first"]["modules"]
     assert seen["again"] == {"modules": seen["first"]["modules"], "compiled": 0, "cached": seen["first"]["compiled"]}
+    assert seen["cuda_output"] == "cubin" and seen["same_name"]
     ptx, cubin = seen["expected"]
     assert ptx.endswith(".sm75.ptx") and cubin.endswith(".sm90.cubin")
     for binary in (ptx, cubin):
@@ -56,3 +61,20 @@ def test_a_loaded_module_is_compiled_for_cuda_where_warp_loads_it(tmp_path):
     from dexwheel import warp_cache
 
     assert {os.path.relpath(p, cache) for p in (ptx, cubin)} <= warp_cache.cuda_binaries(cache)
+
+
+def test_the_physics_config_asks_warp_for_cubin_unless_the_process_chose():
+    import warp as wp
+
+    from dexwheel.isaaclab.sim import physics_cfg
+
+    chosen = wp.config.cuda_output
+    try:
+        wp.config.cuda_output = None  # warp's own default: PTX wherever the driver is as new as its NVRTC
+        physics_cfg("cpu")
+        assert wp.config.cuda_output == "cubin"
+        wp.config.cuda_output = "ptx"  # a user's choice stands
+        physics_cfg("cuda:0")
+        assert wp.config.cuda_output == "ptx"
+    finally:
+        wp.config.cuda_output = chosen
