@@ -21,7 +21,7 @@ TERRAIN = TerrainCfg(size=(3.0, 3.0), border_width=1.0, num_rows=2)  # every typ
 
 
 @pytest.fixture(scope="module")
-def built():
+def built(isaac_device):
     import isaaclab.sim as sim_utils
     from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
     from isaaclab_newton.physics import NewtonManager
@@ -31,7 +31,7 @@ def built():
     from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource
     from dexwheel.robots import get_robot
 
-    sim = sim_utils.SimulationContext(simulation_cfg(get_robot("solenopsis"), "cpu"))
+    sim = sim_utils.SimulationContext(simulation_cfg(get_robot("solenopsis"), isaac_device))
     scene_cfg = InteractiveSceneCfg(num_envs=4, env_spacing=3.0)
     scene_cfg.terrain = DescriptionTerrainImporterCfg(prim_path="/World/ground", terrain=TerrainSource(TERRAIN))
     # MuJoCo-Warp needs a joint: a robot held 20 m above each env's origin, out of the rays' way (never stepped)
