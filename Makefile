@@ -63,7 +63,7 @@ docs: $(STAMP)
 # Isaac Lab tests on the CPU (the cross-backend test also runs the MuJoCo half in .venv).
 isaaclab-test: $(STAMP) $(ISAACLAB_STAMP)
 	mkdir -p $(WARP_CACHE_PATH)
-	tests/loopback_only.sh $(ISAACLAB_BIN)/pytest tests/isaaclab -q -p no:dash $(ISAACLAB_ARGS)  # dash: a pytest plugin isaaclab brings
+	tests/loopback_only.sh $(ISAACLAB_BIN)/pytest tests/isaaclab -q -p no:dash -n 2 --dist loadfile $(ISAACLAB_ARGS)  # dash: a pytest plugin isaaclab brings
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -96,6 +96,8 @@ class Plan:
     device: str
     test_paths: list[str]
     tests_cap: float
+    #: pytest-xdist processes of the tests step (one test file each at a time; 1: pytest alone)
+    test_workers: int
     tasks: list[str]
     isaac_envs: list[int]
     mujoco_envs: list[int]
@@ -118,21 +120,27 @@ class Plan:
 
 def gpu_plan(device: str, train_s: float, budget_s: float) -> Plan:
     """The check the issues ask for, capped to fit ``budget_s`` (8 minutes by default) on one H200."""
-    return Plan(device=device, test_paths=["tests/isaaclab"], tests_cap=80, tasks=[FLAT, G20, ROUGH],
-                isaac_envs=[1024, 4096, 16384], mujoco_envs=[128, 1024], isaac_steps=100, mujoco_steps=30,
-                step_rate_cap=130, step_process_cap=60, train_envs=4096, rate_iterations=5, train_rate_cap=50,
-                train_s=train_s, train_flat_cap=train_s + TRAIN_OVERHEAD_S,
+    return Plan(device=device, test_paths=["tests/isaaclab"], tests_cap=80, test_workers=xdist_workers(),
+                tasks=[FLAT, G20, ROUGH], isaac_envs=[1024, 4096, 16384], mujoco_envs=[128, 1024],
+                isaac_steps=100, mujoco_steps=30, step_rate_cap=130, step_process_cap=60, train_envs=4096,
+                rate_iterations=5, train_rate_cap=50, train_s=train_s, train_flat_cap=train_s + TRAIN_OVERHEAD_S,
                 train_rough_cap=train_s + TRAIN_OVERHEAD_S, eval_episodes=16, fallback_iterations=20,
                 budget_s=budget_s)  # fmt: skip
 
 
 def smoke_plan() -> Plan:
     """The same pipeline on the CPU at tiny sizes, so that the script itself is tested without a GPU."""
-    return Plan(device="cpu", test_paths=["tests/isaaclab/test_usd.py"], tests_cap=120, tasks=[FLAT, G20, ROUGH],
-                isaac_envs=[4], mujoco_envs=[4], isaac_steps=10, mujoco_steps=10, step_rate_cap=240,
-                step_process_cap=120, train_envs=4, rate_iterations=1, train_rate_cap=180, train_s=1.0,
-                train_flat_cap=180, train_rough_cap=240, eval_episodes=2, fallback_iterations=1, budget_s=1200,
-                extra_overrides=["task.wheel_leg.episode_length_s=0.5"])  # fmt: skip
+    return Plan(device="cpu", test_paths=["tests/isaaclab/test_usd.py"], tests_cap=120, test_workers=2,
+                tasks=[FLAT, G20, ROUGH], isaac_envs=[4], mujoco_envs=[4], isaac_steps=10, mujoco_steps=10,
+                step_rate_cap=240, step_process_cap=120, train_envs=4, rate_iterations=1, train_rate_cap=180,
+                train_s=1.0, train_flat_cap=180, train_rough_cap=240, eval_episodes=2, fallback_iterations=1,
+                budget_s=1200, extra_overrides=["task.wheel_leg.episode_length_s=0.5"])  # fmt: skip
+
+
+def xdist_workers(cpus: int | None = None) -> int:
+    """The tests step's processes: half the machine's CPUs, at most 8 (an H200 machine's 16 cores: 8). The Isaac
+    Lab tests take about 8 minutes one after the other here, so within the step's cap most would not run."""
+    return max(1, min(8, (cpus or os.cpu_count() or 2) // 2))
 
 
 def run_capped(cmd: list[str], cap: float, env: dict[str, str] | None = None) -> tuple[int | None, str]:
@@ -173,12 +181,16 @@ def probe() -> dict[str, Any]:
 
 
 def parse_pytest(output: str) -> dict[str, Any]:
-    """Counts of a ``pytest -v`` output, complete or cut off by the cap (then ``not_run`` says how many)."""
-    outcomes = re.findall(r"^(\S+::\S.*?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b", output, re.M)
-    counts = {k.lower(): 0 for k in ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS")}
+    """Counts of a ``pytest -v`` output, pytest's own or pytest-xdist's (``[gw0] [ 20%] PASSED <test>``), complete
+    or cut off by the cap (then ``not_run`` says how many)."""
+    kinds = "PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"
+    outcomes = re.findall(rf"^(\S+::\S.*?) ({kinds})\b", output, re.M)
+    outcomes += [(test, outcome) for outcome, test in re.findall(rf"^\[gw\d+\] \[ *\d+%\] ({kinds}) (\S+::\S.*?)\s*$",
+                                                                  output, re.M)]  # fmt: skip
+    counts = {k.lower(): 0 for k in kinds.split("|")}
     for _, outcome in outcomes:
         counts[outcome.lower()] += 1
-    collected = re.search(r"collected (\d+) items?", output)
+    collected = re.search(r"collected (\d+) items?", output) or re.search(r"\d+ workers? \[(\d+) items?\]", output)
     n = int(collected.group(1)) if collected else None
     tests = {test for test, _ in outcomes}  # a test with a teardown error is listed twice
     return {**counts, "collected": n, "not_run": None if n is None else max(0, n - len(tests)),
@@ -188,8 +200,11 @@ def parse_pytest(output: str) -> dict[str, Any]:
 def step_tests(plan: Plan, rec: dict[str, Any], cap: float) -> None:
     """tests/isaaclab (or the smoke run's file) on the device, as ``make isaaclab-test`` runs them."""
     cmd = [str(ISAAC_PYTHON), "-m", "pytest", "-v", "-p", "no:dash", "-p", "no:cacheprovider", *plan.test_paths]
+    if plan.test_workers > 1:  # a file's tests share its module fixtures (the built envs): one process per file
+        cmd += ["-n", str(plan.test_workers), "--dist", "loadfile"]
     code, output = run_capped(cmd, cap, child_env(plan.device))
-    rec.update(parse_pytest(output), exit_code=code, timed_out=code is None, paths=plan.test_paths)
+    rec.update(parse_pytest(output), exit_code=code, timed_out=code is None, paths=plan.test_paths,
+               workers=plan.test_workers)  # fmt: skip
     if code is None:
         raise TimeoutError(f"tests cut off at the {cap:.0f} s cap; {rec['not_run']} not run")
     if code != 0:

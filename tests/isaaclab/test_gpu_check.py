@@ -50,6 +50,7 @@ def test_the_smoke_run_records_every_step(smoke):
     assert [rec["warp_cuda_compiled"] for rec in steps.values()] == [0] * len(steps)  # the CPU compiles no CUDA
     tests = steps["tests"]
     assert tests["passed"] > 0 and tests["failed"] == tests["error"] == tests["not_run"] == 0
+    assert tests["workers"] == 2 and tests["collected"] == tests["passed"] + tests["skipped"]  # through pytest-xdist
     rows = steps["step_rate"]["rows"]
     assert {(r["task"], r["backend"]) for r in rows} == {(t, b) for t in TASKS for b in ("isaaclab", "mujoco")}
     assert all(r["steps_per_s"] > 0 and r["build_s"] > 0 for r in rows)
@@ -94,6 +95,22 @@ def test_a_pytest_output_cut_off_by_the_cap_counts_what_ran():
     counts = _import_gpu_check().parse_pytest(output)
     assert (counts["passed"], counts["failed"], counts["skipped"], counts["not_run"]) == (1, 1, 1, 2)
     assert counts["failures"] == ["tests/a.py::test_two FAILED"]
+
+
+def test_pytest_xdist_output_cut_off_by_the_cap_counts_what_ran():
+    output = (
+        "created: 2/2 workers\n2 workers [5 items]\n\ntests/a.py::test_one \n[gw0] [ 20%] PASSED tests/a.py::test_one \n"
+        "tests/b.py::test_three[x] \n[gw1] [ 40%] SKIPPED tests/b.py::test_three[x] \n"
+        "[gw0] [ 60%] FAILED tests/a.py::test_two \ntests/b.py::test_four \n"
+    )
+    counts = _import_gpu_check().parse_pytest(output)
+    assert (counts["passed"], counts["failed"], counts["skipped"], counts["collected"]) == (1, 1, 1, 5)
+    assert counts["not_run"] == 2 and counts["failures"] == ["tests/a.py::test_two FAILED"]
+
+
+def test_the_tests_step_runs_half_the_cpus_in_processes_at_most_8():
+    workers = _import_gpu_check().xdist_workers
+    assert [workers(n) for n in (1, 2, 4, 16, 64)] == [1, 1, 2, 8, 8]
 
 
 def _stubbed(monkeypatch, rates: dict[str, float] | None = None) -> tuple[object, list[tuple[str, int, float]]]:
