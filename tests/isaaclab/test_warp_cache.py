@@ -22,7 +22,7 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
     import warp as wp
-    wp.config.quiet = True
+    wp.config.log_level = wp.LOG_WARNING  # no init banner in the JSON output
     import kernels
     from dexwheel import warp_cache
     a = wp.zeros(4, dtype=float, device="cpu")
