@@ -336,6 +336,8 @@ class Check:
     result: dict[str, Any] = field(default_factory=dict)
     #: the CUDA binaries in warp's cache after the last step: what a step adds, it compiled (a cold cache's cost)
     cuda_binaries: set[str] = field(default_factory=set)
+    #: the same for the CPU modules (never carried: built for the host's CPU; the tests that run on the CPU)
+    cpu_objects: set[str] = field(default_factory=set)
 
     def save(self) -> None:
         """The JSON and the Markdown table as they stand, each through a temporary file and a rename."""
@@ -364,8 +366,11 @@ class Check:
         except Exception as e:  # noqa: BLE001 - the next step runs; the JSON says what failed
             rec.update(ok=False, error=f"{type(e).__name__}: {e}"[-2000:])
         rec["seconds"] = round(time.monotonic() - t0, 1)
-        cache = warp_cache.cuda_binaries(Path(self.result["warp_cache"]["dir"]))
-        rec["warp_cuda_compiled"], self.cuda_binaries = len(cache - self.cuda_binaries), cache
+        root = Path(self.result["warp_cache"]["dir"])
+        cuda, cpu = warp_cache.cuda_binaries(root), warp_cache.cpu_objects(root)
+        rec["warp_cuda_compiled"] = len(cuda - self.cuda_binaries)
+        rec["warp_cpu_compiled"] = len(cpu - self.cpu_objects)
+        self.cuda_binaries, self.cpu_objects = cuda, cpu
         status = "ok" if rec["ok"] else f"FAILED ({rec['error'].splitlines()[0][:300]})"
         print(f"gpu_check: {name}: {status} in {rec['seconds']:.0f} s", flush=True)
         self.save()
@@ -394,14 +399,15 @@ def markdown(result: dict[str, Any]) -> str:
              f"`{result['command']}` on {result['host']} ({result['device']}; {gpu}), commit {result.get('commit')}, "
              f"{result.get('elapsed_s', 0):.0f} s; warp's cache held "
              f"{result.get('warp_cache', {}).get('cuda_binaries_at_start', '?')} CUDA binaries (PTX, CUBIN) at the start.",
-             "", "| step | ok | seconds | CUDA binaries compiled | error |", "| --- | --- | --- | --- | --- |"]  # fmt: skip
+             "", "| step | ok | seconds | warp modules compiled, CUDA / CPU | error |",
+             "| --- | --- | --- | --- | --- |"]  # fmt: skip
     for name in STEPS:
         rec = steps.get(name)
         if rec is not None:
             error = str(rec.get("error", "")).splitlines()[0][:160] if rec.get("error") else ""
             lines.append(
                 f"| {name} | {'yes' if rec.get('ok') else 'no'} | {_fmt(rec.get('seconds'), '.0f')} | "
-                f"{rec.get('warp_cuda_compiled', '-')} | {error} |"
+                f"{rec.get('warp_cuda_compiled', '-')} / {rec.get('warp_cpu_compiled', '-')} | {error} |"
             )
     tests = steps.get("tests")
     if tests and "passed" in tests:
@@ -511,12 +517,14 @@ def main(argv: list[str] | None = None) -> int:
     path = new_result_path(args.out_dir, args.smoke)
     work = Path(tempfile.mkdtemp(prefix="gpu_check-"))
     cache = warp_cache.cache_dir(child_env(plan.device))
-    check = Check(plan, path, work, cuda_binaries=warp_cache.cuda_binaries(cache))
+    compiled = {"cuda_binaries": warp_cache.cuda_binaries(cache), "cpu_objects": warp_cache.cpu_objects(cache)}
+    check = Check(plan, path, work, **compiled)
     check.result = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                     "command": "python benchmarks/gpu_check.py " + " ".join(sys.argv[1:] if argv is None else argv),
                     "host": socket.gethostname(), "device": plan.device, "smoke": args.smoke, "commit": git_commit(),
                     "probe": seen, "plan": asdict(plan), "steps": {},
-                    "warp_cache": {"dir": str(cache), "cuda_binaries_at_start": len(check.cuda_binaries)}}  # fmt: skip
+                    "warp_cache": {"dir": str(cache), "cuda_binaries_at_start": len(check.cuda_binaries),
+                                   "cpu_objects_at_start": len(check.cpu_objects)}}  # fmt: skip
     print(f"gpu_check: writing {path} (device {plan.device}, {', '.join(seen['devices']) or 'CPU'}); warp's cache "
           f"{cache} holds {len(check.cuda_binaries)} CUDA binaries (PTX, CUBIN)", flush=True)  # fmt: skip
     wanted = set(args.only or STEPS)

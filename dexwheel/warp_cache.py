@@ -57,6 +57,12 @@ def cuda_binaries(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.glob("*/*/*.sm*") if p.suffix in CUDA_BINARIES}
 
 
+def cpu_objects(root: Path) -> set[str]:
+    """The compiled CPU modules under a cache ``root`` (``<warp version>/<module>/<module>[.cpu<target>].o``). Built
+    for this host's CPU (warp's default ``-march=native``), so not carried to another machine."""
+    return {str(p.relative_to(root)) for p in root.glob("*/*/*.o")}
+
+
 def arch_error(option: str, arch: int) -> str | None:
     """Why ``arch``, given as ``option``, cannot be a compile target; None when it can."""
     if arch in ARCHS:

@@ -27,3 +27,4 @@ def test_cuda_binaries_are_the_ptx_and_cubin_files_of_module_folders(tmp_path):
         (tmp_path / f).write_bytes(b"x")
     assert warp_cache.cuda_binaries(tmp_path) == {files[0], files[1], files[-1]}
     assert warp_cache.cuda_binaries(tmp_path / "missing") == set()
+    assert warp_cache.cpu_objects(tmp_path) == {files[4]} and warp_cache.cpu_objects(tmp_path / "missing") == set()

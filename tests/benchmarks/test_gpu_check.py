@@ -24,12 +24,14 @@ def test_each_step_records_the_cuda_modules_it_compiled(tmp_path, monkeypatch):
         for name in ("wp_b_2", "wp_c_3"):
             (cache / "1.17.0" / name).mkdir()
             (cache / "1.17.0" / name / f"{name}.sm75.ptx").write_bytes(b"compiled here")
+        (cache / "1.17.0" / "wp_b_2" / "wp_b_2.cpu8b7bf9eb.o").write_bytes(b"and for this CPU")
 
     check.step("tests", 60, compiles_two)
     check.step("step_rate", 60, lambda rec, cap: None)
     saved = json.loads(path.read_text())
     assert [saved["steps"][s]["warp_cuda_compiled"] for s in ("tests", "step_rate")] == [2, 0]
+    assert [saved["steps"][s]["warp_cpu_compiled"] for s in ("tests", "step_rate")] == [1, 0]
     table = path.with_suffix(".md").read_text()
     assert "held 1 CUDA binaries (PTX, CUBIN) at the start" in table
-    assert "| tests | yes |" in table and table.split("| tests | yes | ")[1].split(" | ")[1] == "2"
+    assert "| tests | yes |" in table and table.split("| tests | yes | ")[1].split(" | ")[1] == "2 / 1"
     sys.modules.pop("gpu_check", None)

@@ -48,6 +48,7 @@ def test_the_smoke_run_records_every_step(smoke):
     assert result["device"] == "cpu" and result["smoke"] and result["probe"]["torch"]
     assert result["warp_cache"]["dir"] == os.environ["WARP_CACHE_PATH"]  # the tests' cache (their conftest)
     assert [rec["warp_cuda_compiled"] for rec in steps.values()] == [0] * len(steps)  # the CPU compiles no CUDA
+    assert all(rec["warp_cpu_compiled"] >= 0 for rec in steps.values()) and result["warp_cache"]["cpu_objects_at_start"]
     tests = steps["tests"]
     assert tests["passed"] > 0 and tests["failed"] == tests["error"] == tests["not_run"] == 0
     assert tests["workers"] == 2 and tests["collected"] == tests["passed"] + tests["skipped"]  # through pytest-xdist
