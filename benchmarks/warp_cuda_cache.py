@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warp_cuda_cache: [{i}/{len(plan)}] {task} {overrides or ''} built and stepped ({seconds:.0f} s)",
               flush=True)  # fmt: skip
     t0 = time.perf_counter()
-    total = {"modules": 0, "compiled": 0, "cached": 0}
+    compiled = cached = 0
     # one form after the other, each timed: CUBIN's extra time over PTX's is about what a driver spends compiling the
     # PTX before its first launch, where warp would load PTX (warp_cache.prefer_cubin)
     for arch, ptx in ((args.ptx_arch, True), (args.arch, False)):
@@ -82,12 +82,11 @@ def main(argv: list[str] | None = None) -> int:
                 )
 
         counts = warp_cache.compile_loaded([(arch, ptx)], progress=progress)
+        compiled, cached = compiled + counts["compiled"], cached + counts["cached"]
         print(f"warp_cuda_cache: {form}: {counts['compiled']} compiled in {time.perf_counter() - t1:.1f} s, "
               f"{counts['cached']} already there", flush=True)  # fmt: skip
-        total = {"modules": counts["modules"], "compiled": total["compiled"] + counts["compiled"],
-                 "cached": total["cached"] + counts["cached"]}  # fmt: skip
-    print(f"warp_cuda_cache: {total['modules']} modules, {total['compiled']} binaries compiled, "
-          f"{total['cached']} already there ({time.perf_counter() - t0:.0f} s) in {args.cache}", flush=True)  # fmt: skip
+    print(f"warp_cuda_cache: {counts['modules']} modules, {compiled} binaries compiled, {cached} already there "
+          f"({time.perf_counter() - t0:.0f} s) in {args.cache}", flush=True)  # fmt: skip
     return 0
 
 
