@@ -49,7 +49,8 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
         (
             "bench_training.py",
             ["--quick", "--algo", "rsl_ppo", "--profile-update", "algo.policy.net_arch=[32,32]"],
-            ["rsl_ppo: ", "[32, 32]", "one more update under torch.profiler", "aten::addmm"],
+            # which operators lead is timing: on a net this small aten::addmm can fall out of the top rows
+            ["rsl_ppo: ", "[32, 32]", "one more update under torch.profiler", "by operator (self time):", " calls)"],
         ),
     ],
 )
