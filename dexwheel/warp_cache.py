@@ -24,20 +24,20 @@ CUDA_BINARIES = (".ptx", ".cubin")
 ARCHS = range(50, 121)
 
 
-def prefer_cubin() -> str | None:
-    """Ask warp for CUBIN on a GPU, unless the process chose a format already; return the choice in force.
+def prefer_cubin() -> None:
+    """Ask warp for CUBIN on a GPU, unless the process chose a format already.
 
     Left to itself, warp loads PTX wherever the driver is at least as new as its NVRTC, and the driver then
     compiles that PTX to the GPU's own code before the first launch, once per machine (its cache is
     ``~/.nv/ComputeCache``): about the 36 s that CUBIN's compile takes over PTX's for the Isaac Lab tasks'
-    modules on one core (``benchmarks/warp_cuda_cache.py`` times both). A CUBIN for the GPU's arch (:func:`compile_loaded`, carried by ``gpu_bundle.py``) loads as it
-    is, on any driver of its CUDA major version. ``warp.config.cuda_output`` is not part of a module's hash, so
-    the cache's folders stay the same; it changes nothing on the CPU."""
+    modules on one core (``benchmarks/warp_cuda_cache.py`` times both). A CUBIN for the GPU's arch
+    (:func:`compile_loaded`, carried by ``gpu_bundle.py``) loads as it is, on any driver of its CUDA major
+    version. ``warp.config.cuda_output`` is not part of a module's hash, so the cache's folders stay the same;
+    it changes nothing on the CPU."""
     import warp as wp
 
     if wp.config.cuda_output is None:
         wp.config.cuda_output = "cubin"
-    return wp.config.cuda_output
 
 
 def cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
