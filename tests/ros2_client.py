@@ -101,6 +101,28 @@ class Received:
         return self.msg.header.stamp.sec + 1e-9 * self.msg.header.stamp.nanosec
 
 
+@dataclass
+class StateTiming:
+    """The spacing of received states by their stamps, over the first ``seconds`` of them."""
+
+    rate_hz: float  # messages per second: what a consumer gets, thinned by any stall of the publisher
+    median_interval_s: float  # the publisher's schedule: a stall moves only the intervals it spans
+    min_interval_s: float
+    max_interval_s: float
+
+    @classmethod
+    def of(cls, samples: list[Received], seconds: float) -> "StateTiming":
+        stamps = np.array(sorted(s.stamp for s in samples))
+        window = stamps[stamps <= stamps[0] + seconds]
+        gaps = np.diff(window)
+        rate = (window.size - 1) / (window[-1] - window[0])
+        return cls(float(rate), float(np.median(gaps)), float(gaps.min()), float(gaps.max()))
+
+    def __str__(self) -> str:
+        return (f"{self.rate_hz:.2f} Hz, median interval {1e3 * self.median_interval_s:.1f} ms "
+                f"({1e3 * self.min_interval_s:.1f}..{1e3 * self.max_interval_s:.1f} ms)")  # fmt: skip
+
+
 class Ros2Client:
     """One participant with raw JointState writers and readers on ROS 2 topic names."""
 

@@ -32,6 +32,7 @@ from ros2_client import (  # noqa: E402
     SCRIPT,
     BridgeProcess,
     Ros2Client,
+    StateTiming,
     domain_for_tests,
     encode_joint_state,
     not_utf8,
@@ -119,16 +120,13 @@ def test_sdk_commands_in_joint_states_out(io, client, bridge, record_property):
 
 
 def test_state_is_published_at_50_hz(io, client, record_property):
+    """The schedule, from the stamps' median interval (as in tests/bridge): a stall of a busy machine thins the
+    mean rate (printed) but moves only the intervals it spans."""
     _, states = io
-    samples = client.collect(states, 3.2)
-    stamps = np.array(sorted(s.stamp for s in samples))
-    window = stamps[stamps <= stamps[0] + 3.0]
-    rate = (window.size - 1) / (window[-1] - window[0])
-    gaps = np.diff(window)
-    record_property("state_rate_hz", float(rate))
-    print(f"\nIsaac Lab state rate {rate:.2f} Hz over {window[-1] - window[0]:.2f} s ({window.size} messages, "
-          f"intervals {1e3 * gaps.min():.1f}..{1e3 * gaps.max():.1f} ms)")  # fmt: skip
-    assert 45.0 <= rate <= 55.0
+    timing = StateTiming.of(client.collect(states, 3.2), 3.0)
+    record_property("state_rate_hz", timing.rate_hz)
+    print(f"\nIsaac Lab state over 3 s: {timing}")
+    assert timing.median_interval_s == pytest.approx(0.020, rel=0.1)
 
 
 def test_bad_samples_are_counted_apart_and_change_nothing(io, client, bridge):
@@ -229,9 +227,7 @@ def test_viewer_shows_the_hand_and_closes_cleanly(dds, x_display, record_propert
             r"G20 bridge \(left hand on Isaac Lab, hard_write, slew 0 rad/s, collision projection off, viewer\)",
             READY_S,
         )
-        samples = watcher.collect(states, 3.0)
-        stamps = np.array(sorted(s.stamp for s in samples))
-        rate = (stamps.size - 1) / (stamps[-1] - stamps[0])
+        timing = StateTiming.of(watcher.collect(states, 3.0), 3.0)
         start = time.monotonic()
         proc.proc.send_signal(signal.SIGTERM)
         rc = proc.proc.wait(timeout=30)
@@ -239,10 +235,10 @@ def test_viewer_shows_the_hand_and_closes_cleanly(dds, x_display, record_propert
         proc._reader.join(timeout=5)
         m = re.search(r"G20 bridge stopped: (\d+) steps \(([\d.]+) s simulated in ([\d.]+) s, x([\d.]+)\)", proc.output)
         assert rc == 0 and m, proc.output
-        record_property("viewer_state_rate_hz", float(rate))
-        print(f"\nviewer: state {rate:.1f} Hz, real-time factor x{m[4]} ({m[1]} steps in {m[3]} s); SIGTERM -> exit "
+        record_property("viewer_state_rate_hz", timing.rate_hz)
+        print(f"\nviewer: state {timing}, real-time factor x{m[4]} ({m[1]} steps in {m[3]} s); SIGTERM -> exit "
               f"{rc} after {took:.2f} s")  # fmt: skip
-        assert 45.0 <= rate <= 55.0
+        assert timing.median_interval_s == pytest.approx(0.020, rel=0.1)  # the viewer does not thin it
         assert took <= 5.0
         assert not re.search(r"Traceback|Abort|Fatal|Segmentation", proc.output), proc.output
     finally:
