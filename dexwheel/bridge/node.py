@@ -293,7 +293,8 @@ class G20Bridge:
         return self.stats
 
     def _publish_loop(self, finished: threading.Event) -> None:
-        """The state at ``state_hz`` of wall time until ``finished``; a late message is not followed by a burst."""
+        """The state at ``state_hz`` of wall time until ``finished``. The ticks a stall missed are not sent in a
+        burst: a message a period or more late is followed by one at once, and the schedule restarts from it."""
         pub_wall = 1.0 / self.cfg.state_hz
         next_pub = time.monotonic()
         while not finished.is_set():
