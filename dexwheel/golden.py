@@ -31,6 +31,7 @@ import numpy as np
 
 import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.atomic import atomic_open
+from dexwheel.terrain.config import ROUGH_SUB_TERRAINS
 
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "tests" / "golden"
 REGEN_COMMAND = "python scripts/regen_golden.py"
@@ -68,6 +69,16 @@ _SOL_ROUGH = "Solenopsis-Rough-v0"
 _M20_ROUGH = "M20Legacy-Rough-v0"
 _PUSHES = {"enabled": True, "push_interval_s": (1.0, 1.5)}  # a push every 1-1.5 s, so a short run has several
 _SHORT_EPISODES = {"episode_length_s": 2.0}  # so the vector cases cross autoresets
+#: One tile, a 0.10 m deep pit with a 2 m floor: the robot spawns in it and drives into its rim.
+_PIT_010 = {
+    "num_rows": 1,
+    "num_cols": 1,
+    "curriculum": False,
+    "sub_terrains": {
+        **{name: {"proportion": 0.0} for name in ROUGH_SUB_TERRAINS if name != "pit"},
+        "pit": {"proportion": 1.0, "height_range": [0.10, 0.10], "platform_width": 2.0},
+    },
+}
 
 CASES: tuple[GoldenCase, ...] = (
     # G20: hard-write (projection on and off), track_test, PD; every action mapping; both hands
@@ -122,6 +133,10 @@ CASES: tuple[GoldenCase, ...] = (
     GoldenCase("solenopsis_rough_drive_turn", _SOL_ROUGH, "drive_turn", 240, _SHORT_EPISODES, seed=1),
     GoldenCase("solenopsis_rough_vector_random", _SOL_ROUGH, "random", 150, _SHORT_EPISODES, num_envs=2),
     GoldenCase("m20_legacy_rough_random", _M20_ROUGH, "random", 120, _SHORT_EPISODES),
+    # the wheels against a step's edge (a 0.10 m pit's rim): what MuJoCo's cylinder-edge contacts do
+    GoldenCase(
+        "solenopsis_rough_pit_edge", _SOL_ROUGH, "drive_forward", 240, {"terrain": _PIT_010, "episode_length_s": 5.0}
+    ),
 )
 
 
@@ -156,6 +171,8 @@ def _program(case: GoldenCase, env: Any, n: int, dim: int) -> np.ndarray:
         out[q : 3 * q, :, wheels] = -0.3  # a positive wheel velocity rolls backward
         out[3 * q : 5 * q, :, wheels] = (0.3, -0.3, 0.3, -0.3)  # fl, fr, hl, hr: right side forward turns left
         out[5 * q :, :, knees] = (0.5, 0.5, -0.5, -0.5)
+    elif case.program == "drive_forward":  # stand a quarter second, then drive forward at 9 rad/s
+        out[12:, :, 4:8] = -0.3
     else:
         raise ValueError(f"golden case {case.name}: unknown program {case.program!r}")
     return out

@@ -80,10 +80,12 @@ def test_an_unsupported_mujoco_is_refused_at_import_naming_both_versions():
     from dexwheel.sim import mujoco_c
 
     mujoco_c.check_mujoco_version(mujoco.__version__)  # what is installed passes
-    with pytest.raises(ImportError, match=r"mujoco 3\.17\.0 is installed.*signatures of mujoco<4\.0\.1,>=4\.0\.0"):
+    with pytest.raises(ImportError, match=r"mujoco 3\.17\.0 is installed.*signatures of mujoco<4\.1,>=4\.0\.1"):
         mujoco_c.check_mujoco_version("3.17.0")
-    with pytest.raises(ImportError, match=r"mujoco 4\.0\.1 is installed"):  # a patch release moves wheel-edge contacts
-        mujoco_c.check_mujoco_version("4.0.1")
+    with pytest.raises(ImportError, match=r"mujoco 4\.0\.0 is installed"):  # its cylinder-edge contacts are not 4.0.1's
+        mujoco_c.check_mujoco_version("4.0.0")
+    with pytest.raises(ImportError, match=r"mujoco 4\.1\.0 is installed"):  # a minor release changes the dynamics
+        mujoco_c.check_mujoco_version("4.1.0")
 
 
 def test_the_kernels_c_signatures_match_the_python_bindings(monkeypatch):
@@ -97,6 +99,27 @@ def test_the_kernels_c_signatures_match_the_python_bindings(monkeypatch):
     monkeypatch.setitem(mujoco_c.C_FUNCTIONS, "mj_setState", wrong)
     with pytest.raises(ImportError, match=r"mj_setState of mujoco .* is `mj_setState\(m: "):
         mujoco_c.check_signatures()
+
+
+def test_the_kernels_c_signatures_match_the_installed_mujoco_header(monkeypatch, tmp_path):
+    import pytest
+    from numba import types
+
+    from dexwheel.sim import mujoco_c
+
+    assert mujoco_c.header_path().is_file()  # the mujoco wheel ships its headers: the check below is not vacuous
+    mujoco_c.check_header()
+    text = mujoco_c.header_path().read_text()
+    changed = tmp_path / "mujoco.h"
+    changed.write_text(text.replace("mjtNum distmax,", "float distmax,"))  # a header whose signature moved
+    with pytest.raises(
+        ImportError, match=r"mj_geomDistance in .*mujoco\.h of mujoco .* is `MJAPI mjtNum mj_geomDistance"
+    ):
+        mujoco_c.check_header(changed)
+    wrong = types.void(types.voidptr, types.voidptr, types.voidptr)  # mj_setState without its spec argument
+    monkeypatch.setitem(mujoco_c.C_FUNCTIONS, "mj_setState", wrong)
+    with pytest.raises(ImportError, match=r"mj_setState in .* is `MJAPI void mj_setState\(const mjModel\* m, "):
+        mujoco_c.check_header()
 
 
 def test_kernel_caches_depend_only_on_what_their_modules_import():

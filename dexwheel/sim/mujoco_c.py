@@ -41,9 +41,6 @@ def _library_path() -> str:
     return system
 
 
-llvm.load_library_permanently(_library_path())
-
-
 def _supported_mujoco() -> str:
     """The ``mujoco`` requirement of dexwheel's metadata (pyproject.toml): the versions these C signatures
     and the golden trajectories were made for."""
@@ -106,7 +103,39 @@ def check_signatures() -> None:
                               f"declare ({sig}); see dexwheel/sim/mujoco_c.py")  # fmt: skip
 
 
+#: How ``mujoco.h`` spells each C argument and return type (pointers and fixed arrays are addresses).
+_C_TYPES = {"int": types.intc, "mjtNum": types.float64, "void": types.void}
+
+
+def header_path() -> Path:
+    """The ``mujoco.h`` the ``mujoco`` package ships beside its library (the headers it was built from)."""
+    return Path(mujoco.__file__).parent / "include" / "mujoco" / "mujoco.h"
+
+
+def check_header(header: Path | None = None) -> None:
+    """Each C function's numba signature against its declaration in the installed MuJoCo's ``mujoco.h``, and
+    ``mjtNum`` a double (the kernels read MjData's arrays as doubles). ImportError naming a mismatch; nothing
+    to check when the package ships no headers."""
+    header = header or header_path()
+    if not header.is_file():
+        return
+    if mujoco.MJTNUM_BYTES != 8:
+        raise ImportError(f"dexwheel: mujoco {mujoco.__version__} is built with {mujoco.MJTNUM_BYTES}-byte mjtNum; "
+                          "the kernels read MjData's arrays as doubles")  # fmt: skip
+    text = header.read_text()
+    for name, sig in C_FUNCTIONS.items():
+        match = re.search(rf"MJAPI\s+(\w+)\s+{name}\(([^)]*)\);", text)
+        params = [" ".join(p.split()) for p in match.group(2).split(",")] if match else []
+        kinds = [types.voidptr if ("*" in p or "[" in p) else _C_TYPES.get(p.rsplit(" ", 1)[0]) for p in params]
+        returns = _C_TYPES.get(match.group(1)) if match else None
+        if not match or kinds != list(sig.args) or returns != sig.return_type:
+            found = " ".join(match.group(0).split()) if match else "not declared"
+            raise ImportError(f"dexwheel: {name} in {header} of mujoco {mujoco.__version__} is `{found}`, not what "
+                              f"the kernels declare ({sig}); see dexwheel/sim/mujoco_c.py")  # fmt: skip
+
+
 check_signatures()
+check_header()
 mj_forward, mj_kinematics, mj_collision, mj_sensorPos, mj_setState, mj_geomDistance = (
     types.ExternalFunction(name, sig) for name, sig in C_FUNCTIONS.items()
 )

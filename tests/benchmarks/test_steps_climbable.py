@@ -5,7 +5,8 @@ learning) crosses them, so a policy that does not has not learned it.
 The teacher speeds up to 1 m/s before a rise (the benchmark commands 0.5 m/s: the momentum is what lifts the
 hind wheels), lifts the leading arms at the edge and swings every arm the other way once the trailing wheels
 meet it. With the default knee range (0.25 rad per unit action) it crosses 0.10 m (one wheel radius) in every
-trial and stalls at 0.15 m (docs/results.md#what-was-tried-for-climbing).
+trial; at 0.15 m it crosses in 3 of these 5 and stalls at the edge in the others (under MuJoCo 4.0.0, whose
+cylinder-edge contacts held a wheel at two points, it stalled in all 5: benchmarks/wheel_edge_contacts.py).
 """
 
 import gymnasium as gym
@@ -21,10 +22,10 @@ def teacher_policy(env: gym.Env):
     return lambda obs: teacher()[0]
 
 
-def test_the_teacher_crosses_one_wheel_radius_up_and_down_in_every_trial_and_stalls_at_one_and_a_half():
+def test_the_teacher_crosses_one_wheel_radius_up_and_down_in_every_trial_and_one_and_a_half_in_three_of_five():
     bench = steps.make_cfg({"heights": [0.05, 0.10, 0.15], "directions": ["up", "down"], "trials": 5,
                             "stairs": False})  # fmt: skip
     make = lambda desc: gym.make("Solenopsis-Rough-v0", terrain=desc, **benchmark_env_kwargs(bench))  # noqa: E731
     outcomes = run_step_benchmark(make, teacher_policy, bench)["outcomes"]
     expected = {f"step {h:.3f} {d}": "SSSSS" for h in (0.05, 0.10, 0.15) for d in ("up", "down")}
-    assert outcomes == {**expected, "step 0.150 up": "TTTTT"}  # it stalls at 0.15 m up: a timeout
+    assert outcomes == {**expected, "step 0.150 up": "SSSTT"}  # at 0.15 m up it stalls twice: timeouts
