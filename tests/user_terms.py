@@ -59,3 +59,38 @@ def spin(task, env_id, rng, rate: float = 1.0) -> None:
     """An interval event: add ``rate`` rad/s to the base's yaw rate (no draw)."""
     task.physics.qvel[env_id, 5] += rate
     task.physics.set_qvel(env_id)
+
+
+def nan_after(task, steps: int = 3) -> np.ndarray:
+    """A term with a bug: NaN once an episode is ``steps`` control steps old (finite before)."""
+    age = task.elapsed if hasattr(task, "elapsed") else task.episode_length
+    return np.where(np.asarray(age) >= steps, np.nan, 0.0)
+
+
+def nan_always(task) -> np.ndarray:
+    return np.full(task.num_envs, np.nan)
+
+
+class steps_since_reset:  # noqa: N801  (a term is named like a function, as mjlab's class terms)
+    """A stateful observation term: how many times it was called since its env's last reset."""
+
+    def __init__(self, task, start: float = 0.0) -> None:
+        self.start = start
+        self.count = np.full(task.num_envs, start)
+
+    def __call__(self, task) -> np.ndarray:
+        self.count += 1.0
+        return self.count.copy()
+
+    def reset(self, env_ids: np.ndarray) -> None:
+        self.count[env_ids] = self.start
+
+
+class forgetful:  # noqa: N801
+    """A class term without ``reset``: refused."""
+
+    def __init__(self, task) -> None:
+        self.n = task.num_envs
+
+    def __call__(self, task) -> np.ndarray:
+        return np.zeros(self.n)

@@ -47,6 +47,9 @@ class DivergenceMonitor:
             self._views = [d.warning.number for d in counters]  # live views into each MjData
             self._batch = None
         self._last: np.ndarray = self._counts()
+        #: Whose warning counters rose in the last :meth:`check` that found something (MuJoCo's own verdict,
+        #: beside the outputs that are not finite).
+        self.warned = np.zeros(len(self._last), dtype=bool)
 
     def _counts(self) -> np.ndarray:
         if self._views is None:
@@ -55,17 +58,19 @@ class DivergenceMonitor:
 
     def check(self, *outputs: np.ndarray) -> np.ndarray | None:
         """``None`` when no simulation diverged (the common case), else the ``(N,)`` mask of those that
-        did: a warning counter rose, or a row of one of the ``(N, ...)`` ``outputs`` (what the step
-        reports: observation, reward) is not finite, as a blow-up in a control period's last physics
-        step leaves it (MuJoCo checks the state at the start of the next ``mj_step``).
+        did: a warning counter rose (:attr:`warned`), or a row of one of the ``(N, ...)`` ``outputs`` (what the
+        step reports: observation, reward) is not finite, as a blow-up in a control period's last physics
+        step leaves it (MuJoCo checks the state at the start of the next ``mj_step``). The task tells those
+        from a term's own value that is not finite by the physics state (:mod:`dexwheel.tasks.manager`).
 
         A reset (``mj_resetData``) zeroes an MjData's counters, so only a rise counts.
         """
         counts = self._counts()
         rose = counts > self._last
         self._last = counts
-        if not rose.any() and all(_finite(s) for s in outputs):
+        if not rose.any() and all(all_finite(s) for s in outputs):
             return None
+        self.warned = rose.copy()
         for s in outputs:
             rose |= ~np.isfinite(s.reshape(s.shape[0], -1)).all(axis=1)
         return rose
@@ -85,7 +90,7 @@ def contain(diverged: np.ndarray, reward: np.ndarray, terms: np.ndarray, *output
 
 
 @kernel
-def _finite(values: np.ndarray) -> bool:
+def all_finite(values: np.ndarray) -> bool:
     """Whether every entry is finite (a compiled loop: numpy's reductions cost more on a few dozen numbers)."""
     for x in values.flat:  # noqa: SIM110  (numba compiles the loop, not a generator in all())
         if not math.isfinite(x):

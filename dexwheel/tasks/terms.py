@@ -46,8 +46,24 @@ class RewardTermCfg:
 
 
 @dataclass(frozen=True)
+class NoiseCfg:
+    """Additive observation noise, Isaac Lab's ``Unoise`` / ``Gnoise``: ``kind`` "uniform" adds a number uniform
+    in ``[-scale, scale]``, "gaussian" one of standard deviation ``scale``; ``scale`` is one number for every
+    column or one per column of the term. A bare number in a term's ``noise`` is uniform noise of that scale."""
+
+    kind: str = "uniform"
+    scale: float | tuple[float, ...] = 0.0
+
+
+NOISE_KINDS = ("uniform", "gaussian")
+
+
+@dataclass(frozen=True)
 class ObservationTermCfg:
-    """An observation term: ``func(task, **params)``, times ``scale`` when given, in a group's columns.
+    """An observation term: ``func(task, **params)`` in a group's columns, processed as Isaac Lab's observation
+    manager does, in this order: ``noise`` added (:class:`NoiseCfg`, or a number: uniform), ``clip`` to
+    ``(low, high)``, times ``scale``; then the last ``history_length`` frames side by side, oldest first
+    (1: the current one only).
 
     ``group`` "policy" terms are what the actor reads (and the critic); "critic" terms follow them, only in
     tasks built with privileged observations (an asymmetric actor-critic).
@@ -57,6 +73,9 @@ class ObservationTermCfg:
     params: Mapping[str, Any] = field(default_factory=dict)
     scale: float | None = None
     group: str = "policy"
+    noise: NoiseCfg | float | None = None
+    clip: tuple[float, float] | None = None
+    history_length: int = 1
 
 
 @dataclass(frozen=True)
@@ -204,6 +223,12 @@ def validate_terms(table: Mapping[str, TermCfg], section: str) -> None:
                 raise ConfigFieldError(where, f"{where}.group: {term.group!r}; use one of {list(OBSERVATION_GROUPS)}")
             if term.scale is not None and not (isinstance(term.scale, numbers.Real) and np.isfinite(term.scale)):
                 raise ConfigFieldError(where, f"{where}.scale: expected a finite number or None, got {term.scale!r}")
+            noise_cfg(term.noise, where)
+            clip_range(term.clip, where)
+            h = term.history_length
+            if not (isinstance(h, numbers.Integral) and not isinstance(h, bool) and h >= 1):
+                raise ConfigFieldError(where, f"{where}.history_length: expected an integer >= 1 (1: the current "
+                                              f"frame only), got {h!r}")  # fmt: skip
         if isinstance(term, EventTermCfg):
             if term.mode not in EVENT_MODES:
                 raise ConfigFieldError(where, f"{where}.mode: {term.mode!r}; use one of {list(EVENT_MODES)}")
@@ -218,6 +243,43 @@ def validate_terms(table: Mapping[str, TermCfg], section: str) -> None:
                 raise ConfigFieldError(where, f"{where}.interval_range_s: an interval event needs (low, high) seconds "
                                               f"with 0 < low <= high, or the path of a config field holding them "
                                               f"('domain_rand.push_interval_s'), got {r!r}")  # fmt: skip
+
+
+def _real(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and bool(np.isfinite(x))
+
+
+def noise_cfg(noise: NoiseCfg | float | Mapping | None, where: str) -> NoiseCfg | None:
+    """An observation term's ``noise`` as a :class:`NoiseCfg` (None: no noise); a number is uniform noise of that
+    scale, a dict the fields of one (what Hydra holds). One error naming ``where`` otherwise."""
+    if noise is None:
+        return None
+    if _real(noise):
+        noise = NoiseCfg("uniform", float(noise))
+    elif isinstance(noise, Mapping):
+        unknown = [k for k in noise if k not in ("kind", "scale")]
+        if unknown:
+            raise ConfigFieldError(where, f"{where}.noise: unknown field(s) {unknown}; noise takes kind and scale")
+        noise = NoiseCfg(**noise)
+    if not isinstance(noise, NoiseCfg):
+        raise ConfigFieldError(where, f"{where}.noise: expected a number (uniform +-scale), "
+                                      f"{{kind: uniform|gaussian, scale: s}} or None, got {noise!r}")  # fmt: skip
+    if noise.kind not in NOISE_KINDS:
+        raise ConfigFieldError(where, f"{where}.noise.kind: {noise.kind!r}; use one of {list(NOISE_KINDS)}")
+    scales = noise.scale if isinstance(noise.scale, (tuple, list)) else (noise.scale,)
+    if not scales or not all(_real(x) and x >= 0 for x in scales):
+        raise ConfigFieldError(where, f"{where}.noise.scale: expected a finite number >= 0 or one per column, "
+                                      f"got {noise.scale!r}")  # fmt: skip
+    return noise
+
+
+def clip_range(clip: Any, where: str) -> tuple[float, float] | None:
+    """An observation term's ``clip`` as ``(low, high)`` floats (None: none); one error naming ``where`` otherwise."""
+    if clip is None:
+        return None
+    if not (isinstance(clip, (tuple, list)) and len(clip) == 2 and all(_real(x) for x in clip) and clip[0] < clip[1]):
+        raise ConfigFieldError(where, f"{where}.clip: expected (low, high) with low < high, or None, got {clip!r}")
+    return float(clip[0]), float(clip[1])
 
 
 def _is_interval(r: Any) -> bool:
@@ -270,10 +332,30 @@ def bind_event(term: EventTermCfg, where: str) -> tuple[TermFunc, functools.part
 
 @dataclass(frozen=True)
 class BoundTerm:
-    """A term ready to call: ``term.call(task)`` is ``func(task, **params)`` (one C-level partial call)."""
+    """A term ready to call: ``term.call(task)`` is ``func(task, **params)`` (one C-level partial call), or the
+    instance of a stateful term (a class: built once as ``cls(task, **params)``, called as ``instance(task)``,
+    told of resets by ``reset(env_ids)``, as Isaac Lab's ``ManagerTermBase`` and mjlab's class terms)."""
 
     name: str
-    call: functools.partial
+    call: Callable[[Any], Any]
+    reset: Callable[[np.ndarray], None] | None = None
+
+
+def bind_term(cfg: TermCfg, where: str, task: Any) -> BoundTerm:
+    """Resolve one entry into a :class:`BoundTerm`; a class is a stateful term and must have ``reset(env_ids)``."""
+    func = resolve(cfg.func, where)
+    name = where.rpartition(".")[2]
+    if not inspect.isclass(func):
+        return BoundTerm(name, functools.partial(func, **cfg.params))
+    if not callable(getattr(func, "reset", None)):
+        raise ConfigFieldError(where, f"{where}.func: {func_path(cfg.func)!r} is a class, a term that keeps state, and "
+                                      "needs a reset(env_ids) method (it forgets an env's state at its reset)")  # fmt: skip
+    try:
+        instance = func(task, **cfg.params)
+    except Exception as e:  # a user's class: any error is its own, named here
+        raise ConfigFieldError(where, f"{where}: building {func_path(cfg.func)!r} as cls(task, **{dict(cfg.params)}) "
+                                      f"failed: {type(e).__name__}: {e}") from e  # fmt: skip
+    return BoundTerm(name, instance, instance.reset)
 
 
 def bind(
@@ -282,13 +364,13 @@ def bind(
     """Resolve every term and call it once on ``task`` (its state as built): ``[(term, first value)]``.
 
     ``kind`` "scalar" wants ``(N,)`` values (rewards, terminations), "vector" ``(N,)`` or ``(N, k)``
-    (observations). A function that raises or returns another shape is refused
+    (observations). A function that raises, returns another shape or a value that is not finite is refused
     here, naming the term, rather than failing somewhere inside a step.
     """
     bound = []
     for name, cfg in table.items():
         where = f"{section}.{name}"
-        term = BoundTerm(name, functools.partial(resolve(cfg.func, where), **cfg.params))
+        term = bind_term(cfg, where, task)
         try:
             value = np.asarray(term.call(task))
         except Exception as e:  # a user's function: any error is its own, named here
@@ -303,5 +385,15 @@ def bind(
         if not ok or value.dtype.kind not in "biuf":
             raise ConfigFieldError(where, f"{where}: {func_path(cfg.func)!r} returned shape {value.shape} dtype "
                                           f"{value.dtype}; a term returns {want} numbers, one row per env")  # fmt: skip
+        if not np.isfinite(value).all():
+            raise ConfigFieldError(where, f"{where}: {func_path(cfg.func)!r} returned a value that is not finite "
+                                          f"({_first_bad(value)}) on the state as built; a term returns finite numbers")  # fmt: skip
         bound.append((term, value))
     return bound
+
+
+def _first_bad(value: np.ndarray) -> str:
+    """``env i: nan`` (and the column) of a term value's first entry that is not finite."""
+    where = np.argwhere(~np.isfinite(value))[0]
+    at = f"env {where[0]}" + (f", column {where[1]}" if len(where) > 1 else "")
+    return f"{at}: {value[tuple(where)]}"

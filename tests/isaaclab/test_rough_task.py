@@ -59,9 +59,11 @@ def test_the_height_scan_is_the_mujoco_lookup_of_the_same_raster(env):
     robot, terrain = u.scene["robot"], u.scene.terrain
     pos = robot.data.root_link_pos_w.torch.double().cpu().numpy()
     quat = robot.data.root_link_quat_w.torch.double().cpu().numpy()[:, [3, 0, 1, 2]]
-    params = u.cfg.observations.policy.height_scan.params
+    term = u.cfg.observations.policy.height_scan
+    params = term.params
+    assert tuple(term.clip) == (-1.0, 1.0) and term.noise is None  # the MuJoCo entry's processing
     pts = TaskTerrain.scan_pattern(tuple(params["size"]), params["resolution"])
-    expected = np.clip(scan_heights(terrain.raster, pos, quat, pts) - params["offset"], -params["clip"], params["clip"])
+    expected = np.clip(scan_heights(terrain.raster, pos, quat, pts) - params["offset"], *term.clip)
     scan = obs["policy"][:, 28:].cpu().numpy()
     assert np.mean(np.abs(scan - expected) < 1e-5) > 0.99  # float32 positions may round to the next sample
     assert np.all(np.abs(scan[:, 38]) < 0.1)  # the middle point: the base ~0.28 m over the ground under it

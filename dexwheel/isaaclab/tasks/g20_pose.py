@@ -55,7 +55,6 @@ import numpy as np
 from isaaclab.assets import ArticulationCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
 from isaaclab.managers import EventTermCfg as EventTerm
-from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
 from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.scene import InteractiveSceneCfg
@@ -67,7 +66,7 @@ from dexwheel.isaaclab.sim import simulation_cfg
 from dexwheel.isaaclab.support import HAND_ENV_ID, unsupported
 from dexwheel.isaaclab.support import hand_task_cfg as task_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
-from dexwheel.isaaclab.tasks.term_map import mapped
+from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS
@@ -192,7 +191,8 @@ def _terms(task: G20HandConfig, open_pose: list[float]) -> tuple[PolicyCfg, Rewa
         raise ValueError(f"the Isaac Lab G20 pose task has no counterpart of terminations {list(task.terminations)}; "
                          "run that config on the MuJoCo env")  # fmt: skip
     for name, (func, params, t) in mapped(task.observations, OBSERVATION_MAP, "observations", "G20 pose").items():
-        setattr(policy, name, ObsTerm(func=func, params=params, **({} if t.scale is None else {"scale": t.scale})))
+        setattr(policy, name, observation_term(func, params, t, f"observations.{name}"))
+    policy.enable_corruption = corrupted(task.observations)
     for name, (func, params, t) in mapped(task.rewards, REWARD_MAP, "rewards", "G20 pose").items():
         setattr(rewards, name, RewTerm(func=func, weight=float(t.weight), params=params))
     for name, (func, params, _) in mapped(task.events, EVENT_MAP, "events", "G20 pose").items():

@@ -35,10 +35,11 @@ def robot_joints(names) -> SceneEntityCfg:
 
 @configclass
 class ExactObsGroup(ObsGroup):
-    """A policy observation group as the MuJoCo tasks build theirs: no noise, one concatenated vector."""
+    """An observation group as the MuJoCo tasks build theirs: one concatenated vector; noise only where a term asks
+    for it (the task sets ``enable_corruption`` from its table: :func:`~dexwheel.isaaclab.tasks.term_map.corrupted`)."""
 
     def __post_init__(self):
-        self.enable_corruption = False  # the MuJoCo tasks add no observation noise
+        self.enable_corruption = False
         self.concatenate_terms = True
 
 
@@ -687,12 +688,12 @@ def _terrain(env: ManagerBasedRLEnv, term: str):
     return terrain
 
 
-def height_scan(env: ManagerBasedRLEnv, size: tuple[float, float], resolution: float, offset: float, clip: float,
-                noise: float = 0.0, asset_cfg: SceneEntityCfg = _ROBOT) -> torch.Tensor:  # fmt: skip
+def height_scan(env: ManagerBasedRLEnv, size: tuple[float, float], resolution: float, offset: float,
+                asset_cfg: SceneEntityCfg = _ROBOT) -> torch.Tensor:  # fmt: skip
     """The MuJoCo task's ``height_scan``: base height minus the ground height at its grid of points (yaw-aligned,
-    x-major), minus ``offset``, clipped to +-``clip``; the same lookup in the same description's raster
-    (:func:`dexwheel.tasks.velocity.terrain.scan_heights`, on torch), not ray casts. ``noise``: uniform +-noise
-    per point from torch's generator (the MuJoCo task hashes its own key: the same distribution)."""
+    x-major), minus ``offset``; the same lookup in the same description's raster
+    (:func:`dexwheel.tasks.velocity.terrain.scan_heights`, on torch), not ray casts. Its clip and noise are the
+    term's (:func:`~dexwheel.isaaclab.tasks.term_map.observation_term`), as on MuJoCo."""
     from dexwheel.tasks.velocity.terrain import TaskTerrain, scan_heights
 
     terrain = _terrain(env, "observations.height_scan")
@@ -700,10 +701,7 @@ def height_scan(env: ManagerBasedRLEnv, size: tuple[float, float], resolution: f
     pos, quat = data.root_link_pos_w.torch, data.root_link_quat_w.torch[:, [3, 0, 1, 2]]  # xyzw -> wxyz
     pts = torch.as_tensor(TaskTerrain.scan_pattern(tuple(size), float(resolution)), device=pos.device,
                           dtype=pos.dtype)  # fmt: skip
-    out = scan_heights(terrain.raster, pos, quat, pts) - offset
-    if noise:
-        out = out + noise * (2.0 * torch.rand_like(out) - 1.0)
-    return torch.clip(out, -clip, clip)
+    return scan_heights(terrain.raster, pos, quat, pts) - offset
 
 
 def terrain_out_of_bounds(

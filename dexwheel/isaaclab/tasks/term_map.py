@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dexwheel.tasks.terms import func_path
+from dexwheel.tasks.terms import ObservationTermCfg, clip_range, func_path, noise_cfg
 
 #: MuJoCo function path -> (Isaac Lab function, MuJoCo params -> Isaac Lab params)
 TermMap = Mapping[str, tuple[Callable[..., Any], Callable[[dict], dict]]]
@@ -27,3 +27,33 @@ def mapped(table: Mapping[str, Any], mapping: TermMap, section: str, task: str) 
         func, make_params = mapping[func_path(t.func)]
         out[name] = (func, make_params(dict(t.params)), t)
     return out
+
+
+def observation_term(func: Callable[..., Any], params: dict, entry: ObservationTermCfg, where: str) -> Any:
+    """An Isaac Lab ``ObservationTermCfg`` of ``func`` with the MuJoCo entry's processing (:mod:`dexwheel.tasks.manager`),
+    which Isaac Lab's observation manager applies in the same order: ``noise`` (uniform or gaussian, from torch's
+    generator: the same distribution, not the same numbers), ``clip``, ``scale``, ``history_length`` (oldest first;
+    1 is Isaac Lab's 0, no history)."""
+    import torch
+    from isaaclab.managers import ObservationTermCfg as ObsTerm
+    from isaaclab.utils.noise import GaussianNoiseCfg, UniformNoiseCfg
+
+    kwargs: dict[str, Any] = {}
+    if entry.scale is not None:
+        kwargs["scale"] = entry.scale
+    clip = clip_range(entry.clip, where)
+    if clip is not None:
+        kwargs["clip"] = clip
+    noise = noise_cfg(entry.noise, where)
+    if noise is not None:
+        scale = noise.scale if not isinstance(noise.scale, (tuple, list)) else torch.tensor(noise.scale)
+        kwargs["noise"] = (UniformNoiseCfg(n_min=-scale, n_max=scale) if noise.kind == "uniform"
+                           else GaussianNoiseCfg(mean=0.0, std=scale))  # fmt: skip
+    if entry.history_length > 1:
+        kwargs["history_length"] = int(entry.history_length)
+    return ObsTerm(func=func, params=params, **kwargs)
+
+
+def corrupted(table: Mapping[str, ObservationTermCfg]) -> bool:
+    """Whether a group's terms add noise (Isaac Lab adds a term's noise only in a group with ``enable_corruption``)."""
+    return any(t.noise is not None and noise_cfg(t.noise, name) is not None for name, t in table.items())

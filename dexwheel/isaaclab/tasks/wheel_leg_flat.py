@@ -43,7 +43,6 @@ from isaaclab.assets import ArticulationCfg, AssetBaseCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
 from isaaclab.managers import CurriculumTermCfg as CurrTerm
 from isaaclab.managers import EventTermCfg as EventTerm
-from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
 from isaaclab.managers import SceneEntityCfg
 from isaaclab.managers import TerminationTermCfg as DoneTerm
@@ -56,7 +55,7 @@ from dexwheel.isaaclab.scenarios import start_height
 from dexwheel.isaaclab.sim import GROUND_FRICTION, ground_cfg, simulation_cfg
 from dexwheel.isaaclab.support import unsupported
 from dexwheel.isaaclab.tasks import mdp as dw
-from dexwheel.isaaclab.tasks.term_map import mapped
+from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
 from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource, hold_terrain, task_kwargs
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
@@ -255,10 +254,12 @@ def _observations(task: WheelLegEnvCfg) -> ObservationsCfg:
     for name, (func, params, t) in _mapped(table, OBSERVATION_MAP, "observations").items():
         if func is dw.joint_pos_rel:
             params["offset"] = list(task.stance_pose)
-        term = ObsTerm(func=func, params=params, **({} if t.scale is None else {"scale": t.scale}))
+        term = observation_term(func, params, t, f"observations.{name}")
         if t.group == "policy":
             setattr(policy, name, term)
         setattr(critic, name, term)
+    policy.enable_corruption = corrupted({k: t for k, t in table.items() if t.group == "policy"})
+    critic.enable_corruption = corrupted(table)
     out = ObservationsCfg(policy=policy)
     if task.privileged_obs:
         out.critic = critic

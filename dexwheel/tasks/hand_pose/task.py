@@ -48,7 +48,7 @@ from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
 from dexwheel.robots.mjcf import VISUAL_GROUP, build_spec
 from dexwheel.sim import snapshot
-from dexwheel.sim.divergence import contain
+from dexwheel.sim.divergence import all_finite, contain
 from dexwheel.sim.hand_drive import (
     HardWriteDrive,
     PDDrive,
@@ -77,6 +77,7 @@ from dexwheel.tasks.hand_pose.kernels import (
     use_threads,
 )
 from dexwheel.tasks.kernels import any_row
+from dexwheel.tasks.manager import TermRunner
 
 #: What ``reset(options=...)`` takes: a goal and a start pose (preset name, ``{joint: rad}`` or 16 radians).
 RESET_OPTIONS = ("goal", "init_qpos")
@@ -202,26 +203,16 @@ class G20HandTask:
 
     # -- terms -------------------------------------------------------------------------------------
     def _build_terms(self) -> None:
-        """Bind the config's term tables: observation columns, reward weights, termination flags, reset
-        events, the info keys. Every term is called once here on the built state (a bad path or shape
-        fails now, naming it)."""
+        """Bind the config's term tables (:class:`~dexwheel.tasks.manager.TermRunner`: observation columns, reward
+        weights, termination flags), the reset events and the info keys. Every term is called once here on the
+        built state (a bad path, shape or value fails now, naming it)."""
         cfg, n = self.cfg, self.num_envs
-        slices, start, self._obs_terms = {}, 0, []
-        for term, value in terms.bind(cfg.observations, "observations", self, n, "vector"):
-            width = value.shape[1] if value.ndim == 2 else 1
-            sl = slice(start, start + width)
-            slices[term.name], start = sl, sl.stop
-            scale = cfg.observations[term.name].scale
-            self._obs_terms.append((sl if value.ndim == 2 else sl.start, term.call, scale))
-        self.obs_slices, self.obs_dim = slices, start
-        self.observation_space = spaces.Box(-np.inf, np.inf, (start,), np.float32)
-        self.obs = np.zeros((n, start), dtype=np.float32)
-        self._terminations = [t.call for t, _ in terms.bind(cfg.terminations, "terminations", self, n, "scalar")]
-        self.term_flags = np.zeros((n, len(self._terminations)), dtype=bool)
-        rewards = {k: t for k, t in cfg.rewards.items() if t.weight != 0.0}  # weight 0: never computed, 0 in info
-        bound = {t.name: t.call for t, _ in terms.bind(rewards, "rewards", self, n, "scalar")}
-        self.reward_coef = np.array([float(t.weight) for t in cfg.rewards.values()])
-        self._rewards = [(k, bound[name]) for k, name in enumerate(cfg.rewards) if name in bound]
+        self.terms = TermRunner(self, n, cfg.observations, cfg.rewards, cfg.terminations)
+        self.obs_slices, self.obs_dim = self.terms.layout.slices, self.terms.layout.dim
+        self.observation_space = spaces.Box(-np.inf, np.inf, (self.obs_dim,), np.float32)
+        self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
+        self.term_flags = np.zeros((n, len(cfg.terminations)), dtype=bool)
+        self.reward_coef = self.terms.reward_coef
         self._events = [terms.bind_event(e, f"events.{k}")[1] for k, e in cfg.events.items()]
         fields = [*((f"reward_{k}", float) for k in cfg.rewards), *METRIC_FIELDS,
                   *((f"terminated_{k}", bool) for k in cfg.terminations)]  # fmt: skip
@@ -236,22 +227,17 @@ class G20HandTask:
     def _evaluate_terms(self) -> None:
         """Terminations, then the reward terms weighed and summed in table order, then the step's metrics."""
         flags = self.term_flags
-        for j, term in enumerate(self._terminations):
-            flags[:, j] = term(self)
-        if self._terminations:
+        self.terms.terminations(flags)
+        if flags.shape[1]:
             any_row(flags, self.terminated)
         values = self.values
-        for k, term in self._rewards:
-            values[:, k] = term(self)
+        self.terms.rewards(values)
         finish_step(values, self.reward_coef, self.reward, self.qpos, self.active_idx, self._targets, self.depth,
                     *self._projection, flags)  # fmt: skip
 
     def compute_obs(self, out: np.ndarray | None = None) -> np.ndarray:
-        """The observation terms, each times its scale, into ``out`` (default: the task's ``obs``), every env."""
-        obs = self.obs if out is None else out
-        for cols, term, scale in self._obs_terms:
-            obs[:, cols] = term(self) if scale is None else term(self) * scale
-        return obs
+        """The observation terms, processed, into ``out`` (default: the task's ``obs``), every env."""
+        return self.terms.compute_obs(self.obs if out is None else out)
 
     # -- goals: the task's command (.commands) ---------------------------------------------------
     pose_depth = commands.pose_depth
@@ -294,6 +280,7 @@ class G20HandTask:
         self.qpos[i] = full
         self.qvel[i] = 0.0
         self.elapsed[i] = 0
+        self.terms.reset(i, [rng])
 
     def reset_info(self, idx: np.ndarray | slice) -> dict[str, np.ndarray]:
         """Info of freshly reset envs: every step key, reward terms 0 (so vector infos stay aligned)."""
@@ -337,6 +324,7 @@ class G20HandTask:
         np.greater_equal(self.elapsed, self._max_steps, out=self.truncated)
         self._evaluate_terms()
         self.last_action[:] = self.action  # the action just applied is "last" for the observation
+        self.terms.advance()
         self.compute_obs()
         self.clipped[:] = clipped
         if self._switch_steps:
@@ -345,6 +333,8 @@ class G20HandTask:
             diverged = self.drive.monitor.check(self.obs, self.reward)
             if diverged is not None or self._any_diverged:
                 self._contain(diverged)
+        elif not (all_finite(self.obs) and all_finite(self.reward)):  # hard-write integrates nothing: a term's value
+            self.terms.check_finite(np.ones(self.num_envs, dtype=bool), self.values, self.obs, int(self.elapsed.max()))
 
     _switch_goals = commands.switch_goals
 
@@ -364,6 +354,9 @@ class G20HandTask:
         self.diverged[:] = 0.0 if diverged is None else diverged
         if diverged is None:
             return
+        d = self.drive
+        physics_ok = ~d.monitor.warned & np.isfinite(d.qpos).all(axis=1) & np.isfinite(d.qvel).all(axis=1)
+        self.terms.check_finite(diverged & physics_ok, self.values, self.obs, int(self.elapsed.max()))
         self.truncated |= diverged
         contain(diverged, self.reward, self.values[:, : len(self.cfg.rewards)], self.values, self.obs)
 
@@ -396,11 +389,12 @@ class G20HandTask:
             names += ["drive.control", "drive.monitor._last"]
             if self.drive.batch is not None:
                 names += ["drive.batch._batch.state", "drive.batch._batch.warning"]
-        return snapshot.capture(self, names)
+        return {"attrs": snapshot.capture(self, names), "terms": self.terms.state()}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
-        snapshot.restore(self, state)
+        snapshot.restore(self, state["attrs"])
+        self.terms.load_state(state["terms"])
 
     def __reduce__(self) -> tuple:
         # its records hold C addresses of its own MjData, which a plain copy would keep

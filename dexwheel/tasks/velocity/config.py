@@ -304,6 +304,8 @@ def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg
     for name, changes in tables.items():
         if changes:
             top[name] = merge_terms(getattr(cfg, name), changes, _TERM_KINDS[name], name)
+    if "observations" in top:
+        top["observations"] = _params_to_fields(top["observations"])
     valid = [f.name for f in dataclasses.fields(cfg)]
     unknown = [k for k in top if k not in valid]
     if unknown:
@@ -429,13 +431,40 @@ def _check_scan(where: str, p: Mapping[str, Any]) -> None:
     if not (isinstance(size, (tuple, list)) and len(size) == 2 and all(
             isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in size)):  # fmt: skip
         raise _bad(f"{where}.params.size", f"expected (x, y) >= 0 m, got {size!r}")
-    for name in ("clip", "noise", "offset"):
-        v = p.get(name, 0.0)
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and (name == "offset" or v >= 0)):
-            raise _bad(f"{where}.params.{name}", f"must be a finite number{' >= 0' if name != 'offset' else ''}, "
-                                                 f"got {v!r}")  # fmt: skip
-    if p.get("clip", 1.0) <= 0:
-        raise _bad(f"{where}.params.clip", f"must be > 0, got {p['clip']!r}")
+    for axis, v in zip("xy", size, strict=True):  # the grid spans exactly the stated extent
+        if abs(v / res - round(v / res)) > 1e-6:
+            lower, upper = math.floor(v / res) * res, math.ceil(v / res) * res
+            raise _bad(f"{where}.params.size", f"{axis} = {v:g} m is not a whole number of resolution steps "
+                                               f"({res:g} m): the grid would not span it; use {lower:g} or {upper:g} m, "
+                                               f"or a resolution that divides {v:g}")  # fmt: skip
+    offset = p.get("offset", 0.0)
+    if not (isinstance(offset, (int, float)) and math.isfinite(offset)):
+        raise _bad(f"{where}.params.offset", f"must be a finite number (m), got {offset!r}")
+
+
+#: Parameters that became fields of every observation term (:class:`~dexwheel.tasks.terms.ObservationTermCfg`):
+#: ``(function, parameter) -> (field, the field's value from the parameter's)``. A table entry, a saved run's
+#: config or a ``gym.make`` change giving the parameter has it moved there.
+PARAMS_TO_FIELDS = {
+    (_O + "height_scan", "clip"): ("clip", lambda c: (-float(c), float(c))),
+    (_O + "height_scan", "noise"): ("noise", lambda x: float(x) if x else None),
+}
+
+
+def _params_to_fields(table: dict[str, ObservationTermCfg]) -> dict[str, ObservationTermCfg]:
+    """``table`` with :data:`PARAMS_TO_FIELDS` applied."""
+    out = {}
+    for name, term in table.items():
+        moved = {k: v for k, v in term.params.items() if (func_path(term.func), k) in PARAMS_TO_FIELDS}
+        if moved:
+            fields = {}
+            for k, v in moved.items():
+                field_name, convert = PARAMS_TO_FIELDS[(func_path(term.func), k)]
+                fields[field_name] = convert(v)
+            params = {k: v for k, v in term.params.items() if k not in moved}
+            term = dataclasses.replace(term, params=params, **fields)
+        out[name] = term
+    return out
 
 
 # The left-right mirror of each observation term (rsl_ppo's symmetry augmentation): a sign per column, or

@@ -122,7 +122,7 @@ def terrain_levels(task: WheelLegTask, env_id: int, rng: np.random.Generator) ->
 def reset_base_on_terrain(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
     """Start env ``env_id`` at its tile's origin, facing a uniform random heading (Isaac Lab's rough-terrain
     ``reset_base`` with yaw in (-pi, pi)): the start pose the earlier events chose, shifted by the origin
-    (x, y and the ground height there) and turned about z. Draws its observation-noise key.
+    (x, y and the ground height there) and turned about z.
 
     Why: each env must start on the tile of its level (the curriculum's point), standing on that tile's
     ground; a random heading makes every direction across a tile's stairs and slopes a start. Runs after
@@ -132,8 +132,10 @@ def reset_base_on_terrain(task: WheelLegTask, env_id: int, rng: np.random.Genera
     t = _terrain(task, "reset_base_on_terrain")
     if t.level[env_id] < 0:
         t.assign(env_id, rng)
-    yaw, key = (2.0 * rng.random() - 1.0) * np.pi, rng.integers(2**63, dtype=np.uint64)
-    t.noise_key[env_id] = key
+    yaw = (2.0 * rng.random() - 1.0) * np.pi
+    # the second draw was the height scan's noise key before observation noise was keyed by the term runner
+    # (dexwheel.tasks.manager, which draws nothing): still drawn, so every rough trajectory stays as it was
+    rng.integers(2**63, dtype=np.uint64)
     q = task.reset_qpos[env_id]
     q[:3] += t.origin[env_id]
     w0, x0, y0, z0 = q[3:7]

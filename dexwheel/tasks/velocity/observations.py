@@ -78,28 +78,25 @@ def _terrain(task, term: str):
     return task.terrain
 
 
-def height_scan(task, size: tuple[float, float] = (1.0, 0.6), resolution: float = 0.1, offset: float = 0.28,
-                clip: float = 1.0, noise: float = 0.0) -> np.ndarray:  # fmt: skip
+def height_scan(task, size: tuple[float, float] = (1.0, 0.6), resolution: float = 0.1,
+                offset: float = 0.28) -> np.ndarray:  # fmt: skip
     """The terrain around the base: base height minus the ground height at a grid of points, minus ``offset``
-    (m), clipped to +-``clip``, as Isaac Lab's ``height_scan``. ~0 on flat ground at the stance height,
-    positive over a dip, negative over a rise.
+    (m), as Isaac Lab's ``height_scan``. ~0 on flat ground at the stance height, positive over a dip, negative
+    over a rise. Its table entry clips it (``clip``, +-1 m in the rough task) and may add ``noise``, as every
+    observation term's (:mod:`dexwheel.tasks.manager`).
 
     The grid is ``size`` (x, y; m) centred on the base, ``resolution`` apart, turning with the base's yaw but
     not its roll and pitch (Isaac Lab's ``ray_alignment="yaw"``): 1.0 x 0.6 m at 0.1 m (11 x 7 = 77 points,
-    x-major) covers the robot (0.71 m base, arms to ~0.9 m) and one 0.5 m tread ahead and behind. ``noise``
-    adds uniform +-``noise`` m per point (Isaac Lab's ``Unoise``). The heights come from the terrain's
-    raster, a direct lookup in the terrain's description (:class:`dexwheel.terrain.HeightRaster`), not
-    ray casts: exact on boxes and height fields but within 1 cm of a vertical edge, O(1) per point, and
-    the same arithmetic for every env (a single env and a vector env agree bit for bit).
+    x-major) covers the robot (0.71 m base, arms to ~0.9 m) and one 0.5 m tread ahead and behind. Each size
+    must be a whole number of ``resolution`` steps: the grid spans exactly ``size``. The heights come from the
+    terrain's raster, a direct lookup in the terrain's description (:class:`dexwheel.terrain.HeightRaster`), not
+    ray casts: exact on boxes and height fields but within 1 cm of a vertical edge, O(1) per point, and the same
+    arithmetic for every env (a single env and a vector env agree bit for bit).
     """
     terrain = _terrain(task, "observations.height_scan")
     pts = terrain.scan_pattern(tuple(size), float(resolution))
     q = task.physics.qpos
-    out = scan_heights(terrain.raster, q[:, 0:3], q[:, 3:7], pts) - offset
-    if noise:
-        step = task.episode_length if hasattr(task, "t") else np.zeros(len(q), dtype=np.int64)  # 0 while built
-        out = out + noise * (2.0 * terrain.uniform_noise(step, pts.shape[0]) - 1.0)
-    return np.clip(out, -clip, clip)
+    return scan_heights(terrain.raster, q[:, 0:3], q[:, 3:7], pts) - offset
 
 
 def height_scan_mirror(size: tuple[float, float] = (1.0, 0.6), resolution: float = 0.1, **_) -> np.ndarray:

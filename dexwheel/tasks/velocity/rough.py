@@ -20,8 +20,8 @@ from dexwheel.terrain.config import TerrainCfg
 #: policy: ``observations={"height_scan": None}``, a critic-only scan: ``{"height_scan": {"group": "critic"}}``).
 ROUGH_OBSERVATIONS: dict[str, ObservationTermCfg] = {
     **OBSERVATIONS,
-    "height_scan": ObservationTermCfg(_O + "height_scan", {"size": (1.0, 0.6), "resolution": 0.1, "offset": 0.28,
-                                                           "clip": 1.0, "noise": 0.0}),
+    "height_scan": ObservationTermCfg(_O + "height_scan", {"size": (1.0, 0.6), "resolution": 0.1, "offset": 0.28},
+                                      clip=(-1.0, 1.0)),
 }  # fmt: skip
 
 #: The flat task's rewards, but ``flat_orientation_l2`` at -10, not -50: on a 25 deg slope a level base is

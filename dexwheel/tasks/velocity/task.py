@@ -35,7 +35,6 @@ import functools
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import mujoco
@@ -61,6 +60,7 @@ from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
 from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
 from dexwheel.tasks import terms
+from dexwheel.tasks.manager import TermRunner
 from dexwheel.tasks.velocity import events, kernels
 from dexwheel.tasks.velocity.action_path import WheelLegActionPath
 from dexwheel.tasks.velocity.commands import draw_command
@@ -73,15 +73,6 @@ from dexwheel.terrain.config import ROBOT_FOOTPRINT_M
 _LINKS = LINKS
 _NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # the action dtypes map_actions compiles for
-
-
-@dataclass(frozen=True)
-class ObservationLayout:
-    """Named column slices of the observation (policy part first, then the optional privileged part)."""
-
-    slices: dict[str, slice]
-    policy_dim: int
-    dim: int
 
 
 class WheelLegTask:
@@ -135,14 +126,14 @@ class WheelLegTask:
         self.episode_params: list[EpisodeParams] = [self.randomizer.nominal] * n
         self.rngs: list[np.random.Generator | None] = [None] * n
         self.commands = np.zeros((n, 2))
+        # Resamples and interval events as absolute control-step numbers: one integer compare per step until
+        # one is due. Set before the terms are bound: a term may read the episode's length.
+        self.t = 0
+        self.episode_start = np.zeros(n, dtype=np.int64)
         self._bind_state()
         self._build_terms()
         self._build_events()
 
-        # Resamples and interval events as absolute control-step numbers: one integer compare per step until
-        # one is due.
-        self.t = 0
-        self.episode_start = np.zeros(n, dtype=np.int64)
         self.truncate_at = np.full(n, _NEVER, dtype=np.int64)
         self.resample_at = np.full(n, _NEVER, dtype=np.int64)
         #: When each env's interval events next run (control steps; a column per interval event, table order).
@@ -215,33 +206,20 @@ class WheelLegTask:
         return cols
 
     def _build_terms(self) -> None:
-        """Bind the config's term tables: observation columns, reward weights, termination flags, info keys.
-
-        Every term is called once here on the built state (a bad path or shape fails now, naming it).
-        """
+        """Bind the config's term tables (:class:`~dexwheel.tasks.manager.TermRunner`: observation columns, reward
+        weights times the control period, termination flags) and the info keys. Every term is called once here on
+        the built state (a bad path, shape or value fails now, naming it)."""
         cfg, n = self.cfg, self.num_envs
         self.terminated = np.zeros(n, dtype=bool)
         self.action = np.zeros((n, self.action_dim), dtype=np.float32)
         self.last_action = np.zeros((n, self.action_dim), dtype=np.float32)
         groups = ("policy", "critic") if cfg.privileged_obs else ("policy",)
         table = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
-        slices, start, self._obs_terms = {}, 0, []
-        for term, value in terms.bind(table, "observations", self, n, "vector"):
-            width = value.shape[1] if value.ndim == 2 else 1
-            sl = slice(start, start + width)
-            slices[term.name], start = sl, sl.stop
-            # a (N,) term fills one column: obs[:, start], which takes an (N,) value
-            self._obs_terms.append((sl if value.ndim == 2 else sl.start, term.call, table[term.name].scale))
-        policy = [k for k in table if table[k].group == "policy"]
-        policy_dim = slices[policy[-1]].stop if policy else 0
-        self.obs_layout = ObservationLayout(slices, policy_dim, start)
-        self._terminations = [t.call for t, _ in terms.bind(cfg.terminations, "terminations", self, n, "scalar")]
-        self.term_flags = np.zeros((n, len(self._terminations)), dtype=bool)
         dt = self.dt if cfg.scale_rewards_by_dt else 1.0
-        rewards = {k: t for k, t in cfg.rewards.items() if t.weight != 0.0}  # weight 0: never computed, 0 in info
-        bound = {t.name: t.call for t, _ in terms.bind(rewards, "rewards", self, n, "scalar")}
-        self.reward_coef = np.array([float(t.weight) * dt for t in cfg.rewards.values()])
-        self._rewards = [(k, bound[name]) for k, name in enumerate(cfg.rewards) if name in bound]
+        self.terms = TermRunner(self, n, table, cfg.rewards, cfg.terminations, reward_scale=dt)
+        self.obs_layout = self.terms.layout
+        self.reward_coef = self.terms.reward_coef
+        self.term_flags = np.zeros((n, len(cfg.terminations)), dtype=bool)
         self._flag_keys = tuple(f"terminated_{name}" for name in cfg.terminations)  # booleans in info
         self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS, *self._flag_keys)
 
@@ -349,6 +327,7 @@ class WheelLegTask:
         self.drive.step(self._robot_block)
         self._evaluate_terms()
         self.action, self.last_action = self.last_action, self.action  # the action just applied is "last"
+        self.terms.advance()
         self.compute_obs()
         self.t += 1
         t = self.t
@@ -365,11 +344,9 @@ class WheelLegTask:
         """Terminations, then the reward terms (``is_terminated`` reads them), weighed and summed in table
         order, then the tracking metrics: the ``values`` row of each env (:attr:`info_keys` order)."""
         flags, values = self.term_flags, self.values
-        for j, term in enumerate(self._terminations):
-            flags[:, j] = term(self)
+        self.terms.terminations(flags)
         kernels.any_row(flags, self.terminated)
-        for k, term in self._rewards:
-            values[:, k] = term(self)
+        self.terms.rewards(values)
         kernels.finish_step(values, self.reward_coef, self.reward, self.commands, self.base_lin_vel, self.base_ang_vel,
                             flags)  # fmt: skip
 
@@ -414,6 +391,11 @@ class WheelLegTask:
         self._any_diverged = diverged is not None
         if diverged is None:
             return
+        p = self.physics
+        physics_ok = ~p.monitor.warned & np.isfinite(p.qpos).all(axis=1) & np.isfinite(p.qvel).all(axis=1)
+        self.terms.check_finite(
+            diverged & physics_ok, self.values, self.obs, self.t
+        )  # a term's NaN is not the physics'
         contain(diverged, self.reward, self.values[:, : len(self.cfg.rewards)], self.values, self.obs)
 
     def _events(self, t: int) -> None:
@@ -436,11 +418,8 @@ class WheelLegTask:
         return max(1, round((lo + (hi - lo) * rng.random()) / self.dt))
 
     def compute_obs(self) -> np.ndarray:
-        """Fill ``self.obs`` from the observation terms, each times its scale, in column order (all envs)."""
-        obs = self.obs
-        for cols, term, scale in self._obs_terms:
-            obs[:, cols] = term(self) if scale is None else term(self) * scale
-        return obs
+        """Fill ``self.obs`` from the observation terms, processed, in column order (all envs)."""
+        return self.terms.compute_obs(self.obs)
 
     # -- resets and events ----------------------------------------------------------------------
     def reset_env(self, i: int, fresh: bool = False) -> None:
@@ -470,6 +449,7 @@ class WheelLegTask:
             self._next_event = int(self.event_at.min())
         self.action[i] = 0.0
         self.last_action[i] = 0.0
+        self.terms.reset(i, [rng])
 
     def check_base_xy(self, x: float, y: float, where: str) -> None:
         """Refuse (``ValueError`` naming ``where`` and the allowed ranges) a base position whose footprint is not
@@ -533,7 +513,7 @@ class WheelLegTask:
                  "drive.kp", "drive.kd", "drive._dirty", "drive._last_bytes", "physics.qpos", "physics.qvel",
                  "physics.sensordata", "physics.ctrl", "physics.monitor._last"]  # fmt: skip
         if self.terrain is not None:
-            names += ["terrain.level", "terrain.column", "terrain.origin", "terrain.noise_key"]
+            names += ["terrain.level", "terrain.column", "terrain.origin"]
         if isinstance(self.physics, SerialPhysics):
             names.append("physics.data")
         else:
@@ -541,7 +521,7 @@ class WheelLegTask:
         models = self.models[:1] if self.models_shared else self.models  # one shared model: its gains once
         return {"attrs": snapshot.capture(self, names), "override_active": self.override_active,
                 "blocks": [b.block for b in self.buffers.values()],
-                "biasprm": [m.actuator_biasprm for m in models]}  # fmt: skip
+                "biasprm": [m.actuator_biasprm for m in models], "terms": self.terms.state()}  # fmt: skip
 
     def restore(self, state: dict) -> None:
         """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
@@ -559,6 +539,7 @@ class WheelLegTask:
         for buf, block in zip(self.buffers.values(), state["blocks"], strict=True):
             buf.block[...] = block
         snapshot.restore(self, state["attrs"])  # after the models: randomizer.apply used the scratch MjData
+        self.terms.load_state(state["terms"])
 
     def __reduce__(self) -> tuple:
         # composers and frames hold views of each other's buffers, which a plain copy would not keep

@@ -2,8 +2,8 @@
 
 Built once per task from ``cfg.terrain`` (:mod:`dexwheel.terrain`): the description, which the MuJoCo model
 holds as static geoms (every env's model has the same terrain), a height raster for the height scan (built
-on first use), and per env its level (row), its tile column, its origin (the spawn point of that tile, world
-frame) and its observation-noise key. Levels and columns are drawn from each env's own generator at its
+on first use), and per env its level (row), its tile column and its origin (the spawn point of that tile, world
+frame). Levels and columns are drawn from each env's own generator at its
 first reset (the ``terrain_levels`` event) and again at a seeded one, so a vector env's env ``i`` lands where a
 single env with the same seed lands, and a seed repeats its trajectory.
 
@@ -24,9 +24,6 @@ from dexwheel.terrain.config import ROBOT_FOOTPRINT_M
 #: The height raster's sample spacing (m): the scan reads the nearest sample (:class:`HeightRaster`).
 RASTER_RESOLUTION_M = 0.02
 
-_C1, _C2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-
 
 class TaskTerrain:
     """The terrain of a task with ``num_envs`` envs (:attr:`level` -1 until an env's first reset)."""
@@ -39,7 +36,6 @@ class TaskTerrain:
         self.level = np.full(num_envs, -1, dtype=np.int64)
         self.column = np.zeros(num_envs, dtype=np.int64)
         self.origin = np.zeros((num_envs, 3))
-        self.noise_key = np.zeros(num_envs, dtype=np.uint64)
 
     @functools.cached_property
     def raster(self) -> HeightRaster:
@@ -74,19 +70,6 @@ class TaskTerrain:
         xs = (np.arange(nx) - (nx - 1) / 2) * resolution
         ys = (np.arange(ny) - (ny - 1) / 2) * resolution
         return np.stack(np.meshgrid(xs, ys, indexing="ij"), axis=-1).reshape(-1, 2)
-
-    def uniform_noise(self, step: np.ndarray, width: int) -> np.ndarray:
-        """``(N, width)`` numbers in [0, 1) from each env's noise key (drawn at its reset), its control step
-        within the episode ``step`` ``(N,)`` and the column (a counter-based hash, splitmix64): the same numbers
-        however often the observation is computed in a step, for env ``i`` of a vector env as for a single env
-        with the same seed, and again after a reset with the same seed."""
-        t = np.asarray(step, dtype=np.int64).astype(np.uint64)[:, None]
-        with np.errstate(over="ignore"):
-            z = self.noise_key[:, None] ^ (t * _C1) ^ (np.arange(1, width + 1, dtype=np.uint64) * _C2)
-            z = (z ^ (z >> np.uint64(30))) * _M1
-            z = (z ^ (z >> np.uint64(27))) * _M2
-            z = z ^ (z >> np.uint64(31))
-        return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def ground_under(desc: TerrainDescription, x: float, y: float) -> float:

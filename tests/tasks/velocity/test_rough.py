@@ -133,27 +133,45 @@ def test_height_scan_reads_a_known_step(yaw):
     env.close()
 
 
-def test_height_scan_clips_adds_bounded_repeatable_noise_and_mirrors():
+def test_height_scan_is_clipped_by_its_entry_and_mirrors():
     env, task, origin = scan_task()
+    sl = env.unwrapped.obs_slices["height_scan"]
     q = task.physics.qpos[0]
-    q[2] = 5.0  # far above the ground: clipped to +1
-    assert (observations.height_scan(task) == 1.0).all()
-    q[2] = origin[2] + 0.28
-    clean = observations.height_scan(task)
-    noisy = observations.height_scan(task, noise=0.05)
-    again = observations.height_scan(task, noise=0.05)
-    assert np.array_equal(noisy, again) and not np.array_equal(noisy, clean)  # same step: the same noise
-    assert np.abs(noisy - clean).max() <= 0.05
-    task.t += 1
-    assert not np.array_equal(observations.height_scan(task, noise=0.05), noisy)  # the next step: new noise
+    q[2] = 5.0  # far above the ground: the entry's clip (-1, 1) holds it at +1
+    assert (observations.height_scan(task) > 4.0).all() and (task.compute_obs()[0, sl] == 1.0).all()
     # the mirror swaps +y and -y points: a scan of a step on the left mirrors to one on the right
     slices = env.unwrapped.obs_slices
     (index, sign), _ = env.unwrapped.mirror_maps
-    sl = slices["height_scan"]
     grid = np.arange(77).reshape(11, 7)
     assert np.array_equal(index[sl] - sl.start, grid[:, ::-1].ravel()) and (sign[sl] == 1).all()
     assert mirror_maps(slices, task.policy_joints, {"height_scan": index[sl] - sl.start})[0][0].shape == index.shape
     env.close()
+
+
+def test_height_scan_noise_is_fresh_each_step_and_the_same_however_often_a_step_observes():
+    """Issue 57: the noise of step 1 repeated the reset's, and a command-resample step repeated the one before."""
+    env = gymnasium.make("Solenopsis-Rough-v0", terrain=PLATFORM, observations={"height_scan": {"noise": 0.05}},
+                         commands={"resampling_time_s": (0.1, 0.1)})  # fmt: skip
+    clean_env = gymnasium.make("Solenopsis-Rough-v0", terrain=PLATFORM, commands={"resampling_time_s": (0.1, 0.1)})
+    sl = env.unwrapped.obs_slices["height_scan"]
+    obs, _ = env.reset(seed=3)
+    clean, _ = clean_env.reset(seed=3)
+    noises = [obs[sl] - clean[sl]]
+    task = env.unwrapped.task
+    for _ in range(12):  # a resample every 5 steps: each recomputes the observation within its step
+        action = np.zeros(8, dtype=np.float32)
+        obs = env.step(action)[0]
+        clean = clean_env.step(action)[0]
+        noise = obs[sl] - clean[sl]
+        assert np.array_equal(task.compute_obs()[0, sl], obs[sl])  # observed again in the same step: the same noise
+        noises.append(noise)
+    noises = np.array(noises)
+    assert np.abs(noises).max() <= 0.05 + 1e-6 and np.abs(noises).max() > 0.04
+    for a in range(len(noises)):  # every step's noise is its own: no two steps share one
+        for b in range(a):
+            assert not np.allclose(noises[a], noises[b]), (a, b)
+    env.close()
+    clean_env.close()
 
 
 def test_height_scan_on_a_flat_task_is_refused_naming_the_term():
@@ -262,3 +280,22 @@ def test_a_one_type_terrain():
     assert set(env.unwrapped.task.terrain.desc.tile_types) == {"flat"}
     assert env.unwrapped.cfg.terrain.sub_terrains == {"flat": SubTerrainCfg("flat", 1.0)}
     env.close()
+
+
+@pytest.mark.parametrize(("size", "resolution", "hint"), [((1.0, 0.65), 0.1, "use 0.6 or 0.7 m"),
+                                                          ((1.0, 0.6), 0.4, "use 0.8 or 1.2 m")])  # fmt: skip
+def test_a_scan_grid_that_would_not_span_its_size_is_refused_naming_the_key(size, resolution, hint):
+    """Issue 57: (1.0, 0.65) at 0.1 m spanned 0.6 m; resolution 0.4 gave 0.8 x 0.4 m instead of 1.0 x 0.6 m."""
+    with pytest.raises(
+        ConfigFieldError, match=rf"observations\.height_scan\.params\.size: .* whole number of resolution steps.*{hint}"
+    ):
+        gymnasium.make("Solenopsis-Rough-v0", terrain=SMALL,
+                       observations={"height_scan": {"params": {"size": size, "resolution": resolution}}})  # fmt: skip
+
+
+def test_the_scan_grid_spans_exactly_its_size():
+    from dexwheel.tasks.velocity.terrain import TaskTerrain
+
+    for size, res in (((1.0, 0.6), 0.1), ((1.2, 0.8), 0.4), ((0.0, 0.5), 0.25)):
+        pts = TaskTerrain.scan_pattern(size, res)
+        np.testing.assert_allclose(pts.max(axis=0) - pts.min(axis=0), size, atol=1e-12)
