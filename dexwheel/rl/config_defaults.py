@@ -25,7 +25,7 @@ from dexwheel.tasks.velocity.rough import rough_cfg
 GROUP_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
     "hand": {
         "drive": ("drive", "slew_rad_s", "track_test"),
-        "action": ("action",),
+        "action": ("action", "action_delay_steps"),
         "collision": ("collision_projection", "penetration_tol", "projection_iters", "projection_group_free",
                       "contact_excludes"),
         "composer": ("composer_layers", "hold_joints", "hold_pose"),

@@ -96,7 +96,7 @@ OBSERVATION_MAP = {
 }
 #: The MuJoCo task's config fields the action term builds its action path from (:class:`~.mdp.HandPoseAction`).
 ACTION_FIELDS = ("hand", "drive", "action", "out_of_range", "delta_scale", "slew_rad_s", "track_test",
-                 "composer_layers", "hold_joints", "hold_pose")  # fmt: skip
+                 "composer_layers", "hold_joints", "hold_pose", "action_delay_steps")  # fmt: skip
 #: Reset events; the open-hand pose is the task's (filled in by :func:`apply_task_cfg`).
 EVENT_MAP = {
     _E + "reset_joints_by_offset": (dw.reset_hand_pose, lambda p: {"noise": float(p["scale"]), "action_name": ACTION}),

@@ -118,6 +118,21 @@ def model_param(env: ManagerBasedRLEnv, column: str) -> torch.Tensor:
     return model_params(env)[:, lo:hi]
 
 
+def _action_delay(steps, where: str, like: torch.Tensor):
+    """The MuJoCo task's action latency on torch (:class:`~dexwheel.tasks.action_delay.ActionDelay`), None without."""
+    from dexwheel.tasks.action_delay import ActionDelay, delay_range
+
+    delay = delay_range(steps, where)
+    return ActionDelay(delay, like) if delay != (0, 0) else None
+
+
+def _reset_delay(delay, ids: torch.Tensor, hold) -> None:
+    """Envs ``ids`` of an action delay start an episode holding ``hold``; a range draws each env's delay anew."""
+    if delay is not None:
+        drawn = torch.randint(delay.low, delay.high + 1, (len(ids),), device=ids.device) if delay.random else None
+        delay.reset(ids, hold, drawn)
+
+
 class WheelLegComposerAction(ActionTerm):
     """The wheel-leg action path of :mod:`dexwheel.control` on torch: the MuJoCo task's own
     :class:`~dexwheel.tasks.velocity.action_path.WheelLegActionPath` (the same layers, composer and resolver,
@@ -156,6 +171,7 @@ class WheelLegComposerAction(ActionTerm):
         self.kd_scale = torch.ones(n, nj, device=self.device)
         self._gains = torch.full((2, n, nj), float("nan"), device=self.device)  # as last written
         self._scales_changed = True
+        self.delay = _action_delay(task.actions.delay_steps, "actions.delay_steps", self._raw)
         self.path.compose()
 
     @property
@@ -187,6 +203,8 @@ class WheelLegComposerAction(ActionTerm):
     def process_actions(self, actions: torch.Tensor) -> None:
         self._raw[:] = actions
         a = torch.clamp(actions, -1.0, 1.0) if self._clip else actions
+        if self.delay is not None:  # the action of delay steps ago (the MuJoCo task's latency)
+            a = self.delay(a.to(torch.float32))
         y = a.to(torch.float32).to(torch.float64) * self._scale
         block, nk = self.path.policy_block, self.path.nk
         block[0, :, :nk] = (y[:, :nk] + self._offset).to(block.dtype)
@@ -209,7 +227,9 @@ class WheelLegComposerAction(ActionTerm):
         self._asset.actuators.target_command.set_velocity_index(value=block[3], joint_ids=self._joint_ids)
 
     def reset(self, env_ids=None) -> None:
-        self._raw[_env_index(env_ids, self.num_envs, self.device)] = 0.0
+        ids = _env_index(env_ids, self.num_envs, self.device)
+        self._raw[ids] = 0.0
+        _reset_delay(self.delay, ids, 0.0)
 
 
 @configclass
@@ -421,6 +441,7 @@ class HandPoseAction(ActionTerm):
         self._substep = 0
         #: Per env, the deepest contact (m) over this control step's physics steps before the last one.
         self.depth = torch.zeros(n, device=self.device)
+        self.delay = _action_delay(task.action_delay_steps, "action_delay_steps", self._accepted)
         assert na == self._command.shape[1]
 
     @property
@@ -470,7 +491,8 @@ class HandPoseAction(ActionTerm):
         a = torch.minimum(torch.maximum(a, self._low), self._high)
         if self.map.integer:
             a = torch.round(a)  # half to even, as np.rint
-        goals = self.map.reference.goals(a, self._command)  # dexwheel.control's mapping, on torch
+        applied = a if self.delay is None else self.delay(a)  # the MuJoCo task's latency
+        goals = self.map.reference.goals(applied, self._command)  # dexwheel.control's mapping, on torch
         self._command.copy_(self.path(goals))
         self._accepted.copy_(a)
         self.prev_normalized.copy_(self.normalized)
@@ -501,6 +523,7 @@ class HandPoseAction(ActionTerm):
         self._target[ids] = q0
         self.depth[ids] = 0.0
         hold = self.hold_action(q0)
+        _reset_delay(self.delay, ids, hold)
         self._accepted[ids] = hold
         self._raw[ids] = hold.float()
         self.normalized[ids] = self.normalize(hold)

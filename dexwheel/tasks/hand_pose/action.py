@@ -10,7 +10,7 @@ nothing.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -149,15 +149,17 @@ class G20ActionMap:
             f"env {i}: action[{int(bad[0])}] = {row[bad[0]]!r} is outside [{self.low[bad[0]]}, {self.high[bad[0]]}]"
         )
 
-    def map(self, actions: Any, command: np.ndarray, previous: np.ndarray,
-            stacklevel: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-        """``(new command (N, 16), accepted raw action (N, A), clipped entries per env)``; no input is modified."""
+    def map(self, actions: Any, command: np.ndarray, previous: np.ndarray, stacklevel: int = 3,
+            delay: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        """``(new command (N, 16), accepted raw action (N, A), clipped entries per env)``; no input is modified.
+        With ``delay`` (:class:`~dexwheel.tasks.action_delay.ActionDelay`) the command maps the action it returns
+        for the accepted one (a rejected action reaches it never)."""
         a = self.as_batch(actions)
         clipped = np.zeros(self.num_envs, dtype=np.int64)
         if invalid_entries(a, self.low, self.high, self.integer).any():  # the control mappings' rule
             a, clipped = self.repair(a, previous, stacklevel=stacklevel + 1)
         # the control mappings' own arithmetic, batched; their state (previous goal) is the task's `command`
-        new = self.reference.goals(a, command)
+        new = self.reference.goals(a if delay is None else delay(a), command)
         return new, a, clipped
 
     def repair(self, a: np.ndarray, previous: np.ndarray, stacklevel: int = 4) -> tuple[np.ndarray, np.ndarray]:

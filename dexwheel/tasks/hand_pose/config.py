@@ -22,6 +22,7 @@ import numba
 
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots.g20 import GOAL_PRESETS
+from dexwheel.tasks.action_delay import delay_range
 from dexwheel.tasks.hand_pose.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
 from dexwheel.tasks.terms import (
     EventTermCfg,
@@ -110,6 +111,9 @@ class G20HandConfig:
     out_of_range: str = "raise"
     #: ``action="delta"``: radians per step at action 1.
     delta_scale: float = 0.05
+    #: Latency: the action of this many control steps ago is applied (an int, or (low, high) drawn per env at
+    #: each reset); :mod:`dexwheel.tasks.action_delay`.
+    action_delay_steps: int | tuple[int, int] = 0
     slew_rad_s: float = 5.0
     #: Hard-write only (PD has real contacts); ignored with ``drive="pd"``.
     collision_projection: bool = True
@@ -174,6 +178,9 @@ class G20HandConfig:
             if bad:
                 raise _bad("contact_excludes", f"contact_excludes entries must be (body, body) pairs, got {bad}")
             object.__setattr__(self, "contact_excludes", pairs)
+        delay = self.action_delay_steps
+        object.__setattr__(self, "action_delay_steps", tuple(delay) if isinstance(delay, (tuple, list)) else delay)
+        delay_range(self.action_delay_steps, "action_delay_steps")
         if not self.goal_presets and self.goal_mode != "random":
             raise _bad("goal_presets", f"goal_presets is empty; goal_mode={self.goal_mode!r} needs at least one")
         for name in self.goal_presets:

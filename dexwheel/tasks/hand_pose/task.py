@@ -61,6 +61,7 @@ from dexwheel.sim.model_checks import check_robot_model, require_actuators, requ
 from dexwheel.sim.projection import CollisionProjector, add_chain_contact_sensors, add_deepest_contact_sensor
 from dexwheel.sim.rendering import add_studio
 from dexwheel.tasks import terms
+from dexwheel.tasks.action_delay import ActionDelay, delay_range
 from dexwheel.tasks.hand_pose import commands
 from dexwheel.tasks.hand_pose.action import G20ActionMap
 from dexwheel.tasks.hand_pose.action_path import HandActionPath
@@ -208,6 +209,9 @@ class G20HandTask:
         built state (a bad path, shape or value fails now, naming it)."""
         cfg, n = self.cfg, self.num_envs
         self.terms = TermRunner(self, n, cfg.observations, cfg.rewards, cfg.terminations)
+        delay = delay_range(cfg.action_delay_steps, "action_delay_steps")
+        #: Latency (:mod:`dexwheel.tasks.action_delay`; None: none): the goals map a delayed action.
+        self.delay = ActionDelay(delay, np.zeros((n, self.actions.dim))) if delay != (0, 0) else None
         self.obs_slices, self.obs_dim = self.terms.layout.slices, self.terms.layout.dim
         self.observation_space = spaces.Box(-np.inf, np.inf, (self.obs_dim,), np.float32)
         self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
@@ -276,6 +280,9 @@ class G20HandTask:
         self.q[i] = q0
         self.command[i] = q0
         self.raw_action[i] = self.actions.hold_action(q0)
+        if self.delay is not None:  # until k actions are given, the one that holds the start pose
+            d = self.delay
+            d.reset(i, self.raw_action[i], int(rng.integers(d.low, d.high + 1)) if d.random else None)
         self.last_action[i] = self.actions.normalize(self.raw_action[i])
         self.qpos[i] = full
         self.qvel[i] = 0.0
@@ -303,7 +310,7 @@ class G20HandTask:
         The action path, one way: the G20 mapping of :mod:`dexwheel.control` (checks and maps the action,
         stacklevel of its clip warnings: ``env.step``'s caller) -> composer layers -> resolver -> the drive.
         """
-        goals, raw, clipped = self.actions.map(actions, self.command, self.raw_action, stacklevel=4)
+        goals, raw, clipped = self.actions.map(actions, self.command, self.raw_action, stacklevel=4, delay=self.delay)
         # -- from here on the step commits --------------------------------------------------------
         command = self.command_path(goals)
         self.action[:] = self.actions.normalize(raw)
@@ -385,6 +392,8 @@ class G20HandTask:
         divergence counts, the generators."""
         names = ["datas", "_scratch", "state", "obs", "values", "reward", "terminated", "truncated", "start_pose", "q",
                  "rngs", "_any_diverged", "drive.depth"]  # fmt: skip
+        if self.delay is not None:
+            names += ["delay._ring", "delay._head", "delay.delay"]
         if isinstance(self.drive, PDDrive):
             names += ["drive.control", "drive.monitor._last"]
             if self.drive.batch is not None:

@@ -36,6 +36,7 @@ from dexwheel.robots.wheel_leg import (
     mirror_permutation,
 )
 from dexwheel.sim.randomization import DomainRandCfg
+from dexwheel.tasks.action_delay import delay_range
 from dexwheel.tasks.terms import (
     EventTermCfg,
     ObservationTermCfg,
@@ -86,6 +87,9 @@ class ActionCfg:
     knee_scale: float = 0.25  # rad per unit action (reference)
     wheel_velocity_scale: float = 30.0  # rad/s per unit action; stalled: 0.6 * 30 = 18 N m of 21.6
     clip: bool = True  # clip actions to [-1, 1] before mapping them
+    # Latency: the action of this many policy steps ago is applied (an int, or (low, high) drawn per env at
+    # each reset: latency randomisation); dexwheel.tasks.action_delay.
+    delay_steps: int | tuple[int, int] = 0
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,7 @@ KWARG_ALIASES: dict[str, tuple[str | None, str]] = {
     "action_scale_knee": ("actions", "knee_scale"),
     "wheel_velocity_scale": ("actions", "wheel_velocity_scale"),
     "clip_actions": ("actions", "clip"),
+    "action_delay_steps": ("actions", "delay_steps"),
     "layers": ("composer", "layers"),
     "policy_joints": ("composer", "policy_joints"),
     "override_active": ("composer", "override_active"),
@@ -367,6 +372,7 @@ def validate(cfg: WheelLegEnvCfg) -> None:
         value = getattr(cfg.actions, name)
         if not (math.isfinite(value) and value > 0):
             raise _bad(f"actions.{name}", f"must be a finite number > 0, got {value!r}")
+    delay_range(cfg.actions.delay_steps, "actions.delay_steps")
     layers = cfg.composer.layers
     unknown = [n for n in layers if n not in LAYER_NAMES]
     if unknown:

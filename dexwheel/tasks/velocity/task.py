@@ -60,6 +60,7 @@ from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
 from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
 from dexwheel.tasks import terms
+from dexwheel.tasks.action_delay import ActionDelay, delay_range
 from dexwheel.tasks.manager import TermRunner
 from dexwheel.tasks.velocity import events, kernels
 from dexwheel.tasks.velocity.action_path import WheelLegActionPath
@@ -217,6 +218,10 @@ class WheelLegTask:
         table = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
         dt = self.dt if cfg.scale_rewards_by_dt else 1.0
         self.terms = TermRunner(self, n, table, cfg.rewards, cfg.terminations, reward_scale=dt)
+        delay = delay_range(cfg.actions.delay_steps, "actions.delay_steps")
+        #: Latency (:mod:`dexwheel.tasks.action_delay`; None: none): the policy layer gets a delayed action.
+        self.delay = ActionDelay(delay, self.action) if delay != (0, 0) else None
+        self._delayed_action = np.zeros_like(self.action)
         self.obs_layout = self.terms.layout
         self.reward_coef = self.terms.reward_coef
         self.term_flags = np.zeros((n, len(cfg.terminations)), dtype=bool)
@@ -304,6 +309,11 @@ class WheelLegTask:
             env = f"env {i}: " if self.num_envs > 1 else ""
             raise ActionError(f"{env}action[{j}] ({self.policy_joints[j]}) = {float(actions[i, j])} is not finite; "
                               "actions are in [-1, 1]")  # fmt: skip
+        if (
+            self.delay is not None
+        ):  # the policy layer takes the action of delay steps ago (self.action stays the policy's)
+            kernels.map_actions(self.delay(self.action), self.cfg.actions.clip, self._act_scale, self._act_offset,
+                                self._delayed_action, self._policy_block)  # fmt: skip
 
     def _checked_actions(self, actions: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
         expected = f"({self.action_dim},)" if self.num_envs == 1 else str(shape)
@@ -449,6 +459,9 @@ class WheelLegTask:
             self._next_event = int(self.event_at.min())
         self.action[i] = 0.0
         self.last_action[i] = 0.0
+        if self.delay is not None:  # until k actions are given, the stance with the wheels still (action 0)
+            d = self.delay
+            self.delay.reset(i, 0.0, int(rng.integers(d.low, d.high + 1)) if d.random else None)
         self.terms.reset(i, [rng])
 
     def check_base_xy(self, x: float, y: float, where: str) -> None:
@@ -514,6 +527,8 @@ class WheelLegTask:
                  "physics.sensordata", "physics.ctrl", "physics.monitor._last"]  # fmt: skip
         if self.terrain is not None:
             names += ["terrain.level", "terrain.column", "terrain.origin"]
+        if self.delay is not None:
+            names += ["delay._ring", "delay._head", "delay.delay"]
         if isinstance(self.physics, SerialPhysics):
             names.append("physics.data")
         else:
