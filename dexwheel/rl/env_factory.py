@@ -19,10 +19,10 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import dexwheel  # noqa: F401  (registers the env ids)
-from dexwheel.envs.gym_api import IntegerBox
 from dexwheel.fields import ConfigFieldError
 from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS
 from dexwheel.rl.schema import ConfigError
+from dexwheel.tasks.spaces import IntegerBox
 
 
 def env_kwargs(cfg: DictConfig) -> dict[str, Any]:

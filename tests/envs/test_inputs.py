@@ -17,13 +17,13 @@ from dexwheel.control import ActionClipWarning, ActionError, G20SdkMapping, g20_
 from dexwheel.envs import register_envs
 from dexwheel.envs.g20_hand import G20HandEnv, camera_config
 from dexwheel.envs.g20_vector import G20HandVectorEnv
-from dexwheel.envs.gym_api import IntegerBox
 from dexwheel.envs.wheel_leg import WheelLegEnv
 from dexwheel.fields import ConfigFieldError
 from dexwheel.rl.env_factory import make_env, make_vector_env
 from dexwheel.rl.sb3.vec_env import GymVectorEnvAdapter
 from dexwheel.rl.schema import ConfigError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, G20_OPEN_CMD
+from dexwheel.tasks.spaces import IntegerBox
 
 register_envs()
 
