@@ -13,6 +13,7 @@ overrides the user typed (:func:`parse_overrides`), or refuses one naming it.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,6 +184,15 @@ def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig,
         set_value(cfg, key, value)
         warnings.append(f"{path} has no {key} (saved before it existed); using today's default {key}={_shown(value)}")
     return cfg, warnings  # type: ignore[return-value]
+
+
+def run_config(run_dir: Path) -> DictConfig:
+    """The resolved config a run was trained with, complete: a key its ``config.yaml`` lacks (saved before the
+    key existed) is filled with today's default and named on stderr with the value used."""
+    cfg, warnings = load_run_config(run_dir)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    return cfg
 
 
 def selection_overrides(args: list[str], key: str, groups: tuple[str, ...] = GROUPS) -> list[str]:

@@ -21,7 +21,8 @@ from dexwheel.rl.checkpoints import CheckpointError, load_vecnormalize
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.export import ExportedPolicy, export_policy, session
-from dexwheel.rl.policies import load_policy, run_config
+from dexwheel.rl.policies import load_policy
+from dexwheel.rl.run_config import run_config
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
 

@@ -185,8 +185,9 @@ def flat_expert(tmp_path_factory):
 def test_the_expert_teaches_where_the_scripted_teacher_is_not_active(tmp_path, flat_expert):
     """With ``teacher_expert``, each state's label is the gait's where it climbs and the expert's policy (its
     final checkpoint, on the flat task's columns of the rough observation) elsewhere; every state is kept."""
-    from dexwheel.rl.policies import load_policy, run_config
+    from dexwheel.rl.policies import load_policy
     from dexwheel.rl.rsl.imitation import WithExpert
+    from dexwheel.rl.run_config import run_config
 
     run = learner(tmp_path, f"algo.params.teacher_expert={flat_expert}")
     teacher = run.teacher
