@@ -12,7 +12,6 @@ import pytest
 from dexwheel.control import G20_MIMIC, ActionClipWarning
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.envs.g20_hand import G20HandEnv
-from dexwheel.envs.g20_kernels import INFO_KEYS
 from dexwheel.envs.g20_vector import G20HandVectorEnv
 from dexwheel.robots.g20 import ACTIVE_JOINTS
 from dexwheel.sim.projection import (
@@ -28,6 +27,11 @@ from dexwheel.sim.projection import (
     rigid_movers,
     rotated_depth,
 )
+from dexwheel.tasks.hand_pose.config import REWARD_TERMS
+from dexwheel.tasks.hand_pose.kernels import METRIC_KEYS
+
+#: the default tables' ``info`` keys, in order: each reward term's, then the step's measurements
+INFO_KEYS = (*(f"reward_{t}" for t in REWARD_TERMS), *METRIC_KEYS)
 
 TOL = 5e-4
 
