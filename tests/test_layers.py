@@ -37,6 +37,7 @@ def test_the_layers_hold():
         ("dexwheel/sim/slew.py", "from dexwheel.isaaclab import motor_pd", "dexwheel.sim is not allowed to import isaaclab"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_an_import_against_the_layers_fails_naming_it(tmp_path, file, line, broken):
     shutil.copytree(ROOT / "dexwheel", tmp_path / "dexwheel", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)

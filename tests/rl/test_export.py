@@ -26,6 +26,9 @@ from dexwheel.rl.run_config import run_config
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
 
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = ["train.total_timesteps=1024", "train.eval_every_steps=1024", "train.checkpoint_every_steps=1024"]
 SAC_SHORT = ["algo=sac", "algo.params.learning_starts=256", "algo.params.buffer_size=4096", "algo.params.batch_size=64",

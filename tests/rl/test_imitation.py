@@ -13,6 +13,9 @@ from dexwheel.rl.rsl.imitation import TeacherGuide, imitate
 from dexwheel.rl.schema import ConfigError, validate
 from dexwheel.rl.training import train
 
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
+
 #: a small rough task: two levels of 3 m tiles, short episodes
 ROUGH = ["task=rough", "task.wheel_leg.terrain.num_rows=2", "task.wheel_leg.terrain.num_cols=4",
          "task.wheel_leg.terrain.size=[3.0,3.0]", "task.wheel_leg.terrain.border_width=1.0"]  # fmt: skip

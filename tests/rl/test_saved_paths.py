@@ -52,6 +52,7 @@ def test_an_old_path_reads_as_today_s_module_by_module_and_name_by_name():
     assert node == {"a": [{"func": "dexwheel.rl.rsl.symmetry:mirrored"}], "b": "dexwheel.rl.symmetry", "c": "x:y"}
 
 
+@pytest.mark.slow
 def test_a_run_saved_before_its_terms_moved_evaluates_and_resumes(tmp_path, monkeypatch):
     run = tmp_path / "run"
     train(compose_cfg("train", *short("solenopsis", algo="rsl_ppo")), run)

@@ -300,6 +300,7 @@ def test_one_joint_trials_from_a_safe_start_project_as_full_collision_checks_do(
     assert limited > 30  # bisections were compared, not only whole moves
 
 
+@pytest.mark.slow
 def test_a_changed_callee_invalidates_the_cached_callers(tmp_path):
     """numba re-validates a cached kernel against its own file only; dexwheel.jit flushes it when a source
     its module imports changed, so a kernel never runs the old code of a kernel it calls, and keeps it when
@@ -385,6 +386,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_a_forked_child_steps_a_threaded_vector_env(tmp_path):
     """GNU OpenMP's pool does not survive fork(); a forked child steps its envs on one thread instead
     of being ended by numba, and computes the same."""
