@@ -1,11 +1,12 @@
 # Two commands do everything: `make train` and `make test`. Each creates .venv when it is missing.
-# While editing: `make test-core ARGS="tests/envs -k g20"` (ruff + pytest, no Isaac Lab venv, no docs build).
+# While editing: `make test-fast` (ruff + the tests not marked slow, under 2 minutes on 2 cores), or
+# `make test-core ARGS="tests/envs -k g20"` (ruff + pytest, no Isaac Lab venv, no docs build).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: train test test-core docs lint format assets benchmark clean isaaclab-venv isaaclab-test isaaclab-assets
+.PHONY: train test test-core test-fast docs lint format assets benchmark clean isaaclab-venv isaaclab-test isaaclab-assets
 
 # The Isaac Lab 3 backend lives in its own Python 3.12 venv (requirements-isaaclab.txt says why).
 # The first Python 3.12 that runs (a pyenv shim named python3.12 may exist and refuse to).
@@ -55,6 +56,12 @@ test-core: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	tests/loopback_only.sh $(BIN)/pytest -n 2 --dist loadfile $(ARGS)
+
+# The fast tier a contributor runs while editing: every core test but those marked slow (docs/testing.md).
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	tests/loopback_only.sh $(BIN)/pytest -n 2 --dist loadfile -m "not slow" $(ARGS)
 
 # The documentation site (mkdocs.yml, docs/) into site/; --strict makes broken links and anchors errors.
 docs: $(STAMP)

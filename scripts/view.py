@@ -20,9 +20,9 @@ from omegaconf import DictConfig
 
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.env_factory import make_env
-from dexwheel.rl.policies import baseline_policy, load_policy, run_config
+from dexwheel.rl.policies import baseline_policy, load_policy
 from dexwheel.rl.presets import g20_sdk_sequence, wheel_leg_sequence
-from dexwheel.rl.run_config import check_overrides_read, parse_overrides
+from dexwheel.rl.run_config import check_overrides_read, parse_overrides, run_config
 from dexwheel.rl.schema import ConfigError, as_paths
 from dexwheel.sim.rendering import RenderingError, check_window
 

@@ -54,6 +54,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
         ),
     ],
 )
+@pytest.mark.slow
 def test_benchmark_runs(script: str, args: list[str], expected: list[str]) -> None:
     done = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), *args], capture_output=True, text=True, timeout=600, check=False

@@ -83,6 +83,7 @@ def test_vendor_document_wording(path: Path):
     )
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(tmp_path: Path):
     needed = {"mkdocs": "mkdocs", "material": "mkdocs-material", "mkdocstrings_handlers.python": "mkdocstrings[python]"}
     absent = [pkg for module, pkg in needed.items() if importlib.util.find_spec(module.split(".")[0]) is None]

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 import warnings
 import numpy as np
@@ -18,6 +20,7 @@ print(np.isfinite(reward), sum("NUMBA_CACHE_DIR" in str(w.message) for w in caug
 """
 
 
+@pytest.mark.slow
 def test_kernels_compile_without_a_cache_directory_and_say_so_once():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     # the locator that only serves NUMBA_CACHE_DIR, which is unset: numba finds no cache location at all

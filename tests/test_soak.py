@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import soak  # noqa: E402
 
 
+@pytest.mark.slow
 def test_short_soak_has_no_exceptions_no_non_finite_values_and_flags_every_divergence(tmp_path, capsys) -> None:
     out = tmp_path / "soak.json"
     assert soak.main(["--steps", "1500", "--inject-every", "4", "--out", str(out)]) == 0

@@ -32,7 +32,6 @@ from dexwheel.control.mappings import (
     NominalMapping,
     NormalizedMapping,
     OutOfRange,
-    WheelVelocityMapping,
 )
 from dexwheel.control.resolver import JointCommandDefaults, JointCommandResolver, JointDefault
 from dexwheel.control.targets import FIELDS, FRAME_FIELDS, JointTargetBuffer, JointTargetView, MotorFrame
@@ -66,7 +65,6 @@ __all__ = [
     "SourceTimeoutError",
     "TimeoutPolicy",
     "UnknownJointError",
-    "WheelVelocityMapping",
     "clip_and_complete",
     "complete_mimic",
     "g20_delta_mapping",

@@ -22,8 +22,9 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from dexwheel.envs.gym_api import closed_error, not_ready, reset_options
+from dexwheel.envs.gym_api import closed_error, not_ready
 from dexwheel.sim.snapshot import Reconstructible
+from dexwheel.tasks.spaces import reset_options
 
 Info = dict[str, np.ndarray]
 

@@ -26,8 +26,8 @@ With ``privileged_obs=True`` the asymmetric-critic part follows: ``base_lin_vel`
 m/s), ``friction`` (1, offset from nominal), ``base_mass_add`` (1, kg), ``base_com_offset`` (3, m),
 ``link_mass_scale`` (8, knees then wheels, factor - 1).
 
-Reward: the weighted terms of :class:`~dexwheel.envs.wheel_leg_cfg.RewardCfg`, each in ``info`` as
-``reward_<term>`` (already weighted and multiplied by the control period), summed in that order.
+Reward: the weighted terms of the ``rewards`` table (:data:`~dexwheel.tasks.velocity.config.REWARDS`), each in
+``info`` as ``reward_<term>`` (already weighted and multiplied by the control period), summed in that order.
 ``info`` also has ``lin_vel_x``, ``ang_vel_z`` (measured, base frame), ``command_lin_vel_x``,
 ``command_ang_vel_z``, the absolute errors ``lin_vel_x_error`` and ``ang_vel_z_error``, and the
 termination causes ``terminated_contact`` and ``terminated_tilt``.
@@ -44,8 +44,8 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.envs.base import TaskEnv
-from dexwheel.envs.gym_api import reset_options
 from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
+from dexwheel.tasks.spaces import reset_options
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 

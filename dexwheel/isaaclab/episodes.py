@@ -81,12 +81,12 @@ def make_task_venv(cfg: DictConfig, num_envs: int, device: str, seed: int, overr
 
 def mirror_maps(env):
     """The left-right mirror of a wheel-leg task's observations and actions (its terms are the MuJoCo task's,
-    in its order: :func:`dexwheel.envs.wheel_leg_cfg.mirror_maps`), over the critic group when there is one (its
+    in its order: :func:`dexwheel.tasks.velocity.config.mirror_maps`), over the critic group when there is one (its
     leading columns are the policy group's, so both mirror with the same maps) and the policy's joints; None
     for another task. The rough task's height scan mirrors by its grid's columns, as on MuJoCo
     (:func:`~dexwheel.tasks.velocity.observations.height_scan_mirror` of the term's parameters)."""
-    from dexwheel.envs.wheel_leg_cfg import mirror_maps as maps
     from dexwheel.isaaclab.tasks import mdp as dw
+    from dexwheel.tasks.velocity.config import mirror_maps as maps
     from dexwheel.tasks.velocity.observations import height_scan_mirror
 
     u = env.unwrapped

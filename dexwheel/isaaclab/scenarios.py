@@ -78,7 +78,7 @@ def start_height(robot: str, knees: np.ndarray) -> float:
 
 
 def _wheel_leg_programs(robot: str) -> list[Program]:
-    from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg
+    from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 
     desc = get_robot(robot)
     names = desc.joint_names
@@ -115,7 +115,7 @@ def terrain_of(prog: Program) -> TerrainCfg | None:
 
 
 def _terrain_programs(robot: str) -> list[Program]:
-    from dexwheel.envs.wheel_leg_cfg import WheelLegEnvCfg
+    from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 
     desc = get_robot(robot)
     names = desc.joint_names

@@ -115,6 +115,22 @@ def latest_checkpoint(run_dir: Path) -> Path:
     return max(existing, key=lambda p: (-1 if (n := saved_step(p)) is None else n, p.name.startswith("final")))
 
 
+def resolve_checkpoint(run_dir: Path, which: str | Path, algo: str) -> Path:
+    """The checkpoint ``which`` names in a run of ``algo``: ``final``, ``best`` (the final one when the run was too
+    short for a periodic evaluation), ``latest`` (:func:`latest_checkpoint`) or a path."""
+    if which is None or which == "":
+        raise CheckpointError(f"checkpoint: final | best | latest | a path to a checkpoint, got {which!r}")
+    if which == "latest":
+        return latest_checkpoint(run_dir)
+    if which in ("best", "final"):
+        suffix = suffix_of(algo)
+        path = Path(run_dir) / CHECKPOINT_DIR / f"{which}{suffix}"
+        if which == "best" and not path.exists():  # a run too short for a periodic evaluation
+            path = Path(run_dir) / CHECKPOINT_DIR / f"final{suffix}"
+        return path
+    return Path(which)
+
+
 def check_checkpoint(path: Path) -> None:
     """Raise :class:`CheckpointError` naming the file when it is missing or not a readable SB3 zip or
     rsl_rl checkpoint."""

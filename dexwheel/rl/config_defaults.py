@@ -3,7 +3,7 @@
 The config groups (``task``, ``drive``, ``action``, ``collision``, ``composer``) each hold some of an env
 family's fields (:data:`GROUP_FIELDS`; the ``task`` group the rest). Each group option pulls its fields'
 defaults from a node registered here (``env_defaults/<family>_<group>``, built from
-:class:`~dexwheel.envs.g20_cfg.G20HandConfig` and :class:`~dexwheel.envs.wheel_leg_cfg.WheelLegEnvCfg`)
+:class:`~dexwheel.tasks.hand_pose.config.G20HandConfig` and :class:`~dexwheel.tasks.velocity.config.WheelLegEnvCfg`)
 and states only what it selects (``drive: pd``). So every field can be overridden by its path
 (``task.hand.tracking_std=0.5``), and ``gymnasium.make`` and ``train.py`` build the same env by default.
 Importing :mod:`dexwheel.rl` registers the nodes.
@@ -16,7 +16,7 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
-from dexwheel.envs.g20_cfg import G20HandConfig
+from dexwheel.tasks.hand_pose.config import G20HandConfig
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 from dexwheel.tasks.velocity.rough import rough_cfg

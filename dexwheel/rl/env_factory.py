@@ -19,10 +19,10 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import dexwheel  # noqa: F401  (registers the env ids)
-from dexwheel.envs.gym_api import IntegerBox
 from dexwheel.fields import ConfigFieldError
 from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS
 from dexwheel.rl.schema import ConfigError
+from dexwheel.tasks.spaces import IntegerBox
 
 
 def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
@@ -80,9 +80,9 @@ def make_env(cfg: DictConfig, **overrides: Any) -> gym.Env:
 
 
 def check_isaaclab_env(cfg: DictConfig, **overrides: Any) -> None:
-    """Refuse an env setting the robot's Isaac Lab task cannot run (:mod:`dexwheel.isaaclab.support`), naming its
+    """Refuse an env setting the robot's Isaac Lab task cannot run (:mod:`dexwheel.rl.isaaclab_support`), naming its
     config key, here in the core venv: before Isaac Lab starts (about 20 s) and would refuse it by its keyword."""
-    from dexwheel.isaaclab.support import task_config, unsupported
+    from dexwheel.rl.isaaclab_support import task_config, unsupported
 
     kwargs, paths = _kwargs_and_paths(cfg)
     kwargs |= overrides

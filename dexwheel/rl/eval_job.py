@@ -36,11 +36,19 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.atomic import move_new, write_atomic, write_new
-from dexwheel.rl.checkpoints import check_checkpoint
+from dexwheel.rl.checkpoints import check_checkpoint, resolve_checkpoint
 from dexwheel.rl.env_factory import check_isaaclab_env, env_kwargs, make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
-from dexwheel.rl.policies import POLICIES, baseline_policy, load_policy, resolve_checkpoint, run_config
-from dexwheel.rl.run_config import ENV_GROUPS, check_overrides_read, parse_overrides, selections, set_value, value_of
+from dexwheel.rl.policies import POLICIES, baseline_policy, load_policy
+from dexwheel.rl.run_config import (
+    ENV_GROUPS,
+    check_overrides_read,
+    parse_overrides,
+    run_config,
+    selections,
+    set_value,
+    value_of,
+)
 from dexwheel.rl.schema import ConfigError, as_paths, check_device
 from dexwheel.sim.rendering import check_offscreen
 

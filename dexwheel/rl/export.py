@@ -40,13 +40,12 @@ from omegaconf import DictConfig
 from torch import nn
 
 from dexwheel.atomic import write_atomic
-from dexwheel.envs.gym_api import IntegerBox
-from dexwheel.rl.checkpoints import check_checkpoint, load_rsl, load_vecnormalize
+from dexwheel.rl.checkpoints import check_checkpoint, load_rsl, load_vecnormalize, resolve_checkpoint
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
-from dexwheel.rl.policies import resolve_checkpoint, run_config
-from dexwheel.rl.schema import ConfigError
-from dexwheel.rl.training import RSL_ALGOS
+from dexwheel.rl.run_config import run_config
+from dexwheel.rl.schema import RSL_ALGOS, ConfigError
+from dexwheel.tasks.spaces import IntegerBox
 
 OPSET = 18  # rsl_rl's export_policy_to_onnx
 INPUT_NAME, OUTPUT_NAME = "obs", "actions"

@@ -25,7 +25,8 @@ from omegaconf import DictConfig, OmegaConf
 from dexwheel import warp_cache
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.env_factory import check_isaaclab_env
-from dexwheel.rl.run_config import parse_overrides
+from dexwheel.rl.progress import run_log
+from dexwheel.rl.run_config import CONFIG_FILE, parse_overrides
 from dexwheel.rl.schema import ConfigError, TrainCfg
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,8 +108,6 @@ def train_on_isaaclab(cfg: DictConfig, run_dir: Path, notes: Sequence[str] = (),
     The child gets the config in a job file and writes the run's ``config.yaml`` itself once its env and learner
     exist, as the MuJoCo backend does: a launch refused or failed before that leaves a resumed run's config as it was.
     A fresh launch that fails before it leaves the folder as it was found (what it wrote there removed)."""
-    from dexwheel.rl.training import CONFIG_FILE, run_log
-
     created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     before = set(run_dir.iterdir())

@@ -3,50 +3,18 @@ exported ONNX policy: :class:`dexwheel.rl.export.ExportedPolicy`)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 from omegaconf import DictConfig
 
-from dexwheel.rl.checkpoints import (
-    CHECKPOINT_DIR,
-    CheckpointError,
-    check_checkpoint,
-    latest_checkpoint,
-    load_vecnormalize,
-    suffix_of,
-)
+from dexwheel.rl.checkpoints import check_checkpoint, load_vecnormalize, resolve_checkpoint
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
-from dexwheel.rl.run_config import load_run_config
-from dexwheel.rl.training import RSL_ALGOS
+from dexwheel.rl.schema import RSL_ALGOS
 
 POLICIES = ("trained", "random", "zero", "onnx")  # onnx: an exported policy (dexwheel.rl.export)
-
-
-def run_config(run_dir: Path) -> DictConfig:
-    """The resolved config a run was trained with, complete: a key its ``config.yaml`` lacks (saved before the
-    key existed) is filled with today's default and named on stderr with the value used."""
-    cfg, warnings = load_run_config(run_dir)
-    for line in warnings:
-        print(f"warning: {line}", file=sys.stderr)
-    return cfg
-
-
-def resolve_checkpoint(run_dir: Path, which: str | Path, algo: str) -> Path:
-    if which is None or which == "":
-        raise CheckpointError(f"checkpoint: final | best | latest | a path to a checkpoint, got {which!r}")
-    if which == "latest":
-        return latest_checkpoint(run_dir)
-    if which in ("best", "final"):
-        suffix = suffix_of(algo)
-        path = Path(run_dir) / CHECKPOINT_DIR / f"{which}{suffix}"
-        if which == "best" and not path.exists():  # a run too short for a periodic evaluation
-            path = Path(run_dir) / CHECKPOINT_DIR / f"final{suffix}"
-        return path
-    return Path(which)
 
 
 def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:

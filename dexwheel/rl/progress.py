@@ -5,14 +5,41 @@ A line says the step count, env-steps/s since the last line, how the time split 
 learning, and the scalars the learner passes (mean return, episode length, ``Curriculum/terrain_level``)::
 
     progress step=1245184 env_steps_per_s=4301 collect=0.71 learn=0.29 mean_return=121.5 ... Curriculum/terrain_level=2.281
+
+:func:`run_log` appends every log line of a run to its ``train.log``, on either backend (the Isaac Lab launch's too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from pathlib import Path
 
+LOG_FILE = "train.log"
+LOG_FORMAT = "[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"
+#: progress lines: to the run's ``train.log`` (:func:`run_log`) and, under ``scripts/train.py``, stdout
 log = logging.getLogger("dexwheel.train")
+
+
+@contextlib.contextmanager
+def run_log(run_dir: Path, active: bool = True):
+    """Every log line of the run (each segment of a resumed one too) appended to ``<run>/train.log``."""
+    if not active:
+        yield
+        return
+    handler = logging.FileHandler(Path(run_dir) / LOG_FILE, mode="a", encoding="utf-8")
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root = logging.getLogger()
+    level = log.level
+    root.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        log.setLevel(level)
 
 
 class Progress:

@@ -4,6 +4,9 @@ A run folder's ``config.yaml`` holds every value the run was trained with (defau
 :func:`load_run_config` reads it back complete: a key the file lacks (a run saved before the key existed)
 is filled with today's default and named in a warning with the value used, never filled silently.
 
+A function's import path that has moved since the run was saved (a term's ``func``) is read as today's
+(:mod:`dexwheel.rl.saved_paths`, the one table of moved paths) and named in a warning too.
+
 ``evaluate.py run=<run>`` and ``train.py train.resume=<run>`` start from that config:
 :func:`selection_overrides` composes Hydra's tree with the run's own robot, task, drive, ... (so that
 ``task.hand.goal_mode=random`` needs no ``robot=g20_left``), and each script then applies exactly the
@@ -13,12 +16,14 @@ overrides the user typed (:func:`parse_overrides`), or refuses one naming it.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from dexwheel.rl.saved_paths import translate
 from dexwheel.rl.schema import ConfigError
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
@@ -152,7 +157,8 @@ def _shown(value: Any) -> str:
 
 
 def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig, list[str]]:
-    """A run's ``config.yaml``, complete, and a warning for each key it lacked (filled with today's default).
+    """A run's ``config.yaml``, complete, and a warning for each import path in it that has moved (read as today's)
+    and each key it lacked (filled with today's default).
 
     ``what`` names the setting that pointed at the run (``run``, ``train.resume``) in errors.
     """
@@ -169,6 +175,7 @@ def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig,
                           "restore it from a copy") from None  # fmt: skip
     if not isinstance(saved, dict) or not isinstance(saved.get("robot"), dict) or "name" not in saved["robot"]:
         raise ConfigError(f"{what}={run_dir}: {path} names no robot (robot.name); is it a run's config?")
+    warnings = [f"{path}: {key}={old} has moved; using {new}" for key, old, new in translate(saved)]
     chosen = selections(saved)
     try:
         fresh = compose("train", [f"{g}={name}" for g, name in chosen.items()])
@@ -178,11 +185,19 @@ def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig,
         ) from None
     today = OmegaConf.to_container(fresh, resolve=True)
     cfg = OmegaConf.create(saved)
-    warnings = []
     for key, value in missing_keys(saved, today):
         set_value(cfg, key, value)
         warnings.append(f"{path} has no {key} (saved before it existed); using today's default {key}={_shown(value)}")
     return cfg, warnings  # type: ignore[return-value]
+
+
+def run_config(run_dir: Path) -> DictConfig:
+    """The resolved config a run was trained with, complete: a key its ``config.yaml`` lacks (saved before the
+    key existed) is filled with today's default and named on stderr with the value used."""
+    cfg, warnings = load_run_config(run_dir)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    return cfg
 
 
 def selection_overrides(args: list[str], key: str, groups: tuple[str, ...] = GROUPS) -> list[str]:

@@ -145,6 +145,8 @@ class PolicyCfg:
 
 
 ALGO_PARAMS = {"ppo": PPOParams, "sac": SACParams, "rsl_ppo": RslPPOParams}
+#: rsl_rl's runner (:mod:`dexwheel.rl.rsl`); the others are stable-baselines3's (:mod:`dexwheel.rl.sb3`)
+RSL_ALGOS = ("rsl_ppo",)
 VECTORIZATION = ("native", "subproc", "dummy")
 ACTIVATIONS = ("tanh", "relu", "elu")
 COMPILE_MODES = (None, "default", "max-autotune-no-cudagraphs")

@@ -26,6 +26,7 @@ from dexwheel.rl.checkpoints import CHECKPOINT_DIR, CheckpointError, check_check
 from dexwheel.rl.curves import plot_learning_curve
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import EvalResult, Policy, run_episodes
+from dexwheel.rl.progress import log, run_log
 from dexwheel.rl.run_config import (
     CONFIG_FILE,
     check_overrides_read,
@@ -36,38 +37,13 @@ from dexwheel.rl.run_config import (
     set_value,
     value_of,
 )
-from dexwheel.rl.schema import ConfigError, TrainCfg, validate
+from dexwheel.rl.schema import RSL_ALGOS, ConfigError, TrainCfg, validate
 
-RSL_ALGOS = ("rsl_ppo",)  # rsl_rl's runner (dexwheel.rl.rsl); the others are stable-baselines3's (dexwheel.rl.sb3)
-LOG_FILE = "train.log"
-LOG_FORMAT = "[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"
 HISTORY_FILE = "eval_history.json"
 CURVE_FILE = "learning_curve.png"
 FINAL_EVAL_FILE = "final_eval.json"
 #: ``episodes(policy, n_episodes=, seed=)``: a backend's evaluation episodes
 Episodes = Callable[..., EvalResult]
-#: progress lines: to the run's ``train.log`` (:func:`run_log`) and, under ``scripts/train.py``, stdout
-log = logging.getLogger("dexwheel.train")
-
-
-@contextlib.contextmanager
-def run_log(run_dir: Path, active: bool = True):
-    """Every log line of the run (each segment of a resumed one too) appended to ``<run>/train.log``."""
-    if not active:
-        yield
-        return
-    handler = logging.FileHandler(Path(run_dir) / LOG_FILE, mode="a", encoding="utf-8")
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    root = logging.getLogger()
-    level = log.level
-    root.addHandler(handler)
-    log.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        handler.close()
-        log.setLevel(level)
 
 
 def _fields(summary: dict[str, float]) -> str:

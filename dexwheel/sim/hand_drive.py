@@ -195,7 +195,7 @@ class HardWriteDrive(_BatchDrive):
     of its own records (so that one kernel argument carries both); the attributes ``q`` (the applied
     pose), ``depth`` and ``safe`` are views of its fields. The compiled :func:`hard_write_env` steps
     one env, MuJoCo calls included; the task calls it from its own step kernel
-    (:func:`dexwheel.envs.g20_kernels.hard_write_advance`), so that a whole control step is one call.
+    (:func:`dexwheel.tasks.hand_pose.kernels.hard_write_advance`), so that a whole control step is one call.
     """
 
     def __init__(

@@ -131,6 +131,7 @@ def test_unpack_names_missing_parts(bundle, tmp_path: Path, capsys: pytest.Captu
     assert rest and not bundle.VENVS["isaac"].exists()
 
 
+@pytest.mark.slow
 def test_trace_finds_the_distributions_a_venv_imported(bundle, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(bundle, "VENVS", {"core": Path(sys.prefix)})
     used = bundle.trace([[sys.executable, "-c", "import yaml"]], tmp_path)

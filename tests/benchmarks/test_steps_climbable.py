@@ -10,10 +10,14 @@ cylinder-edge contacts held a wheel at two points, it stalled in all 5: benchmar
 """
 
 import gymnasium as gym
+import pytest
 
 from dexwheel.benchmarks import steps
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
 from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
 
 
 def teacher_policy(env: gym.Env):

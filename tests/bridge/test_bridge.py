@@ -112,6 +112,7 @@ def reach(client, writer, states, cmd, expected, tol=TRACK_TOL, timeout=30.0):
     return seen
 
 
+@pytest.mark.slow
 def test_half_fist_command_reaches_the_expected_radians(io, client, record_property):
     writer, states = io
     reach(client, writer, states, G20_OPEN_CMD, OPEN)
@@ -157,6 +158,7 @@ def test_state_decodes_with_rosbags_and_carries_the_type_hash(io, client):
             assert ep.qos[Policy.Durability] == Policy.Durability.Volatile
 
 
+@pytest.mark.slow
 def test_state_is_published_at_50_hz(io, client, record_property):
     """The schedule, from the stamps' median interval: a stall of a busy machine thins the mean rate (printed)
     but moves only the intervals it spans."""
@@ -167,6 +169,7 @@ def test_state_is_published_at_50_hz(io, client, record_property):
     assert timing.median_interval_s == pytest.approx(0.020, rel=0.1)
 
 
+@pytest.mark.slow
 def test_malformed_burst_changes_nothing_and_is_counted(io, client, bridge):
     writer, states = io
     reach(client, writer, states, G20_HALF_FIST_CMD, HALF_FIST)
@@ -189,6 +192,7 @@ def test_malformed_burst_changes_nothing_and_is_counted(io, client, bridge):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+@pytest.mark.slow
 def test_signal_stops_the_bridge_cleanly_within_2s(dds, sig, record_property):
     proc = BridgeProcess(domain_for_tests(1), "max_lag_s=1.0")
     try:
@@ -249,6 +253,7 @@ def test_viewer_window_shows_the_hand_and_closes_cleanly(dds, x_display):
     ],
     ids=["bad-setting", "no-display", "isaaclab-projection", "control-hz", "ignored-override"],
 )
+@pytest.mark.slow
 def test_the_script_stops_at_once_naming_the_problem(dds, overrides, message):
     env = os.environ.copy()
     use_loopback(env)
@@ -530,6 +535,7 @@ def test_pd_drive_tracks_the_half_fist():
     bridge.close()
 
 
+@pytest.mark.slow
 def test_loop_keeps_real_time_and_publishes_the_state():
     bridge, send, fake = make_bridge(max_lag_s=1.0)
     stop = threading.Event()

@@ -19,7 +19,6 @@ from dexwheel.control import (
     NominalMapping,
     NormalizedMapping,
     UnknownJointError,
-    WheelVelocityMapping,
     clip_and_complete,
     complete_mimic,
     g20_delta_mapping,
@@ -398,18 +397,6 @@ def test_random_nominal_targets_in_clip_mode_stay_inside_every_limit(targets: di
         assert lo <= q[joint] <= hi, joint
 
 
-def test_wheel_velocity_mapping() -> None:
-    names = ("fl_wheel_joint", "fr_wheel_joint", "hl_wheel_joint", "hr_wheel_joint")
-    m = WheelVelocityMapping(20.0, names)
-    assert m([1.0, -1.0, 0.5, 0.0]).tolist() == [20.0, -20.0, 10.0, 0.0]
-    with pytest.raises(ActionError, match=r"action\[2\] \(hl_wheel_joint\) = 1.1"):
-        m([0.0, 0.0, 1.1, 0.0])
-    c = WheelVelocityMapping(20.0, names, out_of_range="clip")
-    c([0.5, 0.5, 0.5, 0.5])
-    with pytest.warns(ActionClipWarning):
-        assert c([float("nan"), 3.0, -3.0, 0.0]).tolist() == [10.0, 20.0, -20.0, 0.0]
-
-
 # --- refusals change nothing; configured goals are taken as given -----------------------------------
 def state(m: object) -> dict:
     """Every attribute of a mapping, arrays copied: what a refused call must leave as it was."""
@@ -426,8 +413,7 @@ def assert_same_state(a: dict, b: dict) -> None:
     ("make", "action"),
     [(g20_normalized_mapping, np.full(16, 0.5)), (lambda: g20_delta_mapping(0.1), np.ones(16)),
      (g20_nominal_mapping, {"index_pip": 1.0}), (G20SdkMapping, SPEC_HALF_FIST),
-     (lambda: G20SdkMapping(out_of_range="clip"), [300] * 20),
-     (lambda: WheelVelocityMapping(20.0, ("a", "b")), [0.5, 0.5])],
+     (lambda: G20SdkMapping(out_of_range="clip"), [300] * 20)],
 )  # fmt: skip
 def test_a_wrong_out_is_refused_before_the_mapping_changes(make, action) -> None:
     m = make()
@@ -502,5 +488,5 @@ def test_a_vector_entry_that_is_no_number_is_refused_naming_the_joint() -> None:
         ActionError, match=r"^goal\[11\] \(index_pip\) = '1.0' is not a number; allowed range \[0, 1.74\]$"
     ):
         g20_nominal_mapping().checked(np.array(goal, dtype=object), np.zeros(16))
-    with pytest.raises(ActionError, match=r"action\[1\] \(b\) = None is not a number"):
-        WheelVelocityMapping(20.0, ("a", "b"))([0.5, None])
+    with pytest.raises(ActionError, match=r"action\[1\] \(\w+\) = None is not a number"):
+        g20_normalized_mapping()([0.5, None] + [0.5] * 14)

@@ -213,6 +213,7 @@ def test_wrappers_copy_with_the_env(env_id):
 
 
 @pytest.mark.parametrize("env_id", ["G20Hand-v0", "Solenopsis-v0"])
+@pytest.mark.slow
 def test_rgb_array_env_copies_without_its_renderer(env_id):
     env = gym.make(env_id, render_mode="rgb_array", width=64, height=48)
     env.reset(seed=2)
@@ -269,6 +270,7 @@ def fresh_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[l
 
 @pytest.mark.parametrize("when", ["stepped", "unreset"])
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_pickled_env_continues_in_a_fresh_process(fresh_process, case, when):
     mine, theirs = fresh_process[f"{case}/{when}"]
     assert_same(mine, theirs, f"{case}/{when}")

@@ -17,13 +17,13 @@ from dexwheel.control import ActionClipWarning, ActionError, G20SdkMapping, g20_
 from dexwheel.envs import register_envs
 from dexwheel.envs.g20_hand import G20HandEnv, camera_config
 from dexwheel.envs.g20_vector import G20HandVectorEnv
-from dexwheel.envs.gym_api import IntegerBox
 from dexwheel.envs.wheel_leg import WheelLegEnv
 from dexwheel.fields import ConfigFieldError
 from dexwheel.rl.env_factory import make_env, make_vector_env
 from dexwheel.rl.sb3.vec_env import GymVectorEnvAdapter
 from dexwheel.rl.schema import ConfigError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, G20_OPEN_CMD
+from dexwheel.tasks.spaces import IntegerBox
 
 register_envs()
 
@@ -126,6 +126,7 @@ def test_a_fractional_sdk255_action_raises_naming_channel_and_joint_and_changes_
 
 
 @pytest.mark.parametrize("drive", ["hard_write", "pd"])
+@pytest.mark.slow
 def test_the_vector_env_names_the_env_with_a_fractional_sdk255_value(drive):
     vec = G20HandVectorEnv(num_envs=3, action="sdk255", drive=drive)  # hard-write: the threaded kernel
     vec.reset(seed=0)
@@ -435,6 +436,7 @@ def _script(name: str, *overrides: str, tmp_path: Path) -> subprocess.CompletedP
          "error: task.wheel_leg.decimation: must be a positive integer"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_scripts_report_an_env_config_error_in_one_line_with_exit_status_2(script, overrides, line, tmp_path):
     done = _script(script, *overrides, tmp_path=tmp_path)
     assert done.returncode == 2, done.stderr
@@ -443,6 +445,7 @@ def test_scripts_report_an_env_config_error_in_one_line_with_exit_status_2(scrip
 
 # -- 7: a frame a person can read ------------------------------------------------------------------
 @pytest.mark.parametrize("hand", ["left", "right"])
+@pytest.mark.slow
 def test_g20_frames_are_lit_with_a_backdrop_and_frame_the_hand(hand):
     env = G20HandEnv(hand=hand, render_mode="rgb_array")
     env.reset(seed=0, options={"goal": "open"})

@@ -9,7 +9,6 @@ from gymnasium.utils.env_checker import check_env
 from dexwheel.control import ActionError, JointCommandError
 from dexwheel.envs import register_envs
 from dexwheel.envs.wheel_leg import WheelLegEnv
-from dexwheel.envs.wheel_leg_cfg import REWARD_TERMS, WheelLegEnvCfg, make_cfg
 from dexwheel.robots.wheel_leg import (
     KNEE_EFFORT,
     KNEE_JOINTS,
@@ -21,6 +20,7 @@ from dexwheel.robots.wheel_leg import (
     SOLENOPSIS_TOTAL_MASS,
     WHEEL_EFFORT,
 )
+from dexwheel.tasks.velocity.config import REWARD_TERMS, WheelLegEnvCfg, make_cfg
 
 register_envs()  # explicit: a stale editable install can make ``import dexwheel`` a namespace package
 IDS = {"solenopsis": "Solenopsis-v0", "m20_legacy": "M20Legacy-v0"}

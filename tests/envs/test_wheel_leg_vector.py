@@ -237,6 +237,7 @@ def test_envs_whose_gains_come_to_differ_get_their_own_models():
     twin.close()
 
 
+@pytest.mark.slow
 def test_vector_frames_are_drawn_with_the_textured_scene():
     """The physics models leave the textures out; the frames are those of the scene as built, pixel for pixel."""
     import mujoco

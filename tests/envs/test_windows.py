@@ -93,6 +93,7 @@ MAKE = "import gymnasium as gym\nfrom dexwheel.envs import register_envs\nregist
 
 @pytest.mark.parametrize("mujoco_gl", [None, "glfw"], ids=["MUJOCO_GL-unset", "MUJOCO_GL-glfw"])
 @pytest.mark.parametrize("env_id", ["G20Hand-v0", "Solenopsis-v0"])
+@pytest.mark.slow
 def test_human_mode_without_a_display_raises_naming_xvfb_run_and_egl(env_id, mujoco_gl, tmp_path):
     run = python(f"{MAKE}gym.make({env_id!r}, render_mode='human').reset(seed=0)", headless_env(mujoco_gl), tmp_path)
     assert run.returncode == 1, run.stderr[-2000:]  # a Python exception, not GLFW's abort (134)
@@ -115,6 +116,7 @@ OFFSCREEN = {
 
 @pytest.mark.parametrize("mujoco_gl", [None, "glfw"], ids=["MUJOCO_GL-unset", "MUJOCO_GL-glfw"])
 @pytest.mark.parametrize("name", list(OFFSCREEN))
+@pytest.mark.slow
 def test_offscreen_frames_without_a_display_say_to_set_mujoco_gl(name, mujoco_gl, tmp_path):
     code = MAKE + OFFSCREEN[name]
     run = python(code, headless_env(mujoco_gl), tmp_path)
@@ -133,6 +135,7 @@ def test_offscreen_frames_without_a_display_say_to_set_mujoco_gl(name, mujoco_gl
     assert egl.returncode == 0 and egl.stdout.strip() == "(48, 64, 3)", egl.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_view_script_without_a_display_is_one_error_line(tmp_path):
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "view.py"), "robot=solenopsis", "source=presets", "steps=5",
@@ -148,6 +151,7 @@ def test_view_script_without_a_display_is_one_error_line(tmp_path):
 
 
 @pytest.mark.parametrize("mujoco_gl", [None, "glfw"], ids=["MUJOCO_GL-unset", "MUJOCO_GL-glfw"])
+@pytest.mark.slow
 def test_an_evaluation_video_without_a_gl_backend_says_what_to_set_and_writes_nothing(mujoco_gl, tmp_path):
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "robot=g20_left", "policy=random", "video=true",

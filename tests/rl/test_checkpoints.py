@@ -109,6 +109,7 @@ def rsl_state() -> dict:
             "infos": {"num_timesteps": 768}}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_an_rsl_checkpoint_refuses_any_changed_byte_naming_the_file(tmp_path):
     path = save_rsl(rsl_state(), tmp_path / "checkpoints" / "step_768")
     assert [p.name for p in path.parent.iterdir()] == ["step_768.pt"]  # one file: the SHA-256 is inside

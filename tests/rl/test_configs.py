@@ -25,6 +25,7 @@ def options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONFIGS / group).glob("*.yaml"))
 
 
+@pytest.mark.slow
 def test_choosing_a_robot_pulls_its_task_defaults():
     hand, wheel = cfg("robot=g20_left"), cfg("robot=solenopsis")
     assert (hand.task.name, hand.drive.name, hand.action.name) == ("hand_pose_tracking", "hard_write", "normalized")
@@ -36,6 +37,7 @@ def test_choosing_a_robot_pulls_its_task_defaults():
     assert cfg("robot=solenopsis", "algo=ppo").algo.name == "ppo"  # the command line still chooses
 
 
+@pytest.mark.slow
 def test_the_rollout_per_env_is_the_tasks_and_every_on_policy_learner_follows_it():
     hand = cfg("robot=g20_left")
     assert (hand.train.num_envs, hand.algo.params.n_steps, hand.train.total_timesteps) == (64, 64, 2_500_000)
@@ -49,6 +51,7 @@ def test_the_rollout_per_env_is_the_tasks_and_every_on_policy_learner_follows_it
 
 @pytest.mark.parametrize("robot", HANDS)
 @pytest.mark.parametrize("drive", ["hard_write", "pd", "track_test"])
+@pytest.mark.slow
 def test_every_hand_drive_composes_and_builds(robot, drive):
     c = cfg(f"robot={robot}", f"drive={drive}")
     env = make_env(c)
@@ -86,6 +89,7 @@ def test_every_wheel_leg_composer_option_builds(robot, composer):
 
 @pytest.mark.parametrize("robot", HANDS)
 @pytest.mark.parametrize("composer", ["policy", "hold_thumb"])
+@pytest.mark.slow
 def test_every_hand_composer_option_builds(robot, composer):
     c = cfg(f"robot={robot}", f"composer={composer}")
     env = make_env(c)
@@ -172,6 +176,7 @@ def test_a_bad_training_value_fails_naming_the_field(override, match):
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_bad_env_value_fails_naming_the_field(overrides, match):
     with pytest.raises(ValueError, match=match):
         make_env(cfg(*overrides))

@@ -21,9 +21,13 @@ from dexwheel.rl.checkpoints import CheckpointError, load_vecnormalize
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.export import ExportedPolicy, export_policy, session
-from dexwheel.rl.policies import load_policy, run_config
+from dexwheel.rl.policies import load_policy
+from dexwheel.rl.run_config import run_config
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
+
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = ["train.total_timesteps=1024", "train.eval_every_steps=1024", "train.checkpoint_every_steps=1024"]

@@ -13,6 +13,9 @@ from dexwheel.rl.rsl.imitation import TeacherGuide, imitate
 from dexwheel.rl.schema import ConfigError, validate
 from dexwheel.rl.training import train
 
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
+
 #: a small rough task: two levels of 3 m tiles, short episodes
 ROUGH = ["task=rough", "task.wheel_leg.terrain.num_rows=2", "task.wheel_leg.terrain.num_cols=4",
          "task.wheel_leg.terrain.size=[3.0,3.0]", "task.wheel_leg.terrain.border_width=1.0"]  # fmt: skip
@@ -185,8 +188,9 @@ def flat_expert(tmp_path_factory):
 def test_the_expert_teaches_where_the_scripted_teacher_is_not_active(tmp_path, flat_expert):
     """With ``teacher_expert``, each state's label is the gait's where it climbs and the expert's policy (its
     final checkpoint, on the flat task's columns of the rough observation) elsewhere; every state is kept."""
-    from dexwheel.rl.policies import load_policy, run_config
+    from dexwheel.rl.policies import load_policy
     from dexwheel.rl.rsl.imitation import WithExpert
+    from dexwheel.rl.run_config import run_config
 
     run = learner(tmp_path, f"algo.params.teacher_expert={flat_expert}")
     teacher = run.teacher

@@ -95,6 +95,7 @@ def test_runner_cfg_carries_the_algo_config():
     assert runner_cfg(cfg.algo.params, cfg.algo.policy, True, "critic")["obs_groups"]["critic"] == ["critic"]
 
 
+@pytest.mark.slow
 def test_privileged_columns_reach_the_critic_only(tmp_path):
     env = wheel_leg(privileged_obs=True)
     venv = RslVecEnv(env, seed=0)
@@ -113,6 +114,7 @@ def test_privileged_columns_reach_the_critic_only(tmp_path):
     assert weights["critic_state_dict"]["mlp.0.weight"].shape[1] == venv.obs_dim
 
 
+@pytest.mark.slow
 def test_same_seed_same_weights_bit_for_bit(tmp_path):
     """Two runs with one seed on one machine (same thread counts) end with identical actors."""
     overrides = short("solenopsis", "train.total_timesteps=1024", "train.eval_every_steps=1024", algo="rsl_ppo")
@@ -123,6 +125,7 @@ def test_same_seed_same_weights_bit_for_bit(tmp_path):
     assert any(not torch.equal(v, torch.zeros_like(v)) for k, v in a.items() if "normalizer._mean" in k)
 
 
+@pytest.mark.slow
 def test_two_processes_train_one_policy_with_gloo(tmp_path):
     """The distributed path (rsl_rl's multi-GPU training, torchrun's environment) on the CPU: two processes,
     gloo over the loopback device, a file rendezvous (no listening socket); the first process writes the run."""
@@ -194,6 +197,7 @@ def test_the_mirror_maps_are_the_robots_physical_mirror(robot):
     assert np.mean(plain_gap) > 0.05  # the manoeuvre is not symmetric itself: the test can fail
 
 
+@pytest.mark.slow
 def test_a_symmetric_run_learns_mirrored_batches(tmp_path):
     from dexwheel.rl.rsl.symmetry import mirrored
 
@@ -211,6 +215,7 @@ def test_a_symmetric_run_learns_mirrored_batches(tmp_path):
         train(compose_cfg("train", *hand), tmp_path / "hand")
 
 
+@pytest.mark.slow
 def test_the_logged_mirror_loss_reuses_the_updates_forward_pass_with_the_same_numbers(tmp_path, monkeypatch):
     """AugmentedSymmetry skips rsl_rl's second actor pass: the same weights and the same logged loss, bit for bit."""
     from rsl_rl.algorithms import PPO
@@ -278,6 +283,7 @@ def test_updates_run_on_learner_threads_and_rollouts_on_torch_threads(tmp_path, 
     assert seen == {"act": {1}, "update": {3}} and torch.get_num_threads() == 1
 
 
+@pytest.mark.slow
 def test_a_std_floor_clamps_the_policys_noise_and_only_rsl_ppo_takes_one_or_a_compile_mode():
     from dexwheel.rl.schema import validate
 

@@ -1,5 +1,6 @@
 """``algo.params.overlap``: rsl_rl's loop with the next rollout collected while PPO updates on the last."""
 
+import pytest
 import torch
 from cfgutil import compose_cfg, short
 
@@ -8,6 +9,9 @@ from dexwheel.rl.rsl import RslLearner
 from dexwheel.rl.rsl.overlap import collector_of, sync
 from dexwheel.rl.schema import validate
 from dexwheel.rl.training import train
+
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
 
 OVERLAP = "algo.params.overlap=true"
 

@@ -11,6 +11,9 @@ from dexwheel.rl.rsl import RslLearner
 from dexwheel.rl.rsl.parallel import _Critic
 from dexwheel.rl.schema import ConfigError, critic_thread, validate
 
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
+
 
 def learner(tmp_path, *extra) -> RslLearner:
     cfg = compose_cfg("train", "robot=solenopsis", "algo=rsl_ppo", "train.num_envs=4",

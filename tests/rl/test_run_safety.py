@@ -24,6 +24,9 @@ from dexwheel.rl.policies import baseline_policy
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
 
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
+
 TINY = ["train.total_timesteps=512", "train.eval_every_steps=512", "train.checkpoint_every_steps=512"]
 
 

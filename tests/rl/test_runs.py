@@ -19,6 +19,9 @@ from dexwheel.rl.eval_job import evaluate, save
 from dexwheel.rl.run_config import load_run_config
 from dexwheel.rl.schema import ConfigError
 
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
+
 G20 = ["robot=g20_left", "algo=ppo", "train.total_timesteps=512", "train.num_envs=4", "train.eval_every_steps=512",
        "train.eval_episodes=1", "train.checkpoint_every_steps=512", "train.progress_bar=false",
        "algo.params.n_steps=128", "algo.params.batch_size=256", "algo.params.n_epochs=2",

@@ -88,6 +88,7 @@ def test_a_tiny_run_with_baseline_policies_gives_its_table():
     assert blind["outcomes"]["step 0.050 up"] == "SS"
 
 
+@pytest.mark.slow
 def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tmp_path, capsys):
     os.chdir(tmp_path)
     tiny = ["benchmark=steps", "steps.trials=1", "steps.heights=[0.05]", "steps.stairs=false", "steps.time_limit_s=1.0"]
@@ -119,6 +120,7 @@ def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tm
         evaluate(compose_cfg("evaluate", "robot=g20_left", "policy=zero", "benchmark=steps"))
 
 
+@pytest.mark.slow
 def test_evaluate_sends_the_benchmark_to_isaaclab(tmp_path, monkeypatch, capsys):
     """``backend=isaaclab`` is no longer refused: the Isaac Lab job carries the checked protocol, and its table comes
     back into the same table and JSON (``"backend": "isaaclab"``); bad input is refused before Isaac Lab starts."""
@@ -158,6 +160,7 @@ def test_evaluate_sends_the_benchmark_to_isaaclab(tmp_path, monkeypatch, capsys)
     assert len(jobs) == 1  # refused before the Isaac Lab half
 
 
+@pytest.mark.slow
 def test_a_short_rough_run_trains_evaluates_and_takes_the_benchmark(tmp_path, monkeypatch):
     """The documented rough run's pipeline, shortened: train (its progress lines carry the curriculum's level),
     evaluate, step benchmark on its checkpoint."""

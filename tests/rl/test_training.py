@@ -12,6 +12,9 @@ from dexwheel.rl.checkpoints import CheckpointError, step_checkpoints
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.training import train
 
+# every test here trains, or runs a script on a trained run: more than a second each, out of `make test-fast`
+pytestmark = pytest.mark.slow
+
 RUNS = [("g20_left", "ppo"), ("g20_right", "ppo"), ("solenopsis", "ppo"), ("m20_legacy", "ppo"),
         ("g20_left", "rsl_ppo"), ("solenopsis", "rsl_ppo")]  # fmt: skip
 

@@ -72,6 +72,7 @@ def deepest(model: mujoco.MjModel, data: mujoco.MjData) -> float:
 
 
 @pytest.mark.parametrize("project", [True, False])
+@pytest.mark.slow
 def test_hard_write_slews_writes_the_completed_pose_and_projects_out_of_the_palm(project: bool) -> None:
     model, data = finger()
     adr = np.array([model.joint(j).qposadr[0] for j in ("pip", "dip")])

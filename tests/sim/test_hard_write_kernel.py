@@ -12,7 +12,6 @@ import pytest
 from dexwheel.control import G20_MIMIC, ActionClipWarning
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.envs.g20_hand import G20HandEnv
-from dexwheel.envs.g20_kernels import INFO_KEYS
 from dexwheel.envs.g20_vector import G20HandVectorEnv
 from dexwheel.robots.g20 import ACTIVE_JOINTS
 from dexwheel.sim.projection import (
@@ -28,6 +27,11 @@ from dexwheel.sim.projection import (
     rigid_movers,
     rotated_depth,
 )
+from dexwheel.tasks.hand_pose.config import REWARD_TERMS
+from dexwheel.tasks.hand_pose.kernels import METRIC_KEYS
+
+#: the default tables' ``info`` keys, in order: each reward term's, then the step's measurements
+INFO_KEYS = (*(f"reward_{t}" for t in REWARD_TERMS), *METRIC_KEYS)
 
 TOL = 5e-4
 
@@ -296,6 +300,7 @@ def test_one_joint_trials_from_a_safe_start_project_as_full_collision_checks_do(
     assert limited > 30  # bisections were compared, not only whole moves
 
 
+@pytest.mark.slow
 def test_a_changed_callee_invalidates_the_cached_callers(tmp_path):
     """numba re-validates a cached kernel against its own file only; dexwheel.jit flushes it when a source
     its module imports changed, so a kernel never runs the old code of a kernel it calls, and keeps it when
@@ -381,6 +386,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_a_forked_child_steps_a_threaded_vector_env(tmp_path):
     """GNU OpenMP's pool does not survive fork(); a forked child steps its envs on one thread instead
     of being ended by numba, and computes the same."""

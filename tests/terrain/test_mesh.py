@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dexwheel.terrain import HeightField, TerrainCfg, TerrainDescription, generate, height_at
 from dexwheel.terrain.mesh import box_mesh, heightfield_mesh, mesh_height_at, terrain_mesh
@@ -11,6 +12,7 @@ from dexwheel.terrain.mesh import box_mesh, heightfield_mesh, mesh_height_at, te
 TOL_M = 1e-9
 
 
+@pytest.mark.slow
 def test_the_mesh_surface_is_height_at_on_every_type():
     desc = generate(TerrainCfg(size=(3.0, 3.0), border_width=1.0, num_rows=2))
     verts, faces = terrain_mesh(desc)

@@ -1,7 +1,7 @@
 """G20 pose tracking on Isaac Lab, built from the MuJoCo task's config: every drive, action mapping, layer and goal mode.
 
 Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (the dataclass ``G20Hand-v0`` runs on;
-``task_overrides`` are its keywords, :data:`~dexwheel.isaaclab.support.TASK_DEFAULTS` the registered tasks'
+``task_overrides`` are its keywords, :data:`~dexwheel.rl.isaaclab_support.TASK_DEFAULTS` the registered tasks'
 defaults: the PD drive and the presets), the robot description and the action path of :mod:`dexwheel.control`, run on
 torch (one implementation over numpy and torch, :mod:`dexwheel.control._xp`): the action mappings ``normalized``,
 ``sdk255``, ``nominal`` and ``delta`` (their ``goals()``), the composer layers (``policy``, ``hold``: the MuJoCo task's
@@ -40,7 +40,7 @@ Where the two differ (and why):
   range; ``sdk255`` rounded) and are never raised on (a GPU sync per step); the evaluation and training wrappers do
   not clip the hand's actions to [-1, 1], the term clips to its mapping's range;
 * no divergence containment (the MuJoCo env truncates an episode whose physics blew up);
-* refused by name (:data:`~dexwheel.isaaclab.support.HAND_REFUSED`): the hard-write collision projection, custom
+* refused by name (:data:`~dexwheel.rl.isaaclab_support.HAND_REFUSED`): the hard-write collision projection, custom
   ``contact_excludes`` (the USD carries the description's), no episode limit and rendering; reset options (``goal``,
   ``init_qpos``): Isaac Lab's reset takes none.
 """
@@ -63,10 +63,10 @@ from isaaclab.utils import configclass
 from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
-from dexwheel.isaaclab.support import HAND_ENV_ID, unsupported
-from dexwheel.isaaclab.support import hand_task_cfg as task_cfg
 from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
+from dexwheel.rl.isaaclab_support import HAND_ENV_ID, unsupported
+from dexwheel.rl.isaaclab_support import hand_task_cfg as task_cfg
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS

@@ -46,7 +46,7 @@ class ExactObsGroup(ObsGroup):
 class ReversingVelocityCommand(isaac_mdp.UniformVelocityCommand):
     """Isaac Lab's uniform velocity command plus the MuJoCo task's ``commands.rel_reversal``: a mid-episode
     resample (the command counter past the reset's) drives the other way with that probability, keeping its
-    drawn speed (:class:`~dexwheel.envs.wheel_leg_cfg.CommandCfg`)."""
+    drawn speed (:class:`~dexwheel.tasks.velocity.config.CommandCfg`)."""
 
     cfg: ReversingVelocityCommandCfg
 

@@ -53,10 +53,10 @@ from isaaclab.utils import configclass
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.scenarios import start_height
 from dexwheel.isaaclab.sim import GROUND_FRICTION, ground_cfg, simulation_cfg
-from dexwheel.isaaclab.support import unsupported
 from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
 from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource, hold_terrain, task_kwargs
+from dexwheel.rl.isaaclab_support import unsupported
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
 from dexwheel.tasks.terms import func_path

@@ -29,7 +29,7 @@ from rsl_rl.models import MLPModel
 from tensordict import TensorDict
 
 from dexwheel.rl.rsl.cfg import POLICY_GROUP
-from dexwheel.rl.schema import ConfigError
+from dexwheel.rl.schema import RSL_ALGOS, ConfigError
 
 #: Adam steps on the actor's mean after each round's rollout, and their mini-batch size.
 GRADIENT_STEPS, MINI_BATCH = 16, 1024
@@ -66,12 +66,10 @@ def load_expert(path: str, task) -> MLPModel:
     """The actor of the rsl_rl run (folder: its final checkpoint) or checkpoint ``path``, checked to read a
     leading part of ``task``'s policy columns, term by term, and to act on its joints with the same action
     mapping; refused by name (``algo.params.teacher_expert``) otherwise."""
-    from dexwheel.rl.checkpoints import CHECKPOINT_DIR, check_checkpoint
+    from dexwheel.rl.checkpoints import CHECKPOINT_DIR, check_checkpoint, resolve_checkpoint
     from dexwheel.rl.env_factory import make_env
-    from dexwheel.rl.policies import resolve_checkpoint, run_config
     from dexwheel.rl.rsl import load_actor
-    from dexwheel.rl.run_config import CONFIG_FILE
-    from dexwheel.rl.training import RSL_ALGOS
+    from dexwheel.rl.run_config import CONFIG_FILE, run_config
 
     key = f"algo.params.teacher_expert={path}"
     given = Path(path)

@@ -21,8 +21,8 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
-from dexwheel.envs.gym_api import IntegerBox
 from dexwheel.rl.rsl.cfg import CRITIC_GROUP, POLICY_GROUP
+from dexwheel.tasks.spaces import IntegerBox
 
 
 class RslVecEnv(VecEnv):

@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from dexwheel.envs.gym_api import IntegerBox
+from dexwheel.tasks.spaces import IntegerBox
 
 _MASK_PREFIX = "_"
 

@@ -26,9 +26,9 @@ from dexwheel.control import (
 )
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.mappings import invalid_entries
-from dexwheel.envs.gym_api import IntegerBox
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS, SDK_CHANNELS, SDK_MAX_VALUE
 from dexwheel.tasks.hand_pose.config import G20HandConfig
+from dexwheel.tasks.spaces import IntegerBox
 
 
 class G20ActionMap:

@@ -11,7 +11,7 @@ methods of the same names they are).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -19,16 +19,13 @@ from dexwheel.control import ActionError
 from dexwheel.robots.g20 import GOAL_PRESETS
 from dexwheel.tasks.hand_pose.config import _choice
 
-if TYPE_CHECKING:
-    from dexwheel.tasks.hand_pose.task import G20HandTask
 
-
-def pose_depth(task: G20HandTask, q_active: np.ndarray) -> float:
+def pose_depth(task, q_active: np.ndarray) -> float:
     """Deepest penetration (m) of an active-joint pose (on a scratch MjData)."""
     return task.projector.depth(task._scratch, task.coupling.complete(q_active, clip_mimic=True))
 
 
-def sample_goal(task: G20HandTask, rng: np.random.Generator) -> np.ndarray:
+def sample_goal(task, rng: np.random.Generator) -> np.ndarray:
     """A goal from the presets or a random collision-free pose (bounded, deterministic retries)."""
     cfg = task.cfg
     use_preset = cfg.goal_mode == "presets" or (cfg.goal_mode == "mixed" and rng.random() < cfg.preset_goal_prob)
@@ -42,7 +39,7 @@ def sample_goal(task: G20HandTask, rng: np.random.Generator) -> np.ndarray:
     return held(task, task.open_pose)
 
 
-def held(task: G20HandTask, goal: np.ndarray) -> np.ndarray:
+def held(task, goal: np.ndarray) -> np.ndarray:
     """``goal`` (a copy) with each joint the ``hold`` layer holds at its held position: a held joint is
     no goal of the policy's, so it is neither asked for nor scored (its error is the hold's, ~0)."""
     goal = np.array(goal, dtype=np.float64)
@@ -50,7 +47,7 @@ def held(task: G20HandTask, goal: np.ndarray) -> np.ndarray:
     return goal
 
 
-def goal_from_option(task: G20HandTask, goal: Any, what: str = "goal") -> np.ndarray:
+def goal_from_option(task, goal: Any, what: str = "goal") -> np.ndarray:
     """A pose as given (a preset name, ``{joint: rad}`` with the open hand for joints not named, or 16
     radians): a value out of range, NaN or inf raises naming ``what``, the joint and its range (a given
     pose is meant as given; clipping is for action streams)."""
@@ -63,12 +60,12 @@ def goal_from_option(task: G20HandTask, goal: Any, what: str = "goal") -> np.nda
         raise type(exc)(f"G20Hand: {exc}") from None
 
 
-def set_goal(task: G20HandTask, i: int, goal: Any) -> None:
+def set_goal(task, i: int, goal: Any) -> None:
     """Replace env ``i``'s goal (a preset name, ``{joint: rad}`` or 16 radians in ACTIVE_JOINTS order)."""
     task.goal[i] = held(task, goal_from_option(task, goal))
 
 
-def switch_goals(task: G20HandTask) -> None:
+def switch_goals(task) -> None:
     """A new goal in every env whose episode reached a multiple of ``goal_switch_steps``."""
     switched = task.elapsed % task._switch_steps == 0
     task.switched[:] = switched

@@ -150,7 +150,7 @@ class G20HandConfig:
     default_camera_config: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     #: Worker threads of the vector env (None: one per core); single envs always use one.
     num_threads: int | None = None
-    #: Composer layers (:mod:`dexwheel.envs.g20_command`): ``policy`` and optionally ``hold``, an override
+    #: Composer layers (:mod:`dexwheel.tasks.hand_pose.action_path`): ``policy`` and optionally ``hold``, an override
     #: layer holding ``hold_joints`` (a group: thumb, index, middle, ring, pinky, fingers; or joint names)
     #: at the goal preset ``hold_pose``; without ``hold``, hold_joints and hold_pose must keep their defaults.
     composer_layers: tuple[str, ...] = ("policy",)

@@ -42,7 +42,6 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.control import G20_MIMIC
-from dexwheel.envs.gym_api import reset_options
 from dexwheel.jit import compiled_for
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
@@ -79,6 +78,7 @@ from dexwheel.tasks.hand_pose.kernels import (
 )
 from dexwheel.tasks.kernels import any_row
 from dexwheel.tasks.manager import TermRunner
+from dexwheel.tasks.spaces import reset_options
 
 #: What ``reset(options=...)`` takes: a goal and a start pose (preset name, ``{joint: rad}`` or 16 radians).
 RESET_OPTIONS = ("goal", "init_qpos")

@@ -1,15 +1,16 @@
 """Event terms of the velocity task: what changes an env at its resets and at intervals in its episodes.
 
-Each is ``func(task, env_id, rng, **params)``, as Isaac Lab's and mjlab's event terms, but for one env with
+Each is ``func(task, env_id, rng, **params)`` (``task`` the batched
+:class:`~dexwheel.tasks.velocity.task.WheelLegTask`), as Isaac Lab's and mjlab's event terms, but for one env with
 that env's own generator ``rng`` (``task.rngs[env_id]``): a vector env's env ``i`` then draws exactly what a
 single env with the same seed draws, in the same order and count. The task runs its ``events`` table
 (:data:`~dexwheel.tasks.velocity.config.EVENTS`): the "reset" events in table order at each reset of an
 env, then it resamples the command, then it schedules the "interval" events (one draw each); an interval
 event that comes due runs, then draws its next interval.
 
-A reset event writes the start state into ``task.reset_qpos[env_id]`` and ``task.reset_qvel[env_id]``
-(each reset begins them at the settled stance at rest, :meth:`WheelLegTask.start_qpos`); the task writes
-them into the physics after the last reset event, so an event that changes the model (the masses) may
+A reset event writes the start state into ``task.reset_qpos[env_id]`` and ``task.reset_qvel[env_id]`` (each
+reset begins them at the settled stance at rest, :meth:`~dexwheel.tasks.velocity.task.WheelLegTask.start_qpos`);
+the task writes them into the physics after the last reset event, so an event that changes the model (the masses) may
 come before or after the ones that choose the pose. An interval event writes the physics state itself
 (``task.physics.qvel[env_id]``, then ``task.physics.set_qvel(env_id)``).
 
@@ -20,20 +21,15 @@ noise from ``reset_noise_scale``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from dexwheel.robots.wheel_leg import KNEE_JOINTS
-
-if TYPE_CHECKING:
-    from dexwheel.tasks.velocity.task import WheelLegTask
 
 __all__ = ["push_by_setting_velocity", "randomize_model", "reset_base_on_terrain", "reset_joints_and_base",
            "terrain_levels"]  # fmt: skip
 
 
-def randomize_model(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
+def randomize_model(task, env_id: int, rng: np.random.Generator) -> None:
     """Draw this episode's physical parameters for env ``env_id`` and write them into its model.
 
     Friction of every collision geom, base mass and CoM, knee/wheel link masses and inertias, and the PD
@@ -53,7 +49,7 @@ def randomize_model(task: WheelLegTask, env_id: int, rng: np.random.Generator) -
                                  *(p.link_mass_scale - 1.0)]  # fmt: skip
 
 
-def reset_joints_and_base(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
+def reset_joints_and_base(task, env_id: int, rng: np.random.Generator) -> None:
     """Perturb env ``env_id``'s start state: knee angles and the base's 6-D velocity, uniform in
     +-``reset_noise_scale`` (rad; m/s and rad/s).
 
@@ -68,7 +64,7 @@ def reset_joints_and_base(task: WheelLegTask, env_id: int, rng: np.random.Genera
     task.reset_qvel[env_id, :6] = noise[len(KNEE_JOINTS) :]
 
 
-def push_by_setting_velocity(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
+def push_by_setting_velocity(task, env_id: int, rng: np.random.Generator) -> None:
     """Push env ``env_id``'s base: add a uniform +-``domain_rand.push_velocity`` m/s to its x and y velocity.
 
     Why: a policy that has never been knocked does not learn to catch itself; sudden velocity changes at
@@ -79,14 +75,14 @@ def push_by_setting_velocity(task: WheelLegTask, env_id: int, rng: np.random.Gen
     task.physics.set_qvel(env_id)
 
 
-def _terrain(task: WheelLegTask, event: str):
+def _terrain(task, event: str):
     if getattr(task, "terrain", None) is None:
         raise ValueError(f"events.{event} moves envs on the terrain, and this task has none; give it one "
                          "(terrain=...) or remove the event")  # fmt: skip
     return task.terrain
 
 
-def terrain_levels(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
+def terrain_levels(task, env_id: int, rng: np.random.Generator) -> None:
     """The terrain curriculum (Isaac Lab's ``terrain_levels_vel``, mjlab's ``terrain_levels_vel``): at each
     reset, move env ``env_id`` up or down a level by how far its ending episode took it.
 
@@ -119,7 +115,7 @@ def terrain_levels(task: WheelLegTask, env_id: int, rng: np.random.Generator) ->
     t.move(env_id, max(level, 0))
 
 
-def reset_base_on_terrain(task: WheelLegTask, env_id: int, rng: np.random.Generator) -> None:
+def reset_base_on_terrain(task, env_id: int, rng: np.random.Generator) -> None:
     """Start env ``env_id`` at its tile's origin, facing a uniform random heading (Isaac Lab's rough-terrain
     ``reset_base`` with yaw in (-pi, pi)): the start pose the earlier events chose, shifted by the origin
     (x, y and the ground height there) and turned about z.

@@ -29,6 +29,7 @@ def test_the_committed_set_is_the_mujoco_tasks_seeded_draws(hand):
     assert len(np.unique(goals, axis=0)) > goal_set.SIZE // 2
 
 
+@pytest.mark.slow
 def test_a_config_the_file_lacks_is_drawn_by_the_same_function_in_the_core_venv(monkeypatch):
     cfg = make_cfg(composer_layers=("policy", "hold"), hold_joints="thumb", penetration_tol=1e-3)
     assert goal_set.lookup(cfg) is None

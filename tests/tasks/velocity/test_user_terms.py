@@ -127,6 +127,7 @@ def test_an_env_with_user_terms_copies_and_pickles():
         assert a[4]["reward_lateral_vel_l2"] == b[4]["reward_lateral_vel_l2"]
 
 
+@pytest.mark.slow
 def test_hydra_adds_a_term_and_training_uses_it(tmp_path):
     term = "+task.wheel_leg.rewards.lateral_vel_l2={func: 'user_terms:lateral_vel_l2', weight: -0.5}"
     cfg = compose_cfg("train", *short("solenopsis", "train.total_timesteps=1024", term, algo="rsl_ppo"))

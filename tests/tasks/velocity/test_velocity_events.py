@@ -224,6 +224,7 @@ def test_built_in_events_keep_their_numbers_in_one_place():
         gym.make("Solenopsis-v0", events={"push": {"func": "user_terms:nope"}})
 
 
+@pytest.mark.slow
 def test_hydra_reaches_the_events():
     c = compose_cfg("train", "robot=solenopsis", "task.wheel_leg.domain_rand.enabled=true", "task.wheel_leg.events.push=null",
                   "+task.wheel_leg.events.yaw={func: 'user_terms:random_yaw', mode: reset}")  # fmt: skip
