@@ -82,3 +82,17 @@ def weigh_and_sum(v: Array, coef: Array) -> float:
         v[k] *= coef[k]
         total += v[k]
     return total
+
+
+@kernel
+def joint_pos_tracking_exp(qpos: Array, active_idx: Array, goal: Array, neg_inv_var: float) -> Array:
+    """``exp(sum_k (q_k - goal_k)^2 * neg_inv_var)`` per env over the active joints (``qpos[:, active_idx]``),
+    summed left to right; ``neg_inv_var = -1 / (16 std^2)`` makes it ``exp(-mean(err^2) / std^2)``."""
+    out = np.empty(qpos.shape[0])
+    for i in range(qpos.shape[0]):
+        sq = 0.0
+        for k in range(active_idx.shape[0]):
+            e = qpos[i, active_idx[k]] - goal[i, k]
+            sq += e * e
+        out[i] = math.exp(sq * neg_inv_var)
+    return out

@@ -245,6 +245,81 @@ def validate_terms(table: Mapping[str, TermCfg], section: str) -> None:
                                               f"('domain_rand.push_interval_s'), got {r!r}")  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Check:
+    """What a term's parameter allows, written in its annotation (``std: Annotated[float, Check(gt=0)]``): a task's
+    config checks every entry's parameters against its function's signature (:func:`check_params`), naming the
+    parameter, so a built-in term is its function plus its table entry. ``gt``/``ge``/``le`` bound a number (or
+    each number of a sequence); ``among`` lists what a sequence's entries may be."""
+
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
+    among: tuple[str, ...] | None = None
+    unit: str = ""
+
+    def __call__(self, value: Any, where: str) -> None:
+        if self.among is not None:
+            entries = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else [value]
+            bad = [v for v in entries if v not in self.among]
+            if bad:
+                raise ConfigFieldError(where, f"{where}: {bad} not allowed; choose from {list(self.among)}")
+            return
+        numbers_ = list(value) if isinstance(value, (tuple, list)) else [value]
+        bounds = " and ".join(
+            f"{op} {b:g}" for op, b in ((">", self.gt), (">=", self.ge), ("<=", self.le)) if b is not None
+        )
+        ok = numbers_ and all(_real(v) for v in numbers_)
+        ok = ok and all((self.gt is None or v > self.gt) and (self.ge is None or v >= self.ge)
+                        and (self.le is None or v <= self.le) for v in numbers_)  # fmt: skip
+        if not ok:
+            what = "finite numbers" if isinstance(value, (tuple, list)) else "a finite number"
+            unit = f" ({self.unit})" if self.unit else ""
+            raise ConfigFieldError(
+                where, f"{where}: must be {what}{' ' + bounds if bounds else ''}{unit}, got {value!r}"
+            )
+
+
+#: The leading arguments of a term function before its parameters: ``(task)``, an event's ``(task, env, rng)``.
+_LEADING = {"event": (None, 0, None), "term": (None,)}
+
+
+def check_params(table: Mapping[str, TermCfg], section: str) -> None:
+    """Every entry's parameters against its function's signature: a parameter it does not take, one it needs and
+    lacks, and each value against the :class:`Check` in its annotation; then the function's own
+    ``check_params(params, where)`` for rules across its parameters, where it has one. One error naming the
+    entry and the parameter."""
+    import typing
+
+    for name, cfg in table.items():
+        where = f"{section}.{name}"
+        func = resolve(cfg.func, where)
+        try:
+            sig = inspect.signature(func)
+        except ValueError:  # no signature to read (a builtin): its first call tells
+            continue
+        leading = _LEADING["event" if isinstance(cfg, EventTermCfg) else "term"]
+        try:
+            sig.bind(*leading, **cfg.params)
+        except TypeError as e:
+            takes = [p for p in list(sig.parameters)[len(leading) :]]
+            hint = getattr(func, "params_elsewhere", "")
+            raise ConfigFieldError(where, f"{where}.params: {func_path(cfg.func)!r} takes {takes or 'none'}, got "
+                                          f"{dict(cfg.params)} ({e}){'; ' + hint if hint else ''}") from e  # fmt: skip
+        try:
+            hints = typing.get_type_hints(func.__init__ if inspect.isclass(func) else func, include_extras=True)
+        except Exception:  # annotations a user's module cannot resolve: nothing declared to check
+            hints = {}
+        for pname, param in sig.parameters.items():
+            value = cfg.params.get(pname, param.default)
+            for check in getattr(hints.get(pname), "__metadata__", ()):
+                if isinstance(check, Check) and value is not inspect.Parameter.empty:
+                    check(value, f"{where}.params.{pname}")
+        across = getattr(func, "check_params", None)
+        if callable(across):
+            across(cfg.params, where)
+
+
 def _real(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and bool(np.isfinite(x))
 

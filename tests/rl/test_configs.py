@@ -165,7 +165,7 @@ def test_a_bad_training_value_fails_naming_the_field(override, match):
         # an earlier flat key (now with +) reaches the entry that holds it
         (
             ["robot=g20_left", "+task.hand.tracking_fine_std=0"],
-            "joint_pos_tracking_fine.params.std must be finite and > 0",
+            r"rewards\.joint_pos_tracking_fine\.params\.std: must be a finite number > 0, got 0",
         ),
         (["robot=g20_left", "drive.hand.drive=teleport"], "drive"),
         (["robot=solenopsis", "task.wheel_leg.decimation=0"], "decimation"),

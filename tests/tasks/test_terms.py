@@ -1,5 +1,6 @@
 """The term-table machinery every task uses: merging changes by name, function paths, plain dicts."""
 
+import gymnasium as gym
 import pytest
 
 from dexwheel.fields import ConfigFieldError
@@ -41,3 +42,28 @@ def test_functions_become_paths_when_they_import_back():
         "weight": -2.0,
         "params": {},
     }
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "field", "match"),
+    [
+        ("Solenopsis-v0", {"rewards": {"track_lin_vel_x_exp": {"params": {"sd": 0.3}}}},
+         "rewards.track_lin_vel_x_exp", r"params: '.*:track_lin_vel_x_exp' takes \['std'\], got \{'std': 0.25, 'sd': 0.3\}"),
+        ("Solenopsis-v0", {"rewards": {"track_ang_vel_z_exp": {"params": {"std": 0.0}}}},
+         "rewards.track_ang_vel_z_exp.params.std", r"must be a finite number > 0, got 0.0"),
+        ("Solenopsis-v0", {"terminations": {"tilt": {"params": {"limit_angle": 4.0}}}},
+         "terminations.tilt.params.limit_angle", r"must be a finite number > 0 and <= 3.14159 \(rad\), got 4.0"),
+        ("Solenopsis-v0", {"terminations": {"contact": {"params": {"bodies": ["fl_wheel"]}}}},
+         "terminations.contact.params.bodies", r"\['fl_wheel'\] not allowed; choose from \['base_link'"),
+        ("Solenopsis-v0", {"observations": {"n": {"func": "user_terms:steps_since_reset", "params": {"begin": 1}}}},
+         "observations.n", r"takes \['start'\], got \{'begin': 1\}"),
+        ("G20Hand-v0", {"events": {"reset_joints": {"params": {"scale": -0.1}}}},
+         "events.reset_joints.params.scale", r"must be a finite number >= 0 \(rad\), got -0.1"),
+    ],
+)  # fmt: skip
+def test_a_terms_parameters_are_checked_from_its_signature(env_id, kwargs, field, match):
+    """Issue 56: a built-in term is its function plus its table entry; the config reads what each parameter allows
+    from the function's annotations (dexwheel.tasks.terms.Check), not from a list of function paths."""
+    with pytest.raises(ConfigFieldError, match=match) as e:
+        gym.make(env_id, **kwargs)
+    assert e.value.field == field and "\n" not in str(e.value)

@@ -30,7 +30,7 @@ from dexwheel.tasks.terms import (
     RewardTermCfg,
     TerminationTermCfg,
     as_change,
-    func_path,
+    check_params,
     merge_terms,
     plain,
     validate_terms,
@@ -204,6 +204,7 @@ class G20HandConfig:
             if not isinstance(table, Mapping):
                 raise _bad(section, f"{section}: expected a dict of terms by name, got {table!r}")
             validate_terms(table, section)
+            check_params(table, section)
             for name, term in table.items():
                 _check_term(f"{section}.{name}", term)
         if not 0.0 <= self.preset_goal_prob <= 1.0:
@@ -265,7 +266,7 @@ def control_substeps(control_hz: float, timestep: float, env: str = "G20Hand") -
 
 
 def _check_term(where: str, term: Any) -> None:
-    """What the hand task needs of an entry, and the built-in terms' parameters (a user's own terms check theirs)."""
+    """What the hand task needs of an entry (the parameters: :func:`~dexwheel.tasks.terms.check_params`)."""
     if isinstance(term, ObservationTermCfg) and term.group != "policy":
         raise _bad(f"{where}.group", f"{where}.group: {term.group!r}; G20Hand has one observation group, 'policy'")
     if isinstance(term, EventTermCfg) and term.mode != "reset":
@@ -273,11 +274,6 @@ def _check_term(where: str, term: Any) -> None:
     if isinstance(term, EventTermCfg) and term.domain_randomization:
         raise _bad(f"{where}.domain_randomization", f"{where}.domain_randomization: G20Hand has no domain "
                                                     "randomisation switch; leave it False")  # fmt: skip
-    p, func = term.params, func_path(term.func)
-    if func == _R + "joint_pos_tracking_exp" and "std" in p and not (_finite(p["std"]) and p["std"] > 0):
-        raise _bad(f"{where}.params.std", f"{where}.params.std must be finite and > 0, got {p['std']!r}")
-    if func == _E + "reset_joints_by_offset" and "scale" in p and not (_finite(p["scale"]) and p["scale"] >= 0):
-        raise _bad(f"{where}.params.scale", f"{where}.params.scale must be finite and >= 0, got {p['scale']!r}")
 
 
 def _finite(x: Any) -> bool:

@@ -7,10 +7,16 @@ A start pose given in ``reset(options={"init_qpos": ...})`` is used as given: no
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
+from dexwheel.tasks.terms import Check
 
-def reset_joints_by_offset(task, env: int, rng: np.random.Generator, scale: float) -> None:
+
+def reset_joints_by_offset(
+    task, env: int, rng: np.random.Generator, scale: Annotated[float, Check(ge=0, unit="rad")]
+) -> None:
     """Uniform noise of ``+-scale`` rad on each active joint of the start pose, clipped to the joint
     limits, kept only if that pose is collision-free (within the penetration tolerance); 0 draws nothing."""
     if scale <= 0:

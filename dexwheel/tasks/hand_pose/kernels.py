@@ -5,7 +5,6 @@
   the joint state the terms read. The action is checked and mapped before, by :mod:`dexwheel.control`.
   Its state is one record per env (:func:`task_dtype`), its settings one record
   (:func:`task_params_dtype`): a few arguments, since each costs a kernel call ~0.1 us.
-* :func:`joint_pos_tracking_exp`: the tracking terms' loop.
 * :func:`finish_step`: weighs and sums the reward terms and fills the step's metrics.
 
 The single env (N = 1) and the native vector env run the same kernels, so they agree bit for bit by
@@ -16,7 +15,6 @@ next to this file.
 from __future__ import annotations
 
 import functools
-import math
 import os
 import threading
 from typing import Any
@@ -130,20 +128,6 @@ def hard_write_advance_threaded(commands: Array, raws: Array, tasks: Array, para
         while i < n:  # no record variable crosses into the loop: numba cannot pass one in
             _advance_env(tasks[i], params[0], commands[i], raws[i])
             i = fetch_add(taken, 0)
-
-
-@kernel
-def joint_pos_tracking_exp(qpos: Array, active_idx: Array, goal: Array, neg_inv_var: float) -> Array:
-    """``exp(sum_k (q_k - goal_k)^2 * neg_inv_var)`` per env over the active joints (``qpos[:, active_idx]``),
-    summed left to right; ``neg_inv_var = -1 / (16 std^2)`` makes it ``exp(-mean(err^2) / std^2)``."""
-    out = np.empty(qpos.shape[0])
-    for i in range(qpos.shape[0]):
-        sq = 0.0
-        for k in range(active_idx.shape[0]):
-            e = qpos[i, active_idx[k]] - goal[i, k]
-            sq += e * e
-        out[i] = math.exp(sq * neg_inv_var)
-    return out
 
 
 @kernel

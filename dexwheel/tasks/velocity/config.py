@@ -43,6 +43,7 @@ from dexwheel.tasks.terms import (
     RewardTermCfg,
     TerminationTermCfg,
     as_change,
+    check_params,
     func_path,
     interval_range,
     merge_terms,
@@ -382,8 +383,7 @@ def validate(cfg: WheelLegEnvCfg) -> None:
     for section in _TERM_KINDS:
         table = getattr(cfg, section)
         validate_terms(table, section)
-        for name, term in table.items():
-            _check_params(f"{section}.{name}", term)
+        check_params(table, section)
     cfg.domain_rand.validate("domain_rand")
     if cfg.terrain is not None:
         validate_terrain(cfg.terrain, "terrain")
@@ -406,46 +406,6 @@ def active_events(cfg: WheelLegEnvCfg) -> dict[str, tuple[EventTermCfg, tuple[fl
             continue
         out[name] = (term, interval)
     return out
-
-
-def _check_params(where: str, term: Any) -> None:
-    """The built-in terms' parameters, named with their allowed values (a user's own terms check theirs)."""
-    p, func = term.params, func_path(term.func)  # a built-in given as a callable is checked too
-    if "std" in p and func in (_R + "track_lin_vel_x_exp", _R + "track_ang_vel_z_exp") and not p["std"] > 0:
-        raise _bad(f"{where}.params.std", f"must be > 0, got {p['std']!r}")
-    if "bodies" in p and func in (_R + "undesired_contacts", _T + "illegal_contact"):
-        bad = [b for b in p["bodies"] if b not in NON_WHEEL_BODIES]
-        if bad:
-            raise _bad(f"{where}.params.bodies", f"unknown or wheel bodies {bad}; choose from {list(NON_WHEEL_BODIES)}")
-    if "limit_angle" in p and func == _T + "bad_orientation" and not 0 < p["limit_angle"] <= math.pi:
-        raise _bad(f"{where}.params.limit_angle", f"must be in (0, pi], got {p['limit_angle']}")
-    if func == _O + "height_scan":
-        _check_scan(where, p)
-    if "distance_buffer" in p and func == _T + "terrain_out_of_bounds":
-        b = p["distance_buffer"]
-        if not (isinstance(b, (int, float)) and math.isfinite(b) and b >= 0):
-            raise _bad(f"{where}.params.distance_buffer", f"must be a finite number >= 0 (m), got {b!r}")
-    if p and isinstance(func, str) and func.startswith(_E):
-        raise _bad(f"{where}.params", f"{func!r} takes none, got {dict(p)}; its numbers are the domain_rand.* fields "
-                                      "and reset_noise_scale (one place each)")  # fmt: skip
-
-
-def _check_scan(where: str, p: Mapping[str, Any]) -> None:
-    size, res = p.get("size", (1.0, 0.6)), p.get("resolution", 0.1)
-    if not (isinstance(res, (int, float)) and math.isfinite(res) and res > 0):
-        raise _bad(f"{where}.params.resolution", f"must be a finite number > 0 (m), got {res!r}")
-    if not (isinstance(size, (tuple, list)) and len(size) == 2 and all(
-            isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in size)):  # fmt: skip
-        raise _bad(f"{where}.params.size", f"expected (x, y) >= 0 m, got {size!r}")
-    for axis, v in zip("xy", size, strict=True):  # the grid spans exactly the stated extent
-        if abs(v / res - round(v / res)) > 1e-6:
-            lower, upper = math.floor(v / res) * res, math.ceil(v / res) * res
-            raise _bad(f"{where}.params.size", f"{axis} = {v:g} m is not a whole number of resolution steps "
-                                               f"({res:g} m): the grid would not span it; use {lower:g} or {upper:g} m, "
-                                               f"or a resolution that divides {v:g}")  # fmt: skip
-    offset = p.get("offset", 0.0)
-    if not (isinstance(offset, (int, float)) and math.isfinite(offset)):
-        raise _bad(f"{where}.params.offset", f"must be a finite number (m), got {offset!r}")
 
 
 #: Parameters that became fields of every observation term (:class:`~dexwheel.tasks.terms.ObservationTermCfg`):

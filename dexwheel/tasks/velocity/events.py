@@ -143,3 +143,6 @@ def reset_base_on_terrain(task, env_id: int, rng: np.random.Generator) -> None:
 #: randomisation off, with the default table) runs every env on one shared ``MjModel``; any other event, a
 #: user's own included, gets each env its own copy (it may write ``task.models[env_id]``).
 MODEL_FREE = frozenset({reset_joints_and_base, push_by_setting_velocity, terrain_levels, reset_base_on_terrain})
+for _event in (randomize_model, reset_joints_and_base, push_by_setting_velocity, terrain_levels, reset_base_on_terrain):
+    # they take no parameters (read by dexwheel.tasks.terms.check_params when one is given)
+    _event.params_elsewhere = "their numbers are the domain_rand.* fields and reset_noise_scale (one place each)"

@@ -6,9 +6,15 @@ group first (what a deployed policy reads), then the "critic" group when privile
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any
+
 import numpy as np
 
+from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.wheel_leg import LEGS
+from dexwheel.tasks.terms import Check
 from dexwheel.tasks.velocity.terrain import scan_heights
 
 #: Columns of ``task.model_params``: what domain randomisation drew for each env this episode.
@@ -78,8 +84,9 @@ def _terrain(task, term: str):
     return task.terrain
 
 
-def height_scan(task, size: tuple[float, float] = (1.0, 0.6), resolution: float = 0.1,
-                offset: float = 0.28) -> np.ndarray:  # fmt: skip
+def height_scan(task, size: Annotated[tuple[float, float], Check(ge=0, unit="m")] = (1.0, 0.6),
+                resolution: Annotated[float, Check(gt=0, unit="m")] = 0.1,
+                offset: Annotated[float, Check(unit="m")] = 0.28) -> np.ndarray:  # fmt: skip
     """The terrain around the base: base height minus the ground height at a grid of points, minus ``offset``
     (m), as Isaac Lab's ``height_scan``. ~0 on flat ground at the stance height, positive over a dip, negative
     over a rise. Its table entry clips it (``clip``, +-1 m in the rough task) and may add ``noise``, as every
@@ -97,6 +104,23 @@ def height_scan(task, size: tuple[float, float] = (1.0, 0.6), resolution: float 
     pts = terrain.scan_pattern(tuple(size), float(resolution))
     q = task.physics.qpos
     return scan_heights(terrain.raster, q[:, 0:3], q[:, 3:7], pts) - offset
+
+
+def _check_scan_grid(params: Mapping[str, Any], where: str) -> None:
+    """The scan's rule across its parameters: ``size`` is (x, y), each a whole number of ``resolution`` steps, so
+    the grid spans exactly the stated extent."""
+    size, res = params.get("size", (1.0, 0.6)), params.get("resolution", 0.1)
+    if not (isinstance(size, (tuple, list)) and len(size) == 2):
+        raise ConfigFieldError(f"{where}.params.size", f"{where}.params.size: expected (x, y) >= 0 m, got {size!r}")
+    for axis, v in zip("xy", size, strict=True):
+        if abs(v / res - round(v / res)) > 1e-6:
+            lower, upper = math.floor(v / res) * res, math.ceil(v / res) * res
+            raise ConfigFieldError(f"{where}.params.size", f"{where}.params.size: {axis} = {v:g} m is not a whole "
+                                   f"number of resolution steps ({res:g} m): the grid would not span it; use "
+                                   f"{lower:g} or {upper:g} m, or a resolution that divides {v:g}")  # fmt: skip
+
+
+height_scan.check_params = _check_scan_grid  # read by dexwheel.tasks.terms.check_params
 
 
 def height_scan_mirror(size: tuple[float, float] = (1.0, 0.6), resolution: float = 0.1, **_) -> np.ndarray:

@@ -8,18 +8,24 @@ state (``commands``, ``base_lin_vel``, ``actuator_force``, ...). The task multip
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import numpy as np
 
+from dexwheel.robots.wheel_leg import NON_WHEEL_BODIES
 from dexwheel.tasks import kernels
+from dexwheel.tasks.terms import Check
+
+Std = Annotated[float, Check(gt=0)]
+Bodies = Annotated[Sequence[str], Check(among=NON_WHEEL_BODIES)]
 
 
-def track_lin_vel_x_exp(task, std: float) -> np.ndarray:
+def track_lin_vel_x_exp(task, std: Std) -> np.ndarray:
     """``exp(-(v_x,cmd - v_x)^2 / std^2)``: forward-velocity tracking (base frame), 1 when exact."""
     return kernels.exp_sq_error(task.commands[:, 0], task.base_lin_vel[:, 0], -1.0 / (std * std))
 
 
-def track_ang_vel_z_exp(task, std: float) -> np.ndarray:
+def track_ang_vel_z_exp(task, std: Std) -> np.ndarray:
     """``exp(-(w_z,cmd - w_z)^2 / std^2)``: yaw-rate tracking, 1 when exact."""
     return kernels.exp_sq_error(task.commands[:, 1], task.base_ang_vel[:, 2], -1.0 / (std * std))
 
@@ -49,7 +55,7 @@ def action_rate_l2(task) -> np.ndarray:
     return kernels.sum_sq_diff(task.action, task.last_action)
 
 
-def undesired_contacts(task, bodies: Sequence[str]) -> np.ndarray:
+def undesired_contacts(task, bodies: Bodies) -> np.ndarray:
     """How many of ``bodies`` touch the floor (a count per env)."""
     return kernels.count_positive(task.floor_contact, task.body_columns(bodies))
 
