@@ -4,8 +4,10 @@ before any work starts."""
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 
 def refuse(message: str) -> NoReturn:
@@ -20,3 +22,25 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         refuse(message.removeprefix("argument "))
+
+
+def hydra_main(config_name: str) -> Callable[[Callable[[Any], Any]], Callable[..., Any]]:
+    """``hydra.main`` on ``configs/<config_name>.yaml`` whose entry first checks the command line's overrides: a
+    typo (``robot=solenopsys``, ``drive=PD``, a misspelt key) is :func:`refuse`'s one line naming it and the closest
+    valid name, where Hydra would print 7-12 lines advising ``+key=...`` (:mod:`dexwheel.overrides`)."""
+    import hydra
+
+    from dexwheel.overrides import CONFIG_DIR, check_command_line
+
+    def decorate(task: Callable[[Any], Any]) -> Callable[..., Any]:
+        entry = hydra.main(config_path=str(CONFIG_DIR), config_name=config_name, version_base="1.3")(task)
+
+        @functools.wraps(task)
+        def main(*args: Any) -> Any:
+            if why := check_command_line(config_name, sys.argv[1:]):
+                refuse(why)
+            return entry(*args)
+
+        return main
+
+    return decorate

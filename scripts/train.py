@@ -21,18 +21,16 @@ LAUNCHED = [time.monotonic()]
 import sys
 from pathlib import Path
 
-import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from dexwheel.cli import hydra_main
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.evaluation import format_table
 from dexwheel.rl.isaaclab_launch import IsaacLabError
 from dexwheel.rl.run_config import selection_overrides
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
-
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 
 
 def remove_if_empty(folder: Path) -> None:
@@ -51,7 +49,7 @@ def remove_if_empty(folder: Path) -> None:
         path = path.parent
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name="train", version_base="1.3")
+@hydra_main("train")
 def main(cfg: DictConfig) -> float:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)

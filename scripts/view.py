@@ -12,12 +12,12 @@ import threading
 import time
 from pathlib import Path
 
-import hydra
 import mujoco.viewer
 import numpy as np
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from dexwheel.cli import hydra_main
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.policies import baseline_policy, load_policy, run_config
@@ -26,7 +26,6 @@ from dexwheel.rl.run_config import check_overrides_read, parse_overrides
 from dexwheel.rl.schema import ConfigError, as_paths
 from dexwheel.sim.rendering import RenderingError, check_window
 
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 SOURCES = ("policy", "presets", "random", "zero")
 #: without a display: a video instead of the window
 VIDEO_INSTEAD = "record a video offscreen instead (MUJOCO_GL=egl python scripts/evaluate.py ... video=true)"
@@ -72,7 +71,7 @@ def action_source(cfg: DictConfig):
     return cfg, {}, None
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name="view", version_base="1.3")
+@hydra_main("view")
 def main(cfg: DictConfig) -> None:
     try:
         check_typed(cfg, list(HydraConfig.get().overrides.task))

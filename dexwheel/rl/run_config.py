@@ -19,9 +19,9 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from dexwheel.overrides import CONFIG_DIR
 from dexwheel.rl.schema import ConfigError
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 CONFIG_FILE = "config.yaml"
 #: the config groups a run selects (``robot`` by its name, the others by their node's ``name``)
 GROUPS = ("robot", "task", "drive", "action", "composer", "collision", "algo", "backend")
@@ -96,24 +96,18 @@ def check_overrides_read(config: str, cfg: DictConfig, overrides: list[Override]
         if added and not (env_section or parts[0] in open_roots):
             where = ", ".join([f"<group>.{family}.*", *(f"{r}.*" for r in open_roots)])
             raise ConfigError(f"{o.line}: {o.key} is not a key of the config, and nothing would read it; keys "
-                              f"may be added under {where} (a typo? drop the + to have Hydra name the valid keys)")  # fmt: skip
+                              f"may be added under {where} (a typo? drop the + to have the nearest key named)")  # fmt: skip
 
 
 def compose(name: str, overrides: list[str]) -> DictConfig:
-    """Hydra's composition of ``configs/<name>.yaml`` (inside a Hydra app too); a failure is a ConfigError."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    import dexwheel.rl.config_defaults  # noqa: F401  (registers the env_defaults nodes)
+    """Hydra's composition of ``configs/<name>.yaml`` (inside a Hydra app too); a failure is a one-line
+    ConfigError naming the override and the nearest valid name (:func:`dexwheel.overrides.explain`)."""
+    from dexwheel.overrides import explain, hydra_compose
 
     try:
-        if GlobalHydra.instance().is_initialized():
-            return hydra_compose(config_name=name, overrides=overrides)
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            return hydra_compose(config_name=name, overrides=overrides)
+        return hydra_compose(name, overrides)
     except Exception as e:  # noqa: BLE001 - Hydra's composition errors, as one line
-        raise ConfigError(" ".join(str(e).split())) from None
+        raise ConfigError(explain(name, overrides) or " ".join(str(e).split())) from None
 
 
 def _option(saved: Any, group: str) -> str | None:

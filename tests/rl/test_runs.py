@@ -201,7 +201,7 @@ def test_a_launch_that_fails_leaves_nothing_behind(tmp_path):
     "args, code, shown",
     [(["--help"], 0, "Reproduce a results table"),
      (["--seeds=1"], 2, "error: --seeds=1: not an argument of results.py"),
-     (["robt=solenopsis"], 2, "error: train.py would refuse robt=solenopsis"),
+     (["robt=solenopsis"], 2, "error: robt=solenopsis: no key robt; did you mean robot?"),
      (["seeds=[a]"], 2, "error: seeds=[a]: expected a list of integers")],
 )  # fmt: skip
 def test_results_checks_every_argument_before_starting_anything(tmp_path, args, code, shown):
