@@ -93,6 +93,21 @@ def test_evaluate_refuses_what_is_no_evaluation_setting_in_one_line(run, tmp_pat
     assert not (run / "eval").exists()
 
 
+@pytest.mark.parametrize("robot", ["g20_right", "solenopsis"])
+def test_evaluate_on_another_robot_advises_a_command_that_works(run, tmp_path, robot):
+    """``robot=`` cannot change a run's robot: the line advises ``robots=[...]``, which then runs, within the run's
+    family only (issue 57: ``robot=solenopsis`` on a G20 run was advised ``robots=[solenopsis]``, then refused)."""
+    done = script("evaluate.py", f"run={run}", "episodes=1", f"robot={robot}", cwd=tmp_path)
+    (line,) = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and line.startswith(f"error: robot={robot}: the run was trained on g20_left")
+    advised = re.findall(r"robots=\[\w+\]", line)
+    if robot == "solenopsis":
+        assert not advised and line.endswith("a policy runs only on its own family's robots (g20_left, g20_right)")
+        return
+    done = script("evaluate.py", f"run={run}", "episodes=1", *advised, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_cli_refuses_an_override_naming_it(run, tmp_path):
     done = script("evaluate.py", f"run={run}", "episodes=1", "algo.params.n_epochs=3", cwd=tmp_path)
     assert done.returncode == 2
