@@ -1,5 +1,5 @@
 """A Hydra override that does not compose, explained in one line: the override as typed, what is wrong, and the
-closest valid name (``difflib``) or the valid ones.
+closest valid name (:func:`dexwheel.fields.closest`) or the valid ones.
 
 Hydra's own report of a typo (``robot=solenopsys``, ``drive=PD``, ``train.totl_timesteps=5``) is 7-12 lines and
 advises ``+key=...``, which adds a key nothing reads instead of fixing the name. Every script's ``hydra.main``
@@ -12,13 +12,14 @@ registered first (importing :mod:`dexwheel.rl` does).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+
+from dexwheel.fields import closest
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 _ABSENT = object()
@@ -44,13 +45,6 @@ def hydra_compose(name: str, overrides: list[str], hydra_config: bool = False) -
 
     with initialized():
         return compose(config_name=name, overrides=overrides, return_hydra_config=hydra_config)
-
-
-def closest(name: str, choices: list[str]) -> str | None:
-    """The choice nearest to ``name`` (case ignored: ``PD`` is ``pd``), or None when none is near."""
-    by_lower = {c.lower(): c for c in choices}
-    found = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
-    return by_lower[found[0]] if found else None
 
 
 def _values(o: Any) -> list[str]:

@@ -316,3 +316,12 @@ def test_two_evaluations_finishing_at_once_keep_both_results(tmp_path):
         write_new(tmp_path / "result.json", "never over a result")
     with pytest.raises(ConfigError, match="out: .*result.json already exists"):
         save(tmp_path / "result.json", "{}", {}, fixed=True, overwrite=False)
+
+
+def test_the_evaluation_table_prints_counts_as_integers(tmp_path):
+    """``episodes`` is a count (issue 57: it printed as ``2.0000``); the metrics keep their 4 decimals."""
+    done = script("evaluate.py", "robot=g20_left", "policy=random", "episodes=2", "task.hand.max_episode_steps=20",
+                  cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = dict(line.split() for line in done.stdout.splitlines() if re.fullmatch(r"\w+ +\S+", line))
+    assert rows["episodes"] == "2" and re.fullmatch(r"\d+\.\d{4}", rows["mean_joint_error"]), done.stdout
