@@ -12,7 +12,6 @@ import threading
 import time
 from pathlib import Path
 
-import mujoco.viewer
 import numpy as np
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
@@ -85,6 +84,8 @@ def main(cfg: DictConfig) -> None:
     obs, _ = env.reset(seed=cfg.seed)
     model, data = env.unwrapped.model, env.unwrapped.data
     dt = float(getattr(env.unwrapped, "dt", model.opt.timestep))
+    import mujoco.viewer  # after dexwheel's import (dexwheel.mujoco_gl)
+
     before = set(threading.enumerate())
     with mujoco.viewer.launch_passive(model, data) as viewer:
         window_threads = set(threading.enumerate()) - before  # the viewer's window runs on its own thread
