@@ -32,6 +32,7 @@ def hydra_main(config_name: str) -> Callable[[Callable[[Any], Any]], Callable[..
     runs in is on the module path (after the installed packages), for a user's own terms."""
     import hydra
 
+    from dexwheel import run_folders
     from dexwheel.overrides import CONFIG_DIR, check_command_line
 
     def decorate(task: Callable[[Any], Any]) -> Callable[..., Any]:
@@ -39,6 +40,7 @@ def hydra_main(config_name: str) -> Callable[[Callable[[Any], Any]], Callable[..
 
         @functools.wraps(task)
         def main(*args: Any) -> Any:
+            run_folders.register()  # configs/train.yaml's run folder names
             if why := check_command_line(config_name, sys.argv[1:]):
                 refuse(why)
             # a user's own modules (terms: func: "mypkg.terms:f") in the folder the script runs in, as `python -m`

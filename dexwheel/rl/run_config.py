@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.overrides import CONFIG_DIR
 from dexwheel.rl.schema import ConfigError
+from dexwheel.run_folders import parent_of_runs
 
 CONFIG_FILE = "config.yaml"
 #: the config groups a run selects (``robot`` by its name, the others by their node's ``name``)
@@ -29,6 +30,8 @@ GROUPS = ("robot", "task", "drive", "action", "composer", "collision", "algo", "
 ENV_GROUPS = ("task", "drive", "action", "composer", "collision")
 #: tables of terms (``func`` + parameters): a run's table is complete as saved, never merged with today's
 TERM_KEYS = ("func",)
+#: keys that name a run and change nothing it does (its folder's name): runs that differ only there are the same
+LABELS = ("run_name",)
 #: the robot families; an env group holds one section of env keyword arguments per family (``drive.hand``)
 FAMILIES = ("hand", "wheel_leg")
 #: the groups whose ``<group>.<family>`` section becomes the env's keyword arguments
@@ -154,7 +157,8 @@ def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig,
 
     path = Path(run_dir) / CONFIG_FILE
     if not path.exists():
-        raise CheckpointError(f"{what}={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")
+        raise CheckpointError(parent_of_runs(what, Path(run_dir))
+                              or f"{what}={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")  # fmt: skip
     try:
         saved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     except Exception as e:  # noqa: BLE001 - YAML, encoding and interpolation errors mean the same to a user
@@ -216,7 +220,7 @@ def differences(saved: DictConfig, cfg: DictConfig, overrides: list[str]) -> lis
     typed = tuple(o.key for o in parse_overrides(overrides) if not o.hydra and not o.group)
     defaults = []  # after the typed keys' differences: those are what the user asked about
     for key in sorted(old.keys() | new.keys()):
-        if key.split(".")[0] in other or old.get(key, "<unset>") == new.get(key, "<unset>"):
+        if key.split(".")[0] in other or old.get(key, "<unset>") == new.get(key, "<unset>") or key in LABELS:
             continue
         # typed, or set through a typed key (train.total_timesteps is task.train.total_timesteps)
         asked = key in typed or key.startswith(tuple(f"{t}." for t in typed)) or new.get(key) != today.get(key)
