@@ -16,7 +16,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+from dexwheel.overrides import CONFIG_DIR
+
 RESOLVER = "dexwheel_run_folder"
 #: named in every run folder's name, in this order (the robot first)
 ALWAYS = ("robot", "task", "algo", "backend")
