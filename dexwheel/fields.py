@@ -8,7 +8,9 @@ An env names a bad field as its constructor takes it (``goal_mode``, ``domain_ra
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import numbers
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -67,3 +69,21 @@ def check_types(obj: Any, prefix: str = "", env: str = "") -> None:
         if kind in _KINDS and not (optional and value is None) and not _fits(kind, value):
             allowed = _KINDS[kind] + (" or None" if optional else "")
             raise ConfigFieldError(name, f"{name}: expected {allowed}, got {value!r}", env)
+
+
+def closest(name: str, choices: Sequence[str]) -> str | None:
+    """The choice nearest to ``name`` (``difflib``; case ignored: ``PD`` is ``pd``), or None when none is near."""
+    by_lower = {c.lower(): c for c in choices}
+    found = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
+    return by_lower[found[0]] if found else None
+
+
+def unknown_keywords(unknown: Sequence[str], valid: Sequence[str], aliases: Sequence[str] = (),
+                     prefix: str = "") -> ConfigFieldError:  # fmt: skip
+    """The error for keyword arguments an env does not take (every env raises this type): it names them (the
+    first is the ``field``), the nearest one it takes, and those it takes (its fields, then ``aliases``)."""
+    near = closest(unknown[0], [*valid, *aliases])
+    detail = f"{', '.join(unknown)}: unknown keyword argument{'s' if len(unknown) > 1 else ''}"
+    detail += f" (did you mean {near}?)" if near else ""
+    detail += f"; valid: {', '.join(valid)}" + (f"; aliases: {', '.join(aliases)}" if aliases else "")
+    return ConfigFieldError(unknown[0], detail, prefix)

@@ -23,13 +23,12 @@ import sys
 import threading
 from pathlib import Path
 
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
+from dexwheel.hydra_app import hydra_main
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name="bridge", version_base="1.3")
+@hydra_main("bridge")
 def main(cfg: DictConfig) -> None:
     if cfg.get("backend", {}).get("name") == "isaaclab" and cfg.get("headless") is False:
         # its viewer (Newton's GL visualizer) is a GLX window; MUJOCO_GL=egl would point PyOpenGL at EGL when

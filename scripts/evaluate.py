@@ -13,12 +13,11 @@ and the env settings the command line changed; an override that is no evaluation
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from dexwheel.hydra_app import hydra_main
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.isaaclab_launch import IsaacLabError
@@ -26,10 +25,8 @@ from dexwheel.rl.run_config import GROUPS, selection_overrides
 from dexwheel.rl.schema import ConfigError
 from dexwheel.sim.rendering import RenderingError
 
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 
-
-@hydra.main(config_path=CONFIG_DIR, config_name="evaluate", version_base="1.3")
+@hydra_main("evaluate")
 def main(cfg: DictConfig) -> None:
     try:
         evaluate(cfg, list(HydraConfig.get().overrides.task))

@@ -14,13 +14,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import hydra
 from omegaconf import DictConfig
 
+from dexwheel.hydra_app import hydra_main
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.schema import ConfigError, as_paths
 
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 KEYS = ("run", "checkpoint", "out", "overwrite")  # configs/export.yaml
 
 
@@ -45,7 +44,7 @@ def export(cfg: DictConfig) -> tuple[Path, Path]:
     return onnx_path, meta_path
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name="export", version_base="1.3")
+@hydra_main("export")
 def main(cfg: DictConfig) -> None:
     try:
         export(cfg)

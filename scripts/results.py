@@ -109,8 +109,8 @@ def check(args: list[str]) -> tuple[list[str], DictConfig]:
 
     try:
         cfg = compose("train", train_args)
-    except ConfigError as e:
-        refuse(f"train.py would refuse {' '.join(train_args)}: {e}")
+    except ConfigError as e:  # it names the override (a typo with the nearest valid name)
+        refuse(str(e))
     return train_args, cfg
 
 

@@ -6,8 +6,10 @@ python scripts/train.py train.resume=outputs/<run> train.total_timesteps=N   # .
 python scripts/train.py -m seed=0,1,2                       # local multirun
 python scripts/train.py -m hydra/launcher=submitit_slurm_dexwheel seed=0,1,2   # SLURM
 
-A run's folder holds everything it writes, its log lines in ``train.log`` (a resumed run's too); a launch
-that fails before its run starts leaves the folder as it found it (an empty one removed).
+A run's folder (``outputs/<robot>_<task>_<algo>_<backend>[_<group>-<option>]_seed<s>/<time>/``: the groups chosen
+otherwise than the robot's defaults; a sweep's under ``outputs/multirun/``) holds everything it writes, its log
+lines in ``train.log`` (a resumed run's too, a crash's error too); a launch that fails before its run starts
+leaves the folder as it found it (an empty one removed). A run ends with the command that evaluates it.
 """
 
 from __future__ import annotations
@@ -21,18 +23,16 @@ LAUNCHED = [time.monotonic()]
 import sys
 from pathlib import Path
 
-import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from dexwheel.hydra_app import hydra_main
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.evaluation import format_table
 from dexwheel.rl.isaaclab_launch import IsaacLabError
 from dexwheel.rl.run_config import selection_overrides
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
-
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 
 
 def remove_if_empty(folder: Path) -> None:
@@ -51,7 +51,7 @@ def remove_if_empty(folder: Path) -> None:
         path = path.parent
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name="train", version_base="1.3")
+@hydra_main("train")
 def main(cfg: DictConfig) -> float:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
@@ -72,6 +72,9 @@ def main(cfg: DictConfig) -> float:
         remove_if_empty(run_dir)
     if summary:  # empty on a distributed run's other processes
         print(format_table({cfg.robot.name: summary}))
+        shown = Path(cfg.train.resume or run_dir)
+        shown = shown.relative_to(Path.cwd()) if shown.is_absolute() and shown.is_relative_to(Path.cwd()) else shown
+        print(f"run: {shown}\nevaluate it: python {Path(sys.argv[0]).with_name('evaluate.py')} run={shown}")
     return summary.get("return", 0.0)
 
 

@@ -12,12 +12,11 @@ import threading
 import time
 from pathlib import Path
 
-import hydra
-import mujoco.viewer
 import numpy as np
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from dexwheel.hydra_app import hydra_main
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.policies import baseline_policy, load_policy
@@ -26,7 +25,6 @@ from dexwheel.rl.run_config import check_overrides_read, parse_overrides, run_co
 from dexwheel.rl.schema import ConfigError, as_paths
 from dexwheel.sim.rendering import RenderingError, check_window
 
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs")
 SOURCES = ("policy", "presets", "random", "zero")
 #: without a display: a video instead of the window
 VIDEO_INSTEAD = "record a video offscreen instead (MUJOCO_GL=egl python scripts/evaluate.py ... video=true)"
@@ -72,7 +70,7 @@ def action_source(cfg: DictConfig):
     return cfg, {}, None
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name="view", version_base="1.3")
+@hydra_main("view")
 def main(cfg: DictConfig) -> None:
     try:
         check_typed(cfg, list(HydraConfig.get().overrides.task))
@@ -86,6 +84,8 @@ def main(cfg: DictConfig) -> None:
     obs, _ = env.reset(seed=cfg.seed)
     model, data = env.unwrapped.model, env.unwrapped.data
     dt = float(getattr(env.unwrapped, "dt", model.opt.timestep))
+    import mujoco.viewer  # after dexwheel's import (dexwheel.mujoco_gl)
+
     before = set(threading.enumerate())
     with mujoco.viewer.launch_passive(model, data) as viewer:
         window_threads = set(threading.enumerate()) - before  # the viewer's window runs on its own thread

@@ -75,7 +75,7 @@ def _benchmark(name: str) -> ModuleType:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["train.num_envz=2"], "error: Could not override 'train.num_envz'."),
+        (["train.num_envz=2"], "error: train.num_envz=2: no key train.num_envz; did you mean train.num_envs?"),
         (["--algo", "ppo", "+train.foo=1"], "error: train.foo: Key 'foo' not in 'TrainCfg'"),
         (["--algo", "sac", "algo.policy.net_arch=[1,"], "error: algo.policy.net_arch=[1,: no viable alternative"),
         (["robot=g20_left"], "error: robot=g20_left: choose the robot with --robot"),

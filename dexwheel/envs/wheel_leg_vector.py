@@ -38,6 +38,8 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
                  render_mode: str | None = None, width: int = 640, height: int = 480,
                  camera_name: str | None = TRACK_CAMERA, max_episode_steps: int | None = None,
                  **kwargs: Any) -> None:  # fmt: skip
+        if isinstance(num_envs, bool) or int(num_envs) != num_envs or num_envs < 1:
+            raise ValueError(f"{type(self).__name__}: num_envs must be an integer >= 1, got {num_envs!r}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode: {render_mode!r}; the vector env renders 'rgb_array' (one frame per env) "
                              "or None; use the single env for 'human'")  # fmt: skip

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # stable-baselines3 loads for SB3 runs only (the Isaac Lab ve
     from stable_baselines3.common.vec_env import VecNormalize
 
 from dexwheel.atomic import atomic_open
+from dexwheel.run_folders import parent_of_runs
 
 CHECKPOINT_DIR = "checkpoints"
 SUFFIXES = (".zip", ".pt")  # SB3, rsl_rl
@@ -110,7 +111,8 @@ def latest_checkpoint(run_dir: Path) -> Path:
     existing = [p for p in candidates if p.exists()]
     if not existing:
         raise CheckpointError(
-            f"{run_dir}: no checkpoint in {run_dir / CHECKPOINT_DIR} (expected step_*.zip/.pt or final.zip/.pt)"
+            parent_of_runs("train.resume", run_dir)
+            or f"{run_dir}: no checkpoint in {run_dir / CHECKPOINT_DIR} (expected step_*.zip/.pt or final.zip/.pt)"
         )
     return max(existing, key=lambda p: (-1 if (n := saved_step(p)) is None else n, p.name.startswith("final")))
 

@@ -83,6 +83,21 @@ def with_robot(cfg: DictConfig, robot: str) -> DictConfig:
     return out
 
 
+def family_robots(family: str) -> list[str]:
+    """The robots (``configs/robot/``) of a family, by name."""
+    return sorted(p.stem for p in (CONFIG_DIR / "robot").glob("*.yaml") if OmegaConf.load(p).robot.family == family)
+
+
+def robot_advice(line: str, trained: DictConfig, typed: dict) -> str:
+    """Why ``robot=`` cannot change a run's robot, and what evaluates the policy on the typed one: ``robots=[...]``
+    within the run's family; no command across families (the observations and actions differ)."""
+    said = f"{line}: the run was trained on {trained.name}"
+    if typed["family"] == trained.family:
+        return f"{said}; evaluate it on another robot of its family with robots=[{typed['name']}]"
+    return (f"{said}, a {trained.family} robot, and {typed['name']} is a {typed['family']} robot: a policy runs only "
+            f"on its own family's robots ({', '.join(family_robots(trained.family))})")  # fmt: skip
+
+
 def env_changes(
     cfg: DictConfig, env_cfg: DictConfig, overrides: list[str], has_run: bool
 ) -> tuple[DictConfig, list[str]]:
@@ -120,10 +135,7 @@ def env_changes(
             changed.append(o.line)
             continue
         elif o.root == "robot":
-            raise ConfigError(
-                f"{o.line}: the run was trained on {env_cfg.robot.name}; evaluate it on another robot of its "
-                f"family with robots=[{value_of(cfg, 'robot.name')}]"
-            )
+            raise ConfigError(robot_advice(o.line, env_cfg.robot, value_of(cfg, "robot")))
         raise ConfigError(
             f"{o.line}: not an evaluation setting (the policy and its training are the run's); evaluate.py takes "
             f"{', '.join(f'{k}=' for k in OWN)}, backend=, train.device= and env settings "

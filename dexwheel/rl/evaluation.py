@@ -94,8 +94,13 @@ def write_video(path: Path, frames: Iterable[np.ndarray], fps: int) -> Path:
     return Path(path)
 
 
+#: metrics that count (episodes evaluated, env steps trained): printed as integers, not ``10.0000``
+COUNTS = ("episodes", "timesteps")
+
+
 def format_table(rows: dict[str, dict[str, Any]]) -> str:
-    """A plain-text table: one column per evaluated setting (e.g. per robot), one row per metric."""
+    """A plain-text table: one column per evaluated setting (e.g. per robot), one row per metric; a count as an
+    integer, another number with 4 decimals."""
     names = list(rows)
     metrics = sorted({k for r in rows.values() for k in r})
     width = max([len(m) for m in metrics] + [6])
@@ -106,6 +111,8 @@ def format_table(rows: dict[str, dict[str, Any]]) -> str:
         cells = []
         for n in names:
             v = rows[n].get(m, "")
+            if isinstance(v, float) and m in COUNTS and v.is_integer():
+                v = int(v)
             cells.append(f"{v:>{colw}.4f}" if isinstance(v, float) else f"{v!s:>{colw}}")
         lines.append(f"{m:<{width}}  " + "  ".join(cells))
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import time
 from pathlib import Path
 
@@ -36,6 +37,9 @@ def run_log(run_dir: Path, active: bool = True):
     log.setLevel(logging.INFO)
     try:
         yield
+    except Exception:  # a crash's traceback in the run's log too, not only on the terminal (once there: no console)
+        handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "failed", None, sys.exc_info()))
+        raise
     finally:
         root.removeHandler(handler)
         handler.close()

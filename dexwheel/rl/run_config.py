@@ -23,10 +23,11 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from dexwheel.overrides import CONFIG_DIR
 from dexwheel.rl.saved_paths import translate
 from dexwheel.rl.schema import ConfigError
+from dexwheel.run_folders import parent_of_runs
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 CONFIG_FILE = "config.yaml"
 #: the config groups a run selects (``robot`` by its name, the others by their node's ``name``)
 GROUPS = ("robot", "task", "drive", "action", "composer", "collision", "algo", "backend")
@@ -34,6 +35,8 @@ GROUPS = ("robot", "task", "drive", "action", "composer", "collision", "algo", "
 ENV_GROUPS = ("task", "drive", "action", "composer", "collision")
 #: tables of terms (``func`` + parameters): a run's table is complete as saved, never merged with today's
 TERM_KEYS = ("func",)
+#: keys that name a run and change nothing it does (its folder's name): runs that differ only there are the same
+LABELS = ("run_name",)
 #: the robot families; an env group holds one section of env keyword arguments per family (``drive.hand``)
 FAMILIES = ("hand", "wheel_leg")
 #: the groups whose ``<group>.<family>`` section becomes the env's keyword arguments
@@ -101,24 +104,18 @@ def check_overrides_read(config: str, cfg: DictConfig, overrides: list[Override]
         if added and not (env_section or parts[0] in open_roots):
             where = ", ".join([f"<group>.{family}.*", *(f"{r}.*" for r in open_roots)])
             raise ConfigError(f"{o.line}: {o.key} is not a key of the config, and nothing would read it; keys "
-                              f"may be added under {where} (a typo? drop the + to have Hydra name the valid keys)")  # fmt: skip
+                              f"may be added under {where} (a typo? drop the + to have the nearest key named)")  # fmt: skip
 
 
 def compose(name: str, overrides: list[str]) -> DictConfig:
-    """Hydra's composition of ``configs/<name>.yaml`` (inside a Hydra app too); a failure is a ConfigError."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    import dexwheel.rl.config_defaults  # noqa: F401  (registers the env_defaults nodes)
+    """Hydra's composition of ``configs/<name>.yaml`` (inside a Hydra app too); a failure is a one-line
+    ConfigError naming the override and the nearest valid name (:func:`dexwheel.overrides.explain`)."""
+    from dexwheel.overrides import explain, hydra_compose
 
     try:
-        if GlobalHydra.instance().is_initialized():
-            return hydra_compose(config_name=name, overrides=overrides)
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            return hydra_compose(config_name=name, overrides=overrides)
+        return hydra_compose(name, overrides)
     except Exception as e:  # noqa: BLE001 - Hydra's composition errors, as one line
-        raise ConfigError(" ".join(str(e).split())) from None
+        raise ConfigError(explain(name, overrides) or " ".join(str(e).split())) from None
 
 
 def _option(saved: Any, group: str) -> str | None:
@@ -166,7 +163,8 @@ def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig,
 
     path = Path(run_dir) / CONFIG_FILE
     if not path.exists():
-        raise CheckpointError(f"{what}={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")
+        raise CheckpointError(parent_of_runs(what, Path(run_dir))
+                              or f"{what}={run_dir}: no {CONFIG_FILE} there; is it a training run folder?")  # fmt: skip
     try:
         saved = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     except Exception as e:  # noqa: BLE001 - YAML, encoding and interpolation errors mean the same to a user
@@ -237,7 +235,7 @@ def differences(saved: DictConfig, cfg: DictConfig, overrides: list[str]) -> lis
     typed = tuple(o.key for o in parse_overrides(overrides) if not o.hydra and not o.group)
     defaults = []  # after the typed keys' differences: those are what the user asked about
     for key in sorted(old.keys() | new.keys()):
-        if key.split(".")[0] in other or old.get(key, "<unset>") == new.get(key, "<unset>"):
+        if key.split(".")[0] in other or old.get(key, "<unset>") == new.get(key, "<unset>") or key in LABELS:
             continue
         # typed, or set through a typed key (train.total_timesteps is task.train.total_timesteps)
         asked = key in typed or key.startswith(tuple(f"{t}." for t in typed)) or new.get(key) != today.get(key)

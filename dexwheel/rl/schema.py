@@ -6,6 +6,7 @@ range); these dataclasses cover training and the algorithms.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,6 +194,27 @@ def _check_imitation(params: DictConfig) -> None:
                           f"got {params.teacher_std}")  # fmt: skip
 
 
+def imitation_steps(params: DictConfig, num_envs: int) -> tuple[int, int]:
+    """The env steps a fresh run with a teacher spends before PPO's own updates (:mod:`dexwheel.rl.rsl.imitation`):
+    the imitation's rounds of one rollout each (``teacher_steps`` rounded up to whole rounds) and the critic
+    warm-up's ``critic_warmup`` PPO iterations of one rollout each."""
+    rollout = params.num_steps_per_env * num_envs
+    return max(1, math.ceil(params.teacher_steps / rollout)) * rollout, params.critic_warmup * rollout
+
+
+def _check_imitation_budget(params: DictConfig, train: DictConfig) -> None:
+    """Refuse a fresh run's budget that the phases before PPO would overrun: they run whole, whatever the budget."""
+    imitation, warmup = imitation_steps(params, train.num_envs)
+    if params.teacher is None or train.resume or train.total_timesteps >= imitation + warmup:
+        return
+    rollout = params.num_steps_per_env * train.num_envs
+    raise ConfigError(f"train.total_timesteps={train.total_timesteps}: the phases before PPO alone take "
+                      f"{imitation + warmup} env steps (algo.params.teacher_steps={params.teacher_steps}: {imitation} "
+                      f"in rollouts of {rollout}, then algo.params.critic_warmup={params.critic_warmup} iterations: "
+                      f"{warmup}); give a budget of at least that, or lower those (one rollout is "
+                      f"task.train.steps_per_env={params.num_steps_per_env} x train.num_envs={train.num_envs})")  # fmt: skip
+
+
 def _check_critic_thread(train: DictConfig, algo: str) -> None:
     if not train.critic_thread:
         return
@@ -237,6 +259,7 @@ def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
                           f"{list(COMPILE_MODES)} (rsl_rl refuses the CUDA-graph modes)")  # fmt: skip
     if name == "rsl_ppo":
         _check_imitation(params)
+        _check_imitation_budget(params, train)
         backend = OmegaConf.select(cfg, "backend.name", default="mujoco")
         if params.teacher is not None and backend != "mujoco":
             raise ConfigError(f"algo.params.teacher={params.teacher}: the teacher reads the MuJoCo task's state (the "

@@ -50,6 +50,9 @@ def run_protocol(bench: steps.StepBenchmarkCfg,
     tty = sys.stderr.isatty()
     outcomes: dict[tuple[str, float, str], list[tuple[str, float]]] = {}
     letters: dict[str, str] = {}
+    if progress and not tty:  # a log reads the rows' letters without the docs at hand
+        print(f"step benchmark: {total} trials; per scene and direction one letter a trial, in order: "
+              f"{', '.join(f'{o[0].upper()} {o}' for o in steps.OUTCOMES)}", flush=True)  # fmt: skip
     with tqdm(total=total, desc="step benchmark", unit="trial", disable=not (progress and tty)) as bar:
         for scene in scenes:
             specs = [t for d in bench.directions for t in steps.trials(scene, d, bench)]

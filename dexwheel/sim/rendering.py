@@ -17,6 +17,8 @@ from collections.abc import Iterable
 import mujoco
 import numpy as np
 
+from dexwheel.mujoco_gl import missing_library
+
 #: how to get a virtual screen for a window (Debian's xvfb package)
 XVFB = "run it under a virtual screen (xvfb-run -a python ...)"
 #: the offscreen alternative to a window
@@ -89,6 +91,8 @@ def check_offscreen(what: str) -> None:
                 f"{what} renders with OpenGL, {name} and the display {display!r} cannot be opened: {fix}"
             )
     elif backend in ("egl", "osmesa"):
+        if missing := missing_library(backend):
+            raise RenderingError(f"{what}: {missing}")
         try:
             if backend == "egl":
                 from mujoco.egl import GLContext

@@ -22,6 +22,7 @@ from dexwheel.control import (
 from dexwheel.envs import register_envs
 from dexwheel.envs.g20_hand import REWARD_TERMS, G20HandEnv
 from dexwheel.envs.g20_vector import G20HandVectorEnv
+from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, JOINT_LIMITS, MIMIC_JOINTS
 from dexwheel.sim.projection import contact_depth
 from dexwheel.sim.slew import slew_ramp
@@ -113,7 +114,7 @@ def test_config_errors_name_the_allowed_values():
     most = numba.config.NUMBA_NUM_THREADS
     with pytest.raises(ValueError, match=rf"num_threads must be between 1 and {most} .*got {most + 1}"):
         G20HandVectorEnv(num_envs=2, num_threads=most + 1)  # refused when made, not at its first step
-    with pytest.raises(TypeError):
+    with pytest.raises(ConfigFieldError, match="not_a_setting: unknown keyword argument; valid: hand, drive"):
         G20HandEnv(not_a_setting=1)
 
 

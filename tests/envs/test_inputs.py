@@ -484,3 +484,27 @@ def test_the_rendered_floor_and_lights_take_no_part_in_the_physics():
     assert (floor.contype[0], floor.conaffinity[0]) == (0, 0)
     assert floor.id == model.ngeom - 1 and model.body("studio").id == model.nbody - 1  # robot indices unchanged
     assert model.body("studio").jntnum[0] == 0 and model.nlight >= 2
+
+
+# -- issue 57: the same answer from every env ----------------------------------------------------
+@pytest.mark.parametrize(
+    "env_id, typo, message",
+    [("G20Hand-v0", "drvie", "G20Hand: drvie: unknown keyword argument (did you mean drive?); valid: hand, drive,"),
+     ("Solenopsis-v0", "episode_lenght_s",
+      "episode_lenght_s: unknown keyword argument (did you mean episode_length_s?); valid: robot, decimation,"),
+     ("M20Legacy-v0", "wheel_kp", "wheel_kp: unknown keyword argument (did you mean wheel_kd?); valid: robot,")],
+)  # fmt: skip
+@pytest.mark.parametrize("vector", [False, True])
+def test_an_unknown_keyword_is_one_error_type_naming_it_the_closest_and_the_valid_ones(env_id, typo, message, vector):
+    """``gym.make`` raised ValueError on Solenopsis and TypeError on the G20; both now raise the type every bad
+    config field raises (a ValueError)."""
+    with pytest.raises(ConfigFieldError) as raised:
+        gym.make_vec(env_id, num_envs=2, **VEC, **{typo: 1}) if vector else gym.make(env_id, **{typo: 1})
+    assert str(raised.value).startswith(message) and raised.value.field == typo
+
+
+@pytest.mark.parametrize("env_id", ["G20Hand-v0", "Solenopsis-v0"])
+@pytest.mark.parametrize("num_envs", [-1, 0, 1.5])
+def test_a_vector_env_refuses_a_bad_num_envs_naming_it(env_id, num_envs):
+    with pytest.raises(ValueError, match=rf"VectorEnv: num_envs must be an integer >= 1, got {num_envs}$"):
+        gym.make_vec(env_id, num_envs=num_envs, **VEC)

@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 import pytest
 
+from dexwheel import mujoco_gl
 from dexwheel.envs import register_envs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,3 +167,29 @@ def test_an_evaluation_video_without_a_gl_backend_says_what_to_set_and_writes_no
         f"(xvfb-run -a python ...)"
     ]
     assert not (tmp_path / "outputs").exists()  # no evaluation JSON, no video
+
+
+@pytest.mark.skipif(mujoco_gl.missing_library("osmesa") is None, reason="OSMesa is installed here")
+def test_osmesa_without_its_library_is_one_line_naming_it_and_the_rest_runs(tmp_path):
+    """The docs offer MUJOCO_GL=osmesa as the software fallback; without OSMesa, ``import mujoco`` failed in
+    PyOpenGL with a 31-line traceback (issue 57). Now a run that renders nothing runs, and a video is refused in
+    one line naming the library, before any episode."""
+    env = {**headless_env("osmesa")}
+    evaluate = [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "robot=g20_left", "policy=random", "episodes=1",
+                "task.hand.max_episode_steps=5"]  # fmt: skip
+    video = subprocess.run(
+        [*evaluate, "video=true"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert video.returncode == 2 and video.stderr.strip().splitlines() == [
+        "error: video=true: MUJOCO_GL=osmesa needs the OSMesa library (libOSMesa.so), which is not installed: "
+        "install it (Debian/Ubuntu: apt install libosmesa6), or set MUJOCO_GL=egl or unset it"
+    ], video.stderr[-2000:]
+    assert not (tmp_path / "outputs").exists()
+    plain = subprocess.run(evaluate, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 0 and "metrics: outputs/eval/" in plain.stdout, plain.stderr[-2000:]
+    frames = python(f"{MAKE}{OFFSCREEN['Solenopsis-v0']}", env, tmp_path)
+    assert frames.stderr.strip().splitlines()[-1] == (
+        "dexwheel.sim.rendering.RenderingError: Solenopsis-v0 render_mode='rgb_array': MUJOCO_GL=osmesa needs the "
+        "OSMesa library (libOSMesa.so), which is not installed: install it (Debian/Ubuntu: apt install libosmesa6), "
+        "or set MUJOCO_GL=egl or unset it"
+    )

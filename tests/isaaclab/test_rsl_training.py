@@ -149,3 +149,30 @@ def test_the_evaluation_child_plays_only_the_export_the_parent_checked(trained, 
     shutil.copy(tmp_path / "b.json", tmp_path / "a.json")  # now a consistent pair, but not the one checked
     with pytest.raises(ConfigError, match="a.json changed since the evaluation started"):
         job_policy(job, None, venv, "cpu")
+
+
+#: the G20 on Isaac Lab as a user trains it (issue 57), tiny: one PPO iteration of 4 x 32 steps, then the final
+#: evaluation's 2 episodes of 20 steps on the training envs (a reset outside the rollout's inference mode)
+G20_TINY = [
+    "robot=g20_left", "backend=isaaclab", "algo=rsl_ppo", "train.num_envs=4", "train.total_timesteps=128",
+    "train.eval_every_steps=128", "train.eval_episodes=2", "train.checkpoint_every_steps=128",
+    "task.hand.max_episode_steps=20", "algo.params.num_steps_per_env=32", "algo.params.num_learning_epochs=1",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [["drive=pd", "composer=hold_thumb"], ["drive=hard_write", "action=sdk255", "collision=off"]],
+    ids=["pd_hold_thumb", "hard_write_sdk255_no_projection"],
+)
+def test_a_g20_run_trains_and_evaluates_on_isaaclab(selection, tmp_path, isaac_device):
+    """Each drive: the run ended in ``RuntimeError: Inplace update to inference tensor outside InferenceMode`` from
+    the hand action term's reset, at the first evaluation after a rollout (issue 57)."""
+    run_dir = tmp_path / "run"
+    done = run("train.py", *G20_TINY, *selection, f"train.device={isaac_device}", f"hydra.run.dir={run_dir}")
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["best.pt", "final.pt", "step_128.pt"]
+    history = json.loads((run_dir / "eval_history.json").read_text())
+    assert [(int(h["timesteps"]), h["episodes"], h["length"]) for h in history] == [(128, 2, 20), (128, 2, 20)]
+    log = (run_dir / "train.log").read_text()
+    assert " - done step=128 " in log and " - failed" not in log
+    assert done.stdout.splitlines()[-1] == f"evaluate it: python {REPO / 'scripts' / 'evaluate.py'} run={run_dir}"

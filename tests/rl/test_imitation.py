@@ -2,10 +2,13 @@
 configured std, the critic warms up with the actor frozen, the steps count in the run, and bad settings are
 refused by name."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
-from cfgutil import compose_cfg, short
+from cfgutil import ROOT, compose_cfg, short
 from tensordict import TensorDict
 
 from dexwheel.rl.rsl import RslLearner
@@ -237,7 +240,8 @@ def test_the_climbing_experiment_names_its_expert_and_refuses_a_missing_one(tmp_
     assert cfg.algo.params.guide_focus == 0.15  # the guide's share of the gait's states (docs/results.md)
     assert cfg.train.total_timesteps == 4_000_000 and cfg.task.wheel_leg.terrain.sub_terrains.pit.proportion == 0.2
     monkeypatch.chdir(tmp_path)
-    short_cfg = compose_cfg("train", *short("solenopsis", *ROUGH, "+experiment=rough_climb", algo="rsl_ppo"))
+    short_cfg = compose_cfg("train", *short("solenopsis", *ROUGH, "+experiment=rough_climb", "algo.params.teacher_steps=128", "algo.params.critic_warmup=1",
+                                            algo="rsl_ppo"))  # fmt: skip
     message = (
         "algo.params.teacher_expert=outputs/flat_expert: not a run folder .* train one: python "
         "scripts/train.py robot=solenopsis hydra.run.dir=outputs/flat_expert"
@@ -245,3 +249,20 @@ def test_the_climbing_experiment_names_its_expert_and_refuses_a_missing_one(tmp_
     with pytest.raises(ConfigError, match=message):
         train(short_cfg, tmp_path / "run")
     assert not (tmp_path / "run" / "config.yaml").exists()
+
+
+def test_a_budget_smaller_than_the_phases_before_ppo_is_refused_naming_them(tmp_path):
+    """``+experiment=rough_climb train.total_timesteps=2048`` ran 1,044,480 steps (issue 57): the imitation and the
+    critic warm-up run whole whatever the budget. Refused in one line naming both and what a rollout is."""
+    typed = ["robot=solenopsis", "task=rough", "+experiment=rough_climb", "train.total_timesteps=2048"]
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), *typed], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert (done.returncode, done.stderr) == (2, (
+        "error: train.total_timesteps=2048: the phases before PPO alone take 1044480 env steps "
+        "(algo.params.teacher_steps=1000000: 1003520 in rollouts of 4096, then algo.params.critic_warmup=10 "
+        "iterations: 40960); give a budget of at least that, or lower those (one rollout is "
+        "task.train.steps_per_env=32 x train.num_envs=128)\n"))  # fmt: skip
+    assert list(tmp_path.iterdir()) == []
+    resumed = compose_cfg("train", *short("solenopsis", *ROUGH, *TEACHER, "train.total_timesteps=256",
+                                          f"train.resume={tmp_path}", algo="rsl_ppo"))  # fmt: skip
+    validate(resumed)  # a resumed run does not imitate again: its budget is its own business (check_budget)

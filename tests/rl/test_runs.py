@@ -42,14 +42,19 @@ def script(name, *args, cwd):
 
 
 @pytest.fixture(scope="module")
-def launched(tmp_path_factory) -> Path:
-    """A tiny G20 run trained as a user does (no hydra.run.dir): the folder train.py chose."""
+def trained(tmp_path_factory) -> tuple[Path, str]:
+    """A tiny G20 run trained as a user does (no hydra.run.dir): the folder train.py chose, and its stdout."""
     cwd = tmp_path_factory.mktemp("cwd")
     done = script("train.py", *G20, cwd=cwd)
     assert done.returncode == 0, done.stderr
     (run,) = (cwd / "outputs").iterdir()
     (stamped,) = run.iterdir()
-    return stamped
+    return stamped, done.stdout
+
+
+@pytest.fixture(scope="module")
+def launched(trained) -> Path:
+    return trained[0]
 
 
 @pytest.fixture
@@ -57,8 +62,8 @@ def run(launched, tmp_path) -> Path:
     return Path(shutil.copytree(launched, tmp_path / "run"))
 
 
-def test_the_run_folder_names_robot_drive_algo_and_backend_and_holds_only_the_run(launched):
-    assert launched.parent.name == "g20_left_hard_write_ppo_mujoco_seed0"
+def test_the_run_folder_names_robot_task_algo_and_backend_and_holds_only_the_run(launched):
+    assert launched.parent.name == "g20_left_hand_pose_tracking_ppo_mujoco_seed0"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d", launched.name)
     assert not (launched / ".hydra").exists()
     assert {"config.yaml", "train.log", "checkpoints", "final_eval.json"} <= {p.name for p in launched.iterdir()}
@@ -94,6 +99,21 @@ def test_evaluate_refuses_what_is_no_evaluation_setting_in_one_line(run, tmp_pat
     with pytest.raises(ConfigError, match=re.escape(message.removeprefix("error: "))):
         evaluate(cfg, [f"run={run}", "episodes=1", override])
     assert not (run / "eval").exists()
+
+
+@pytest.mark.parametrize("robot", ["g20_right", "solenopsis"])
+def test_evaluate_on_another_robot_advises_a_command_that_works(run, tmp_path, robot):
+    """``robot=`` cannot change a run's robot: the line advises ``robots=[...]``, which then runs, within the run's
+    family only (issue 57: ``robot=solenopsis`` on a G20 run was advised ``robots=[solenopsis]``, then refused)."""
+    done = script("evaluate.py", f"run={run}", "episodes=1", f"robot={robot}", cwd=tmp_path)
+    (line,) = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and line.startswith(f"error: robot={robot}: the run was trained on g20_left")
+    advised = re.findall(r"robots=\[\w+\]", line)
+    if robot == "solenopsis":
+        assert not advised and line.endswith("a policy runs only on its own family's robots (g20_left, g20_right)")
+        return
+    done = script("evaluate.py", f"run={run}", "episodes=1", *advised, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_cli_refuses_an_override_naming_it(run, tmp_path):
@@ -204,7 +224,7 @@ def test_a_launch_that_fails_leaves_nothing_behind(tmp_path):
     "args, code, shown",
     [(["--help"], 0, "Reproduce a results table"),
      (["--seeds=1"], 2, "error: --seeds=1: not an argument of results.py"),
-     (["robt=solenopsis"], 2, "error: train.py would refuse robt=solenopsis"),
+     (["robt=solenopsis"], 2, "error: robt=solenopsis: no key robt; did you mean robot?"),
      (["seeds=[a]"], 2, "error: seeds=[a]: expected a list of integers")],
 )  # fmt: skip
 def test_results_checks_every_argument_before_starting_anything(tmp_path, args, code, shown):
@@ -304,3 +324,87 @@ def test_two_evaluations_finishing_at_once_keep_both_results(tmp_path):
         write_new(tmp_path / "result.json", "never over a result")
     with pytest.raises(ConfigError, match="out: .*result.json already exists"):
         save(tmp_path / "result.json", "{}", {}, fixed=True, overwrite=False)
+
+
+def test_the_evaluation_table_prints_counts_as_integers(tmp_path):
+    """``episodes`` is a count (issue 57: it printed as ``2.0000``); the metrics keep their 4 decimals."""
+    done = script("evaluate.py", "robot=g20_left", "policy=random", "episodes=2", "task.hand.max_episode_steps=20",
+                  cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = dict(line.split() for line in done.stdout.splitlines() if re.fullmatch(r"\w+ +\S+", line))
+    assert rows["episodes"] == "2" and re.fullmatch(r"\d+\.\d{4}", rows["mean_joint_error"]), done.stdout
+
+
+@pytest.mark.parametrize(
+    "typed, folder",
+    [(["seed=1"], "solenopsis_velocity_tracking_rsl_ppo_mujoco_seed1"),
+     (["composer=wheels_only"], "solenopsis_velocity_tracking_rsl_ppo_mujoco_composer-wheels_only_seed0"),
+     (["task=rough", "+experiment=rough_climb"], "solenopsis_rough_rsl_ppo_mujoco_experiment-rough_climb_seed0"),
+     (["robot=g20_left", "drive=pd", "algo=rsl_ppo"], "g20_left_hand_pose_tracking_rsl_ppo_mujoco_drive-pd_seed0"),
+     (["run_name=mine"], "mine")],
+)  # fmt: skip
+def test_a_run_folder_names_its_task_and_each_group_chosen_otherwise_than_the_robots(typed, folder, tmp_path):
+    """The default, ``composer=wheels_only`` and ``task=rough`` runs all went to solenopsis_pd_rsl_ppo_mujoco_seed0/
+    (issue 57): runs a user compares are told apart by their folders, named as Hydra resolves them."""
+    done = script("train.py", *typed, "--cfg", "all", "--resolve", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run_dir = yaml.safe_load(done.stdout)["hydra"]["run"]["dir"]
+    assert re.fullmatch(rf"outputs/{folder}/\d{{4}}-\d\d-\d\d_\d\d-\d\d-\d\d", run_dir), run_dir
+
+
+def test_a_sweep_writes_under_outputs(tmp_path):
+    """``train.py -m`` wrote ``multirun/`` beside ``outputs/`` in the folder it ran in (issue 57)."""
+    done = script("train.py", "-m", "seed=0,1", *G20, "train.total_timesteps=128", "algo.params.n_steps=32",
+                  "algo.params.batch_size=64", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [p.name for p in tmp_path.iterdir()] == ["outputs"]
+    (sweep,) = (tmp_path / "outputs" / "multirun").iterdir()
+    jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())  # beside Hydra's multirun.yaml
+    assert jobs == [f"{n}_g20_left_hand_pose_tracking_ppo_mujoco_seed{n}" for n in (0, 1)]
+
+
+def test_a_run_ends_with_the_command_that_evaluates_it(trained, tmp_path):
+    """``make train`` ended on the metrics table alone (issue 57): the last lines name the run and the command."""
+    run, stdout = trained
+    shown = run.relative_to(run.parents[2])  # outputs/<name>/<time>, relative to the folder it ran in
+    command = f"python {ROOT / 'scripts' / 'evaluate.py'} run={shown}"
+    assert stdout.splitlines()[-2:] == [f"run: {shown}", f"evaluate it: {command}"]
+    done = subprocess.run([sys.executable, *command.split()[1:], "episodes=1"], cwd=run.parents[2],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "script_name, key", [("evaluate.py", "run"), ("export.py", "run"), ("train.py", "train.resume")]
+)
+def test_a_folder_of_runs_lists_them(launched, tmp_path, script_name, key):
+    """``run=outputs/`` said "no config.yaml there" (issue 57): it names the runs inside, the newest first."""
+    outputs = launched.parents[1]
+    done = script(script_name, f"{key}={outputs}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, f"error: {key}={outputs}: a folder of 1 run, not a run; choose one "
+                                                 f"(newest first): {key}={launched}\n")  # fmt: skip
+
+
+CRASH = """
+calls = 0
+
+
+def boom(task):
+    global calls
+    calls += 1
+    if calls > 40:  # after the env's own check of the term: a bug that shows during training
+        raise RuntimeError("a bug in the user's term")
+    return task.base_lin_vel[:, 1] ** 2
+"""
+
+
+def test_a_crashed_run_writes_its_error_into_its_train_log(tmp_path):
+    """A run's ``train.log`` held only its start line when it crashed (issue 57): the error follows it."""
+    (tmp_path / "crash_terms.py").write_text(CRASH)
+    term = '+task.wheel_leg.rewards.boom={func: "crash_terms:boom", weight: -0.1}'
+    done = script("train.py", "robot=solenopsis", "train.num_envs=1", "train.progress_bar=false", "hydra.run.dir=run",
+                  term, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "a bug in the user's term" in done.stderr
+    log = (tmp_path / "run" / "train.log").read_text().splitlines()
+    assert " - start robot=solenopsis" in log[0] and " - failed" in log[1], log
+    assert log[-1] == "RuntimeError: a bug in the user's term"

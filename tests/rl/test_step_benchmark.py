@@ -97,6 +97,9 @@ def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tm
     assert [r["direction"] for r in results["solenopsis"]["rows"]] == ["up", "down"]
     out = capsys.readouterr().out
     assert "step benchmark: solenopsis" in out and "timeouts" in out
+    # a log's progress lines say what their letters mean (issue 57)
+    assert "step benchmark: 2 trials; per scene and direction one letter a trial, in order: S success, F fall, " \
+           "T timeout\nstep benchmark: step 0.050 up: T\n" in out  # fmt: skip
     path = tmp_path / "outputs" / "eval" / "steps_zero_solenopsis_seed20000_tr1.json"
     saved = json.loads(path.read_text())
     assert saved["benchmark"] == "steps" and saved["protocol"]["heights"] == [0.05]

@@ -507,7 +507,9 @@ class HandPoseAction(ActionTerm):
         budget = self.budget[min(self._substep, len(self.budget) - 1)]
         self._substep += 1
         diff = self._command - self._start
-        self._target = self._command - (diff - torch.minimum(torch.maximum(diff, -budget), budget))
+        # in place: rsl_rl steps under torch.inference_mode, where a new tensor would be an inference tensor that a
+        # reset outside it (the evaluation episodes) cannot write
+        self._target.copy_(self._command - (diff - torch.minimum(torch.maximum(diff, -budget), budget)))
         full = self.completion.complete(self._target, clip_mimic=True).float()
         asset, joints = self._asset, self._joint_ids
         if self.hard_write:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numba
 
-from dexwheel.fields import ConfigFieldError, check_types
+from dexwheel.fields import ConfigFieldError, check_types, unknown_keywords
 from dexwheel.robots.g20 import GOAL_PRESETS
 from dexwheel.tasks.action_delay import delay_range
 from dexwheel.tasks.hand_pose.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
@@ -316,5 +316,5 @@ def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
     valid = [f.name for f in dataclasses.fields(cfg)]
     unknown = [k for k in top if k not in valid]
     if unknown:
-        raise TypeError(f"G20Hand: unknown keyword argument(s) {unknown}; valid: {valid} and {sorted(LEGACY_KEYS)}")
+        raise unknown_keywords(unknown, valid, sorted(LEGACY_KEYS), prefix="G20Hand")
     return dataclasses.replace(cfg, **top)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from dexwheel.fields import ConfigFieldError, check_types
+from dexwheel.fields import ConfigFieldError, check_types, unknown_keywords
 from dexwheel.robots import WHEEL_LEG_ROBOTS
 from dexwheel.robots.wheel_leg import (
     KNEE_JOINTS,
@@ -315,10 +315,7 @@ def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg
     valid = [f.name for f in dataclasses.fields(cfg)]
     unknown = [k for k in top if k not in valid]
     if unknown:
-        raise ValueError(
-            f"unknown keyword argument(s) {unknown}; valid: {valid} (sections take dicts), "
-            f"aliases: {sorted(KWARG_ALIASES)}, 'domain_randomization', 'reward_weights'"
-        )
+        raise unknown_keywords(unknown, valid, [*sorted(KWARG_ALIASES), "domain_randomization", "reward_weights"])
     cfg = dataclasses.replace(cfg, **top)
     validate(cfg)
     return cfg

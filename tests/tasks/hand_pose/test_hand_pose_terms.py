@@ -99,7 +99,7 @@ def test_earlier_flat_fields_change_the_entries_that_hold_them():
         ),
         ({"events": {"reset_joints": {"params": {"scale": -1}}}}, r"events\.reset_joints\.params\.scale"),
         ({"tracking_std": "wide"}, "tracking_std must be a finite number"),
-        ({"rewardz": {}}, r"unknown keyword argument\(s\) \['rewardz'\]"),
+        ({"rewardz": {}}, r"rewardz: unknown keyword argument \(did you mean rewards\?\); valid: hand,"),
     ],
 )
 def test_bad_entries_are_refused_naming_them(kwargs, match):

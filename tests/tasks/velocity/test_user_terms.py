@@ -2,12 +2,17 @@
 sum, in the observation, in the vector env and in training; bad ones refused in one line naming the term."""
 
 import copy
+import inspect
+import os
 import pickle
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from cfgutil import compose_cfg, short
+import user_terms
+from cfgutil import ROOT, compose_cfg, short
 from vecutil import assert_same
 
 import dexwheel  # noqa: F401
@@ -146,3 +151,18 @@ def test_hydra_adds_a_term_and_training_uses_it(tmp_path):
 
     events = EventAccumulator(str(tmp_path / "tb" / "rsl_ppo")).Reload()
     assert "Step/reward_lateral_vel_l2" in events.Tags()["scalars"]
+
+
+def test_the_documented_hydra_command_imports_the_users_module_from_the_folder_it_runs_in(tmp_path):
+    """docs/tasks.md's command, as a user runs it beside their own ``mypkg/terms.py``: Python puts only ``scripts/``
+    on the path, so ``mypkg`` was not found (issue 57); the run and an evaluation of it now import it."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "terms.py").write_text(inspect.getsource(user_terms))
+    term = '+task.wheel_leg.rewards.lateral_vel_l2={func: "mypkg.terms:lateral_vel_l2", weight: -0.5}'
+    args = short("solenopsis", "train.total_timesteps=1024", "hydra.run.dir=run", term, algo="rsl_ppo")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}  # not tmp_path
+    for script, typed in (("train.py", args), ("evaluate.py", ["run=run", "episodes=1"])):
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *typed], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert "mypkg.terms:lateral_vel_l2" in (tmp_path / "run" / "config.yaml").read_text()
