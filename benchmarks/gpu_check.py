@@ -62,9 +62,9 @@ TIMED_TRAININGS = ("train_flat", "train_rough")
 #: the GPU check's defaults (``--smoke`` has its own plan and takes none of them)
 DEVICE, TRAIN_S, BUDGET_S = "cuda:0", 60.0, 470.0
 #: the scripts/train.py selections of each trained task
-TRAIN_TASKS = {FLAT: ["robot=solenopsis"], ROUGH: ["robot=solenopsis", "task=rough"]}
+TRAIN_TASKS = {FLAT: ["robot=solenopsis"], ROUGH: ["robot=solenopsis", "task=velocity_rough"]}
 #: each trained task's Hydra task (its rollout length per env, :func:`steps_per_env`)
-HYDRA_TASK = {FLAT: "velocity_tracking", ROUGH: "rough"}
+HYDRA_TASK = {FLAT: "velocity", ROUGH: "velocity_rough"}
 #: a step with less than this left of the whole budget is skipped rather than started
 MIN_STEP_S = 20.0
 #: a training's start (both venvs, the env), final evaluation and exit, beyond its iterations (cap = train_s + it)
@@ -134,7 +134,7 @@ def smoke_plan() -> Plan:
                 tasks=[FLAT, G20, ROUGH], isaac_envs=[4], mujoco_envs=[4], isaac_steps=10, mujoco_steps=10,
                 step_rate_cap=240, step_process_cap=120, train_envs=4, rate_iterations=1, train_rate_cap=180,
                 train_s=1.0, train_flat_cap=180, train_rough_cap=240, eval_episodes=2, fallback_iterations=1,
-                budget_s=1200, extra_overrides=["task.wheel_leg.episode_length_s=0.5"])  # fmt: skip
+                budget_s=1200, extra_overrides=["task.velocity.episode_length_s=0.5"])  # fmt: skip
 
 
 def xdist_workers(cpus: int | None = None) -> int:
@@ -253,7 +253,7 @@ def step_rate(plan: Plan, rec: dict[str, Any], cap: float) -> None:
         raise RuntimeError(f"{len(failed)} of {len(rows)} measurements failed or were skipped")
 
 
-def steps_per_env(task: str = "velocity_tracking") -> int:
+def steps_per_env(task: str = "velocity") -> int:
     """A Hydra task's rollout length per env (``configs/task/<task>.yaml``; an iteration is num_envs times it)."""
     from omegaconf import OmegaConf
 

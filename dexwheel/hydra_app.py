@@ -21,6 +21,7 @@ def hydra_main(config_name: str) -> Callable[[Callable[[Any], Any]], Callable[..
 
     from dexwheel import run_folders
     from dexwheel.overrides import CONFIG_DIR, check_command_line
+    from dexwheel.renames import translate_overrides
 
     def decorate(task: Callable[[Any], Any]) -> Callable[..., Any]:
         entry = hydra.main(config_path=str(CONFIG_DIR), config_name=config_name, version_base="1.3")(task)
@@ -28,6 +29,9 @@ def hydra_main(config_name: str) -> Callable[[Callable[[Any], Any]], Callable[..
         @functools.wraps(task)
         def main(*args: Any) -> Any:
             run_folders.register()  # configs/train.yaml's run folder names
+            sys.argv[1:], notes = translate_overrides(sys.argv[1:])  # old task names and keys: one table
+            for note in notes:
+                print(f"warning: {note}", file=sys.stderr)
             if why := check_command_line(config_name, sys.argv[1:]):
                 refuse(why)
             # a user's own modules (terms: func: "mypkg.terms:f") in the folder the script runs in, as `python -m`

@@ -1,7 +1,7 @@
 """Evaluate a policy over N deterministic episodes: a metrics table, a JSON file, optional MP4.
 
 python scripts/evaluate.py run=outputs/<run>                        # the run as trained (its config.yaml)
-python scripts/evaluate.py run=outputs/<run> task.hand.goal_mode=random drive=pd   # changed: applied, recorded
+python scripts/evaluate.py run=outputs/<run> task.hand_pose.goal_mode=random drive=pd   # changed: applied, recorded
 python scripts/evaluate.py run=outputs/<m20 run> robots=[m20_legacy,solenopsis]   # cross-robot
 python scripts/evaluate.py robot=g20_left drive=pd policy=random video=true video_episodes=3
 python scripts/evaluate.py run=outputs/<run> benchmark=steps         # the step benchmark: a table and a plot per height

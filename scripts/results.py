@@ -39,8 +39,8 @@ from typing import NoReturn
 from omegaconf import DictConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-METRICS = {"velocity_tracking": ("lin_vel_x_error", "ang_vel_z_error", "fall"),
-           "hand_pose_tracking": ("mean_joint_error", "max_joint_error", "success")}  # fmt: skip
+METRICS = {"velocity": ("lin_vel_x_error", "ang_vel_z_error", "fall"),
+           "hand_pose": ("mean_joint_error", "max_joint_error", "success")}  # fmt: skip
 EPISODES = 10  # per evaluation set
 STRESS_SEED, STRESS_EPISODES = 50000, 50
 PHYSICS_STEPS = "131072"  # env steps timed for the physics-only baseline (about 5-10 s on 2 cores)
@@ -156,7 +156,7 @@ def main() -> None:
     sample = int(_arg(args, "physics_steps", PHYSICS_STEPS))
     floors = [physics_floor_s(cfg, budget, sample)] if timed else []  # before any training, as the runs find it
     hand = robot.startswith("g20")
-    task = "hand_pose_tracking" if hand else "velocity_tracking"
+    task = "hand_pose" if hand else "velocity"
     goals = ["env_overrides={goal_mode: random}"] if hand else []  # unseen goals only
     evaluations = [(str(s), s, EPISODES, goals) for s in sets]  # (label, eval seed, episodes, extra arguments)
     if not hand and _arg(args, "stress", "true").lower() == "true":

@@ -21,9 +21,11 @@ SHORT_ALGO = {
     "ppo": ["algo=ppo", "algo.params.n_steps=128", "algo.params.batch_size=256", "algo.params.n_epochs=2"],
     "rsl_ppo": ["algo=rsl_ppo", "algo.params.num_steps_per_env=64", "algo.params.num_learning_epochs=2"],
 }
+#: each task's short episodes (its own key: task.<task>.*)
 SHORT_EPISODES = {
-    "hand": ["task.hand.max_episode_steps=50"],
-    "wheel_leg": ["task.wheel_leg.episode_length_s=2.0"],
+    "hand_pose": "max_episode_steps=50",
+    "velocity": "episode_length_s=2.0",
+    "velocity_rough": "episode_length_s=2.0",
 }
 
 
@@ -33,8 +35,9 @@ def compose_cfg(name="train", *overrides):
 
 
 def short(robot, *extra, algo="ppo"):
-    family = "hand" if robot.startswith("g20") else "wheel_leg"
-    return [f"robot={robot}", *SHORT, *SHORT_ALGO[algo], *SHORT_EPISODES[family], *extra]
+    task = next((e.partition("=")[2] for e in extra if e.startswith("task=")), None)
+    task = task or ("hand_pose" if robot.startswith("g20") else "velocity")
+    return [f"robot={robot}", *SHORT, *SHORT_ALGO[algo], f"task.{task}.{SHORT_EPISODES[task]}", *extra]
 
 
 def digest(folder: Path) -> dict[str, str]:

@@ -151,9 +151,9 @@ def action_bounds(env) -> tuple[torch.Tensor, torch.Tensor]:
     return -CLIP_ACTIONS * torch.ones(n, device=device), CLIP_ACTIONS * torch.ones(n, device=device)
 
 
-STEP_INFO = {"velocity_tracking": _velocity_info, "rough": _rough_info, "hand_pose_tracking": _hand_info}
+STEP_INFO = {"velocity": _velocity_info, "velocity_rough": _rough_info, "hand_pose": _hand_info}
 #: Tasks whose step info is recorded before the resets (an ended episode's last step is in ``after``).
-PRE_RESET_INFO = {"hand_pose_tracking"}
+PRE_RESET_INFO = {"hand_pose"}
 
 
 def isaac_episodes(venv, policy: BatchPolicy, task: str, n_episodes: int, seed: int) -> EvalResult:

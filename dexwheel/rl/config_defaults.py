@@ -5,7 +5,7 @@ family's fields (:data:`GROUP_FIELDS`; the ``task`` group the rest). Each group 
 defaults from a node registered here (``env_defaults/<family>_<group>``, built from
 :class:`~dexwheel.tasks.hand_pose.config.G20HandConfig` and :class:`~dexwheel.tasks.velocity.config.WheelLegEnvCfg`)
 and states only what it selects (``drive: pd``). So every field can be overridden by its path
-(``task.hand.tracking_std=0.5``), and ``gymnasium.make`` and ``train.py`` build the same env by default.
+(``task.hand_pose.commands...``, ``task.velocity.rewards...``), and ``gymnasium.make`` and ``train.py`` build the same env by default.
 Importing :mod:`dexwheel.rl` registers the nodes.
 """
 
@@ -42,7 +42,7 @@ NOT_CONFIG: dict[str, tuple[str, ...]] = {
     "wheel_leg": ("robot",),
 }
 CONFIGS = {"hand": G20HandConfig, "wheel_leg": WheelLegEnvCfg}
-#: Task variants of a family: their own ``task`` node (``env_defaults/<variant>_task``: ``task=rough`` pulls
+#: Task variants of a family: their own ``task`` node (``env_defaults/<variant>_task``: ``task=velocity_rough`` pulls
 #: ``wheel_leg_rough_task``), the other groups' nodes shared with the family's default task.
 VARIANTS = {"wheel_leg_rough": ("wheel_leg", rough_cfg)}
 

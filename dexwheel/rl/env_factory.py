@@ -1,11 +1,11 @@
 """From a composed Hydra config to env constructor keyword arguments and (vector) envs.
 
-Each config group (robot, task, drive, action, composer, collision) holds, per env family
-(``hand`` or ``wheel_leg``), the keyword arguments it contributes. A group option without an entry
-for the chosen robot's family is not available for that robot, and says so. An env constructor's
-error about one of its fields (:class:`~dexwheel.fields.ConfigFieldError`) becomes a one-line
-:class:`ConfigError` naming the field's full config path (``task.hand.goal_mode``), the value and
-what is allowed.
+Each config group (robot, drive, action, composer, collision) holds, per env family (``hand`` or ``wheel_leg``),
+the keyword arguments it contributes; the task group holds them under the task's own name (``task.hand_pose``,
+``task.velocity``: :func:`~dexwheel.rl.run_config.env_section`), with the family it runs on. A group option without
+an entry for the chosen robot's family is not available for that robot, and says so. An env constructor's error
+about one of its fields (:class:`~dexwheel.fields.ConfigFieldError`) becomes a one-line :class:`ConfigError` naming
+the field's full config path (``task.hand_pose.goal_mode``), the value and what is allowed.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.fields import ConfigFieldError
-from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS
+from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS, env_section
 from dexwheel.rl.schema import ConfigError
 from dexwheel.tasks.spaces import IntegerBox
 
@@ -31,7 +31,7 @@ def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
 
 
 def _kwargs_and_paths(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
-    """:func:`env_kwargs` and each kwarg's config path (``goal_mode`` -> ``task.hand.goal_mode``)."""
+    """:func:`env_kwargs` and each kwarg's config path (``goal_mode`` -> ``task.hand_pose.goal_mode``)."""
     family = cfg.robot.family
     kwargs: dict[str, Any] = {}
     owner: dict[str, str] = {}
@@ -39,17 +39,21 @@ def _kwargs_and_paths(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
         node = cfg.get(group)
         if node is None:
             continue
-        if family not in node:
+        section = env_section(cfg, group)
+        if group == "task" and node.get("family") != family:
+            raise ConfigError(f"task={node.get('name', '?')} is not available for robot {cfg.robot.name} ({family}); "
+                              f"it runs on {node.get('family')} robots")  # fmt: skip
+        if section not in node:
             options = [f for f in FAMILIES if f in node]
             raise ConfigError(
                 f"{group}={node.get('name', '?')} is not available for robot {cfg.robot.name} ({family}); "
                 f"it applies to {options or 'no robot family'}"
             )
-        part = OmegaConf.to_container(node[family], resolve=True) or {}
+        part = OmegaConf.to_container(node[section], resolve=True) or {}
         for key, value in part.items():  # type: ignore[union-attr]
             if key in kwargs:
-                raise ConfigError(f"{group}.{family}.{key}: already set by {owner[key]}")
-            kwargs[key], owner[key] = value, f"{group}.{family}.{key}"
+                raise ConfigError(f"{group}.{section}.{key}: already set by {owner[key]}")
+            kwargs[key], owner[key] = value, f"{group}.{section}.{key}"
     return kwargs, owner
 
 

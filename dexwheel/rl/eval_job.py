@@ -149,7 +149,7 @@ def _safe(text: str) -> str:
 
 
 def overrides_tag(lines: list[str]) -> str:
-    """``drive-pd+task.hand.goal_mode-random``: the overrides, filesystem-safe; a long list as its start and
+    """``drive-pd+task.hand_pose.goal_mode-random``: the overrides, filesystem-safe; a long list as its start and
     a hash of all of it."""
     text = "+".join(_safe(line.lstrip("+")) for line in lines)
     if len(text) < NAME_MAX:

@@ -22,7 +22,7 @@ def _require(info: dict[str, Any], key: str, task: str) -> float:
 class VelocityTrackingMetrics:
     """Wheel-leg velocity tracking: mean absolute errors over every step, falls, return."""
 
-    name: str = "velocity_tracking"
+    name: str = "velocity"
     vx_err: list[float] = field(default_factory=list)
     wz_err: list[float] = field(default_factory=list)
 
@@ -46,7 +46,7 @@ class HandPoseMetrics:
     """G20 pose tracking at the end of each episode (one goal per episode): mean and worst joint error
     over the 16 active joints, the deepest penetration seen, success (mean error <= threshold)."""
 
-    name: str = "hand_pose_tracking"
+    name: str = "hand_pose"
     success_threshold_rad: float = 0.05
     mean_error: float = float("nan")
     max_error: float = float("nan")
@@ -78,7 +78,7 @@ class RoughTrackingMetrics(VelocityTrackingMetrics):
     (``terminated_out_of_bounds``, no other termination flag in that step) is ``out_of_bounds``, not a
     ``fall``: the robot drove off the map upright. A table without that term never ends there."""
 
-    name: str = "rough"
+    name: str = "velocity_rough"
     left_terrain: bool = False  # the last step's termination flags: out of bounds and nothing else
 
     def step(self, info: dict[str, Any]) -> None:
@@ -94,8 +94,8 @@ class RoughTrackingMetrics(VelocityTrackingMetrics):
         return out
 
 
-TASK_METRICS = {"velocity_tracking": VelocityTrackingMetrics, "rough": RoughTrackingMetrics,
-                "hand_pose_tracking": HandPoseMetrics}  # fmt: skip
+TASK_METRICS = {"velocity": VelocityTrackingMetrics, "velocity_rough": RoughTrackingMetrics,
+                "hand_pose": HandPoseMetrics}  # fmt: skip
 
 
 def make_metrics(task: str):

@@ -9,7 +9,7 @@ A function's import path that has moved since the run was saved (a term's ``func
 
 ``evaluate.py run=<run>`` and ``train.py train.resume=<run>`` start from that config:
 :func:`selection_overrides` composes Hydra's tree with the run's own robot, task, drive, ... (so that
-``task.hand.goal_mode=random`` needs no ``robot=g20_left``), and each script then applies exactly the
+``task.hand_pose.goal_mode=random`` needs no ``robot=g20_left``), and each script then applies exactly the
 overrides the user typed (:func:`parse_overrides`), or refuses one naming it.
 """
 
@@ -24,6 +24,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.overrides import CONFIG_DIR
+from dexwheel.renames import translate_overrides, translate_saved
 from dexwheel.rl.saved_paths import translate
 from dexwheel.rl.schema import ConfigError
 from dexwheel.run_folders import parent_of_runs
@@ -37,7 +38,8 @@ ENV_GROUPS = ("task", "drive", "action", "composer", "collision")
 TERM_KEYS = ("func",)
 #: keys that name a run and change nothing it does (its folder's name): runs that differ only there are the same
 LABELS = ("run_name",)
-#: the robot families; an env group holds one section of env keyword arguments per family (``drive.hand``)
+#: the robot families; an env group holds one section of env keyword arguments per family (``drive.hand``), the
+#: task group one under the task's name (``task.hand_pose``: :func:`env_section`)
 FAMILIES = ("hand", "wheel_leg")
 #: the groups whose ``<group>.<family>`` section becomes the env's keyword arguments
 KWARG_GROUPS = ("robot", "task", "drive", "action", "composer", "collision")
@@ -60,6 +62,12 @@ class Override:
     @property
     def hydra(self) -> bool:
         return self.root == "hydra"
+
+
+def env_section(cfg: DictConfig, group: str) -> str:
+    """The section of ``group`` that holds the env's keyword arguments: the task's own name for the task group
+    (``task.hand_pose.*``: one name per task), the robot's family for the others (``drive.hand.*``)."""
+    return str(cfg.task.name) if group == "task" else str(cfg.robot.family)
 
 
 def parse_overrides(lines: list[str]) -> list[Override]:
@@ -99,10 +107,10 @@ def check_overrides_read(config: str, cfg: DictConfig, overrides: list[Override]
         if parts[0] in KWARG_GROUPS and len(parts) > 1 and parts[1] in FAMILIES and parts[1] != family:
             raise ConfigError(f"{o.line}: {parts[0]}.{parts[1]}.* applies to {parts[1]} robots; this one "
                               f"({cfg.robot.name}) reads {parts[0]}.{family}.*")  # fmt: skip
-        env_section = parts[0] in KWARG_GROUPS and len(parts) > 2 and parts[1] == family
+        own = parts[0] in KWARG_GROUPS and len(parts) > 2 and parts[1] == env_section(cfg, parts[0])
         added = OmegaConf.select(base, o.key, default=_ABSENT, throw_on_missing=False) is _ABSENT
-        if added and not (env_section or parts[0] in open_roots):
-            where = ", ".join([f"<group>.{family}.*", *(f"{r}.*" for r in open_roots)])
+        if added and not (own or parts[0] in open_roots):
+            where = ", ".join([f"task.{cfg.task.name}.*", f"<group>.{family}.*", *(f"{r}.*" for r in open_roots)])
             raise ConfigError(f"{o.line}: {o.key} is not a key of the config, and nothing would read it; keys "
                               f"may be added under {where} (a typo? drop the + to have the nearest key named)")  # fmt: skip
 
@@ -112,6 +120,7 @@ def compose(name: str, overrides: list[str]) -> DictConfig:
     ConfigError naming the override and the nearest valid name (:func:`dexwheel.overrides.explain`)."""
     from dexwheel.overrides import explain, hydra_compose
 
+    overrides, _ = translate_overrides(list(overrides))  # old task names and keys (hydra_app warns of them)
     try:
         return hydra_compose(name, overrides)
     except Exception as e:  # noqa: BLE001 - Hydra's composition errors, as one line
@@ -174,6 +183,7 @@ def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig,
     if not isinstance(saved, dict) or not isinstance(saved.get("robot"), dict) or "name" not in saved["robot"]:
         raise ConfigError(f"{what}={run_dir}: {path} names no robot (robot.name); is it a run's config?")
     warnings = [f"{path}: {key}={old} has moved; using {new}" for key, old, new in translate(saved)]
+    warnings += [f"{path}: {note} (renamed: one name per task)" for note in translate_saved(saved)]
     chosen = selections(saved)
     try:
         fresh = compose("train", [f"{g}={name}" for g, name in chosen.items()])

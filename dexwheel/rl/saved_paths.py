@@ -29,6 +29,10 @@ MOVED: dict[str, str] = {
     "dexwheel.envs.gym_api:reset_options": "dexwheel.tasks.spaces:reset_options",
     "dexwheel.isaaclab.support": "dexwheel.rl.isaaclab_support",
     "dexwheel.rl.policies:run_config": "dexwheel.rl.run_config:run_config",
+    # each task's scene in its own scene.py (issue 56)
+    "dexwheel.sim.wheel_leg_model": "dexwheel.tasks.velocity.scene",
+    "dexwheel.sim.wheel_leg_model:build_wheel_leg_model": "dexwheel.tasks.velocity.scene:build_scene",
+    "dexwheel.sim.wheel_leg_model:build_wheel_leg_spec": "dexwheel.tasks.velocity.scene:scene_spec",
 }
 
 #: a ``package.module:name`` text, as a term's ``func`` holds it

@@ -397,10 +397,10 @@ def test_non_finite_or_negative_wheel_leg_settings_fail_at_construction_naming_t
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["robot=g20_left", "task.hand.control_hz=abc"], "task.hand.control_hz: expected a number, got 'abc'"),
+        (["robot=g20_left", "task.hand_pose.control_hz=abc"], "task.hand_pose.control_hz: expected a number, got 'abc'"),
         (["robot=g20_left", "drive.hand.slew_rad_s=-1"], "drive.hand.slew_rad_s must be finite and >= 0, got -1"),
-        (["robot=solenopsis", "+task.wheel_leg.domain_rand.friction=[1.5,0.2]"],
-         "task.wheel_leg.domain_rand.friction: expected a finite (low, high) range with low <= high, got (1.5, 0.2)"),
+        (["robot=solenopsis", "+task.velocity.domain_rand.friction=[1.5,0.2]"],
+         "task.velocity.domain_rand.friction: expected a finite (low, high) range with low <= high, got (1.5, 0.2)"),
         (["robot=m20_legacy", "action.wheel_leg.actions.knee_scale=0"], "action.wheel_leg.actions.knee_scale: must be a finite number > 0, got 0"),
         (["robot=solenopsis", "composer.wheel_leg.composer.layers=[stance]"],
          "composer.wheel_leg.composer.layers: a 'policy' layer is required"),
@@ -420,20 +420,20 @@ def _script(name: str, *overrides: str, tmp_path: Path) -> subprocess.CompletedP
 @pytest.mark.parametrize(
     ("script", "overrides", "line"),
     [
-        ("train.py", ["task.wheel_leg.decimation=0"], "error: task.wheel_leg.decimation: must be a positive integer, got 0"),
-        ("train.py", ["robot=g20_left", "task.hand.goal_mode=nosuch"],
-         "error: task.hand.goal_mode='nosuch' is not allowed; choose one of ['mixed', 'presets', 'random']"),
-        ("train.py", ["robot=g20_left", "task.hand.control_hz=abc"], "error: task.hand.control_hz: expected a number, got 'abc'"),
-        ("view.py", ["robot=g20_left", "source=random", "task.hand.goal_mode=nosuch"], "error: task.hand.goal_mode='nosuch'"),
-        ("view.py", ["run=some_run", "source=policy", "task.wheel_leg.episode_length_s=2"],
-         "error: task.wheel_leg.episode_length_s=2: source=policy plays the run as it was trained (its config.yaml)"),
+        ("train.py", ["task.velocity.decimation=0"], "error: task.velocity.decimation: must be a positive integer, got 0"),
+        ("train.py", ["robot=g20_left", "task.hand_pose.goal_mode=nosuch"],
+         "error: task.hand_pose.goal_mode='nosuch' is not allowed; choose one of ['mixed', 'presets', 'random']"),
+        ("train.py", ["robot=g20_left", "task.hand_pose.control_hz=abc"], "error: task.hand_pose.control_hz: expected a number, got 'abc'"),
+        ("view.py", ["robot=g20_left", "source=random", "task.hand_pose.goal_mode=nosuch"], "error: task.hand_pose.goal_mode='nosuch'"),
+        ("view.py", ["run=some_run", "source=policy", "task.velocity.episode_length_s=2"],
+         "error: task.velocity.episode_length_s=2: source=policy plays the run as it was trained (its config.yaml)"),
         ("view.py", ["robot=g20_left", "source=presets", "action=normalized"],
          "error: action=normalized: the hand's presets are SDK commands: source=presets plays them with action=sdk255"),
         ("view.py", ["robot=solenopsis", "+sourc=presets"], "error: +sourc=presets: sourc is not a key of the config"),
         ("view.py", ["run=5", "source=policy"], "error: run=5: no config.yaml there"),  # Hydra's int 5: the folder 5
         ("view.py", ["run=5.0", "source=policy"], "error: run: a path, got 5.0; quote a path"),
-        ("evaluate.py", ["robot=solenopsis", "policy=zero", "task.wheel_leg.decimation=0"],
-         "error: task.wheel_leg.decimation: must be a positive integer"),
+        ("evaluate.py", ["robot=solenopsis", "policy=zero", "task.velocity.decimation=0"],
+         "error: task.velocity.decimation: must be a positive integer"),
     ],
 )  # fmt: skip
 @pytest.mark.slow

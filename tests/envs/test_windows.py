@@ -156,7 +156,7 @@ def test_view_script_without_a_display_is_one_error_line(tmp_path):
 def test_an_evaluation_video_without_a_gl_backend_says_what_to_set_and_writes_nothing(mujoco_gl, tmp_path):
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "robot=g20_left", "policy=random", "video=true",
-         "episodes=1", "task.hand.max_episode_steps=5", f"hydra.run.dir={tmp_path / 'hydra'}"],
+         "episodes=1", "task.hand_pose.max_episode_steps=5", f"hydra.run.dir={tmp_path / 'hydra'}"],
         cwd=tmp_path, env=headless_env(mujoco_gl), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 2, run.stderr[-2000:]
@@ -176,7 +176,7 @@ def test_osmesa_without_its_library_is_one_line_naming_it_and_the_rest_runs(tmp_
     one line naming the library, before any episode."""
     env = {**headless_env("osmesa")}
     evaluate = [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "robot=g20_left", "policy=random", "episodes=1",
-                "task.hand.max_episode_steps=5"]  # fmt: skip
+                "task.hand_pose.max_episode_steps=5"]  # fmt: skip
     video = subprocess.run(
         [*evaluate, "video=true"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )

@@ -109,8 +109,8 @@ def test_goals_are_held_presets_or_the_mujoco_tasks_random_goals(env):
 
 
 # -- evaluation: the same config and a zero policy on both backends ------------------------------------------
-OVERRIDES = ["robot=g20_left", "collision=off", "policy=zero", "episodes=2", "task.hand.max_episode_steps=25",
-             "task.hand.goal_presets=[half_fist]", "task.hand.goal_mode=presets", "task.hand.events.reset_joints.params.scale=0.0"]  # fmt: skip
+OVERRIDES = ["robot=g20_left", "collision=off", "policy=zero", "episodes=2", "task.hand_pose.max_episode_steps=25",
+             "task.hand_pose.goal_presets=[half_fist]", "task.hand_pose.goal_mode=presets", "task.hand_pose.events.reset_joints.params.scale=0.0"]  # fmt: skip
 MUJOCO_EVAL = """
 import json, sys
 sys.path.insert(0, "tests")

@@ -132,7 +132,7 @@ def test_an_episode_that_leaves_the_terrain_is_out_of_bounds_not_a_fall(env):
     zero = torch.zeros(venv.num_envs, venv.num_actions, device=venv.device)
     term.params["distance_buffer"] = 50.0
     try:
-        episodes = isaac_episodes(venv, lambda obs: zero, "rough", 3, seed=0).episodes
+        episodes = isaac_episodes(venv, lambda obs: zero, "velocity_rough", 3, seed=0).episodes
     finally:
         term.params["distance_buffer"] = buffer
     assert [(e["length"], e["fall"], e["out_of_bounds"]) for e in episodes] == [(1.0, 0.0, 1.0)] * 3

@@ -16,7 +16,7 @@ from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
 TINY = [
     "robot=solenopsis", "backend=isaaclab", "algo=rsl_ppo", "train.num_envs=4", "train.total_timesteps=256",
     "train.eval_every_steps=128", "train.eval_episodes=2", "train.checkpoint_every_steps=128",
-    "task.wheel_leg.episode_length_s=0.5", "algo.params.num_steps_per_env=32", "algo.params.num_learning_epochs=1",
+    "task.velocity.episode_length_s=0.5", "algo.params.num_steps_per_env=32", "algo.params.num_learning_epochs=1",
 ]  # fmt: skip
 
 
@@ -156,7 +156,7 @@ def test_the_evaluation_child_plays_only_the_export_the_parent_checked(trained, 
 G20_TINY = [
     "robot=g20_left", "backend=isaaclab", "algo=rsl_ppo", "train.num_envs=4", "train.total_timesteps=128",
     "train.eval_every_steps=128", "train.eval_episodes=2", "train.checkpoint_every_steps=128",
-    "task.hand.max_episode_steps=20", "algo.params.num_steps_per_env=32", "algo.params.num_learning_epochs=1",
+    "task.hand_pose.max_episode_steps=20", "algo.params.num_steps_per_env=32", "algo.params.num_learning_epochs=1",
 ]  # fmt: skip
 
 

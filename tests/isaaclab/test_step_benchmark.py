@@ -21,7 +21,7 @@ from dexwheel.tasks.velocity.terrain import ground_under
 #: two heights, both directions, two trials each, 4 s (tests/rl/test_step_benchmark.py's TINY, and down too)
 TINY = {"heights": [0.05, 0.15], "directions": ["up", "down"], "trials": 2, "stairs": False, "time_limit_s": 4.0}
 WHEELS = -0.5  # every wheel's action: forward at half speed; the knees at the stance (0)
-CONFIG = ["robot=solenopsis", "task=rough"]
+CONFIG = ["robot=solenopsis", "task=velocity_rough"]
 MUJOCO_HALF = """
 import json, sys
 sys.path.insert(0, "tests")

@@ -28,8 +28,8 @@ def options(group: str) -> list[str]:
 @pytest.mark.slow
 def test_choosing_a_robot_pulls_its_task_defaults():
     hand, wheel = cfg("robot=g20_left"), cfg("robot=solenopsis")
-    assert (hand.task.name, hand.drive.name, hand.action.name) == ("hand_pose_tracking", "hard_write", "normalized")
-    assert (wheel.task.name, wheel.drive.name, wheel.action.name) == ("velocity_tracking", "pd", "wheel_leg")
+    assert (hand.task.name, hand.drive.name, hand.action.name) == ("hand_pose", "hard_write", "normalized")
+    assert (wheel.task.name, wheel.drive.name, wheel.action.name) == ("velocity", "pd", "wheel_leg")
     assert wheel.train.total_timesteps == wheel.task.train.total_timesteps
     assert cfg().robot.name == "solenopsis"  # the default robot
     # each robot's learner: rsl_ppo (mirrored batches) for the wheel-leg robots, SB3 PPO for the hand
@@ -122,15 +122,15 @@ def test_every_group_option_is_covered_above():
 def test_an_unknown_key_fails_naming_it():
     with pytest.raises(ConfigCompositionException, match="train.bogus"):
         cfg("train.bogus=1")
-    with pytest.raises(ConfigCompositionException, match="task.hand.slew"):
-        cfg("robot=g20_left", "task.hand.slew=1")
+    with pytest.raises(ConfigCompositionException, match="task.hand_pose.slew"):
+        cfg("robot=g20_left", "task.hand_pose.slew=1")
 
 
 def test_an_unknown_env_field_added_with_plus_fails_naming_it():
     with pytest.raises(ConfigError, match="bogus"):
-        make_env(cfg("robot=g20_left", "+task.hand.bogus=1"))
+        make_env(cfg("robot=g20_left", "+task.hand_pose.bogus=1"))
     with pytest.raises(ValueError, match="bogus"):
-        make_env(cfg("robot=solenopsis", "+task.wheel_leg.rewards.bogus=1"))
+        make_env(cfg("robot=solenopsis", "+task.velocity.rewards.bogus=1"))
 
 
 def test_an_unknown_group_option_lists_the_valid_ones():
@@ -159,19 +159,19 @@ def test_a_bad_training_value_fails_naming_the_field(override, match):
     ("overrides", "match"),
     [
         (
-            ["robot=g20_left", "task.hand.rewards.joint_pos_tracking.params.std=-1"],
+            ["robot=g20_left", "task.hand_pose.rewards.joint_pos_tracking.params.std=-1"],
             "rewards.joint_pos_tracking.params.std",
         ),
         # an earlier flat key (now with +) reaches the entry that holds it
         (
-            ["robot=g20_left", "+task.hand.tracking_fine_std=0"],
+            ["robot=g20_left", "+task.hand_pose.tracking_fine_std=0"],
             r"rewards\.joint_pos_tracking_fine\.params\.std: must be a finite number > 0, got 0",
         ),
         (["robot=g20_left", "drive.hand.drive=teleport"], "drive"),
-        (["robot=solenopsis", "task.wheel_leg.decimation=0"], "decimation"),
-        (["robot=solenopsis", "task.wheel_leg.commands.lin_vel_x=[1.0,-1.0]"], "commands.lin_vel_x"),
+        (["robot=solenopsis", "task.velocity.decimation=0"], "decimation"),
+        (["robot=solenopsis", "task.velocity.commands.lin_vel_x=[1.0,-1.0]"], "commands.lin_vel_x"),
         (
-            ["robot=solenopsis", "task.wheel_leg.commands.rel_reversal=-0.1"],
+            ["robot=solenopsis", "task.velocity.commands.rel_reversal=-0.1"],
             r"commands.rel_reversal: must be in \[0, 1\]",
         ),
     ],
@@ -191,8 +191,8 @@ def test_an_option_of_the_wrong_family_is_refused():
 
 def test_struct_mode_protects_nested_env_sections():
     c = cfg("robot=solenopsis")
-    with pytest.raises(ConfigAttributeError, match="task.wheel_leg.rewards.bogus"):
-        c.task.wheel_leg.rewards.bogus = 1.0
+    with pytest.raises(ConfigAttributeError, match="task.velocity.rewards.bogus"):
+        c.task.velocity.rewards.bogus = 1.0
 
 
 @pytest.mark.parametrize(("robot", "env_id", "kwargs"), [("solenopsis", "Solenopsis-v0", {}),

@@ -40,8 +40,8 @@ ATOL = 1e-5
 
 def overrides(robot, algo):
     if algo == "sac":
-        family = "hand" if robot.startswith("g20") else "wheel_leg"
-        return [f"robot={robot}", *SHORT, *SAC_SHORT, *SHORT_EPISODES[family], *STEPS]
+        task = "hand_pose" if robot.startswith("g20") else "velocity"
+        return [f"robot={robot}", *SHORT, *SAC_SHORT, f"task.{task}.{SHORT_EPISODES[task]}", *STEPS]
     return short(robot, *STEPS, algo=algo)
 
 
@@ -276,7 +276,7 @@ def test_a_privileged_run_exports_the_policy_columns_only(tmp_path):
     """An rsl_ppo actor of an env with privileged columns reads the policy columns: the graph takes those, the
     metadata says so, and evaluate.py feeds the env's leading columns."""
     run = tmp_path / "run"
-    train(compose_cfg("train", *short("solenopsis", *STEPS, "task.wheel_leg.privileged_obs=true",
+    train(compose_cfg("train", *short("solenopsis", *STEPS, "task.velocity.privileged_obs=true",
                                       algo="rsl_ppo")), run)  # fmt: skip
     onnx_path, meta_path = export_policy(run)
     meta = json.loads(meta_path.read_text())["observation"]

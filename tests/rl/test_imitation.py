@@ -20,8 +20,8 @@ from dexwheel.rl.training import train
 pytestmark = pytest.mark.slow
 
 #: a small rough task: two levels of 3 m tiles, short episodes
-ROUGH = ["task=rough", "task.wheel_leg.terrain.num_rows=2", "task.wheel_leg.terrain.num_cols=4",
-         "task.wheel_leg.terrain.size=[3.0,3.0]", "task.wheel_leg.terrain.border_width=1.0"]  # fmt: skip
+ROUGH = ["task=velocity_rough", "task.velocity_rough.terrain.num_rows=2", "task.velocity_rough.terrain.num_cols=4",
+         "task.velocity_rough.terrain.size=[3.0,3.0]", "task.velocity_rough.terrain.border_width=1.0"]  # fmt: skip
 TEACHER = ["algo.params.teacher=climbing", "algo.params.teacher_steps=1024", "algo.params.critic_warmup=2"]
 
 
@@ -171,7 +171,7 @@ def test_bad_imitation_settings_are_refused_by_name(overrides, message):
 
 def test_the_teacher_runs_on_the_mujoco_backend_only():
     with pytest.raises(ConfigError, match="algo.params.teacher=climbing: the teacher reads the MuJoCo task's state"):
-        validate(compose_cfg("train", "robot=solenopsis", "task=rough", "backend=isaaclab", *TEACHER))
+        validate(compose_cfg("train", "robot=solenopsis", "task=velocity_rough", "backend=isaaclab", *TEACHER))
 
 
 def test_the_climbing_teacher_needs_the_rough_task(tmp_path):
@@ -225,7 +225,7 @@ def test_an_expert_that_acts_or_observes_otherwise_is_refused(tmp_path, flat_exp
 def test_an_expert_on_other_columns_is_refused(tmp_path):
     """An expert without the base's angular velocity reads every later column shifted: refused, naming them."""
     expert = tmp_path / "expert"
-    blind = "task.wheel_leg.observations.base_ang_vel=null"
+    blind = "task.velocity.observations.base_ang_vel=null"
     train(compose_cfg("train", *short("solenopsis", "train.total_timesteps=512", blind, algo="rsl_ppo")), expert)
     with pytest.raises(ConfigError, match="the expert's policy columns \\['projected_gravity', "):
         learner(tmp_path / "run", f"algo.params.teacher_expert={expert}")
@@ -235,10 +235,10 @@ def test_the_climbing_experiment_names_its_expert_and_refuses_a_missing_one(tmp_
     """``+experiment=rough_climb`` is the documented climbing run: the gait, the expert ``outputs/flat_expert``
     (relative to where it runs), the guide's focus 0.15, 4M steps; without that folder it says how to train one
     and writes nothing."""
-    cfg = compose_cfg("train", "robot=solenopsis", "task=rough", "+experiment=rough_climb")
+    cfg = compose_cfg("train", "robot=solenopsis", "task=velocity_rough", "+experiment=rough_climb")
     assert (cfg.algo.params.teacher, cfg.algo.params.teacher_expert) == ("climbing", "outputs/flat_expert")
     assert cfg.algo.params.guide_focus == 0.15  # the guide's share of the gait's states (docs/results.md)
-    assert cfg.train.total_timesteps == 4_000_000 and cfg.task.wheel_leg.terrain.sub_terrains.pit.proportion == 0.2
+    assert cfg.train.total_timesteps == 4_000_000 and cfg.task.velocity_rough.terrain.sub_terrains.pit.proportion == 0.2
     monkeypatch.chdir(tmp_path)
     short_cfg = compose_cfg("train", *short("solenopsis", *ROUGH, "+experiment=rough_climb", "algo.params.teacher_steps=128", "algo.params.critic_warmup=1",
                                             algo="rsl_ppo"))  # fmt: skip
@@ -254,7 +254,7 @@ def test_the_climbing_experiment_names_its_expert_and_refuses_a_missing_one(tmp_
 def test_a_budget_smaller_than_the_phases_before_ppo_is_refused_naming_them(tmp_path):
     """``+experiment=rough_climb train.total_timesteps=2048`` ran 1,044,480 steps (issue 57): the imitation and the
     critic warm-up run whole whatever the budget. Refused in one line naming both and what a rollout is."""
-    typed = ["robot=solenopsis", "task=rough", "+experiment=rough_climb", "train.total_timesteps=2048"]
+    typed = ["robot=solenopsis", "task=velocity_rough", "+experiment=rough_climb", "train.total_timesteps=2048"]
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), *typed], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert (done.returncode, done.stderr) == (2, (

@@ -107,7 +107,7 @@ def test_privileged_columns_reach_the_critic_only(tmp_path):
     assert torch.equal(obs["critic"][:, base_lin_vel], torch.as_tensor(env.unwrapped.task.obs[:, base_lin_vel]))
     assert set(RslVecEnv(wheel_leg(), seed=0).get_observations().keys()) == {"policy"}
     # a privileged run trains its critic on every column and its actor on the policy columns
-    overrides = short("solenopsis", "train.total_timesteps=1024", "task.wheel_leg.privileged_obs=true", algo="rsl_ppo")
+    overrides = short("solenopsis", "train.total_timesteps=1024", "task.velocity.privileged_obs=true", algo="rsl_ppo")
     train(compose_cfg("train", *overrides), tmp_path)
     weights = load_rsl(tmp_path / "checkpoints" / "final.pt")
     assert weights["actor_state_dict"]["mlp.0.weight"].shape[1] == policy_dim

@@ -47,8 +47,8 @@ def run(trained, tmp_path) -> Path:
     "change, message",
     [
         (["robot=m20_legacy"], "robot: run has solenopsis, requested m20_legacy"),
-        (["robot=g20_left", "task.hand.max_episode_steps=50"], "robot: run has solenopsis, requested g20_left"),
-        (["task.wheel_leg.decimation=2"], "task.wheel_leg.decimation: run has 4, requested 2"),
+        (["robot=g20_left", "task.hand_pose.max_episode_steps=50"], "robot: run has solenopsis, requested g20_left"),
+        (["task.velocity.decimation=2"], "task.velocity.decimation: run has 4, requested 2"),
         (["seed=3"], "seed: run has 0, requested 3"),
         (["algo.policy.net_arch=[32]"], "algo.policy.net_arch: run has [128, 128], requested [32]"),
     ],
@@ -124,9 +124,9 @@ def test_a_resume_takes_the_checkpoint_with_the_most_steps_whatever_the_file_tim
         (["drive.hand.slew_rad_s=0.01"], "drive.hand.slew_rad_s=0.01: drive.hand.* applies to hand robots; this one "
                                          "(solenopsis) reads drive.wheel_leg.*"),
         # deleted, the env's own table kept the term while config.yaml lacked it; train.num_envs fell back on 16
-        (["~task.wheel_leg.rewards.action_rate_l2"], "~task.wheel_leg.rewards.action_rate_l2: a config key cannot be "
+        (["~task.velocity.rewards.action_rate_l2"], "~task.velocity.rewards.action_rate_l2: a config key cannot be "
          "deleted (what reads it would use a default the run's config.yaml does not record); type its value instead, "
-         "or task.wheel_leg.rewards.action_rate_l2=null to remove a term from its table"),
+         "or task.velocity.rewards.action_rate_l2=null to remove a term from its table"),
         (["~train.num_envs"], "~train.num_envs: a config key cannot be deleted"),
     ],
 )  # fmt: skip
@@ -140,8 +140,8 @@ def test_an_override_nothing_would_read_is_refused_naming_it(tmp_path, overrides
 
 
 def test_added_keys_that_their_readers_check_are_taken(tmp_path):
-    """``++seed`` sets a key the config has; ``+task.wheel_leg.<kwarg>`` goes to the env, which checks it."""
-    typed = short("solenopsis", *TINY, "++seed=1", "+task.wheel_leg.domain_rand.friction=[0.5,1.0]")
+    """``++seed`` sets a key the config has; ``+task.velocity.<kwarg>`` goes to the env, which checks it."""
+    typed = short("solenopsis", *TINY, "++seed=1", "+task.velocity.domain_rand.friction=[0.5,1.0]")
     cfg = compose_cfg("train", *typed)
     train(cfg, tmp_path / "run", overrides=typed)
     saved = (tmp_path / "run" / "config.yaml").read_text()
@@ -184,7 +184,7 @@ def test_the_cli_refuses_a_run_dir_for_a_resume(run, tmp_path):
 
 def g20_video_cfg(*extra):
     return compose_cfg("evaluate", "robot=g20_left", "policy=random", "episodes=3", "video=true", "video_episodes=1",
-                       "task.hand.max_episode_steps=8", "+env_overrides.width=64", "+env_overrides.height=64",
+                       "task.hand_pose.max_episode_steps=8", "+env_overrides.width=64", "+env_overrides.height=64",
                        *extra)  # fmt: skip
 
 
@@ -205,7 +205,7 @@ def test_video_streams_only_the_first_episodes_to_the_encoder(tmp_path, monkeypa
 
     monkeypatch.setattr(imageio, "get_writer", spying_writer)
     video = tmp_path / "v.mp4"
-    result = run_episodes(env, baseline_policy("random", env.action_space, 0), "hand_pose_tracking", 3, 0,
+    result = run_episodes(env, baseline_policy("random", env.action_space, 0), "hand_pose", 3, 0,
                           video_path=video, progress=True, video_episodes=2)  # fmt: skip
     env.close()
     recorded = int(result.episodes[0]["length"] + result.episodes[1]["length"])
@@ -417,8 +417,8 @@ def test_a_refused_isaaclab_resume_leaves_the_run_untouched(isaac_run, no_isaac,
 @pytest.mark.parametrize(
     "algo, typed, message",
     [("ppo", [], "algo=ppo: backend=isaaclab trains with algo=rsl_ppo"),
-     ("rsl_ppo", ["task.wheel_leg.scale_rewards_by_dt=false"],
-      "task.wheel_leg.scale_rewards_by_dt=false: backend=isaaclab does not run it: Isaac Lab's reward manager"),
+     ("rsl_ppo", ["task.velocity.scale_rewards_by_dt=false"],
+      "task.velocity.scale_rewards_by_dt=false: backend=isaaclab does not run it: Isaac Lab's reward manager"),
      ("rsl_ppo", ["train.vectorization=subproc"],
       "train.vectorization=subproc: chooses the MuJoCo backend's vector env")],
 )  # fmt: skip
@@ -431,7 +431,7 @@ def test_what_isaaclab_cannot_train_is_refused_naming_the_key(no_isaac, tmp_path
 
 def test_the_cli_refuses_what_isaaclab_cannot_train_and_leaves_no_folder(tmp_path):
     """Refused in one line before Isaac Lab starts: no folder, not even an empty train.log."""
-    scale = "task.wheel_leg.scale_rewards_by_dt=false"
+    scale = "task.velocity.scale_rewards_by_dt=false"
     for algo, extra, named in (("ppo", [], "algo=ppo"), ("rsl_ppo", [scale], scale)):
         typed = [*short("solenopsis", *TINY, *ISAAC, *extra, algo=algo), f"hydra.run.dir={tmp_path / 'run'}"]
         proc = script("train.py", *typed, cwd=tmp_path)
@@ -482,8 +482,8 @@ def test_an_isaaclab_evaluation_refuses_what_isaac_lab_cannot_run_naming_the_key
     with pytest.raises(ConfigError, match=r"^collision.hand.collision_projection=true: backend=isaaclab does not run "
                                           r"it: .*\(Hydra: collision=off"):  # fmt: skip
         evaluate(compose_cfg("evaluate", *typed), typed)
-    typed = ["robot=solenopsis", "backend=isaaclab", "policy=zero", "task.wheel_leg.scale_rewards_by_dt=false"]
-    with pytest.raises(ConfigError, match=r"^task.wheel_leg.scale_rewards_by_dt=false: backend=isaaclab does not"):
+    typed = ["robot=solenopsis", "backend=isaaclab", "policy=zero", "task.velocity.scale_rewards_by_dt=false"]
+    with pytest.raises(ConfigError, match=r"^task.velocity.scale_rewards_by_dt=false: backend=isaaclab does not"):
         evaluate(compose_cfg("evaluate", *typed), typed)
     assert list(tmp_path.iterdir()) == []
 

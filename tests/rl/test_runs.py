@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 G20 = ["robot=g20_left", "algo=ppo", "train.total_timesteps=512", "train.num_envs=4", "train.eval_every_steps=512",
        "train.eval_episodes=1", "train.checkpoint_every_steps=512", "train.progress_bar=false",
        "algo.params.n_steps=128", "algo.params.batch_size=256", "algo.params.n_epochs=2",
-       "task.hand.max_episode_steps=50"]  # fmt: skip
+       "task.hand_pose.max_episode_steps=50"]  # fmt: skip
 
 
 def results_script():
@@ -63,7 +63,7 @@ def run(launched, tmp_path) -> Path:
 
 
 def test_the_run_folder_names_robot_task_algo_and_backend_and_holds_only_the_run(launched):
-    assert launched.parent.name == "g20_left_hand_pose_tracking_ppo_mujoco_seed0"
+    assert launched.parent.name == "g20_left_hand_pose_ppo_mujoco_seed0"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d", launched.name)
     assert not (launched / ".hydra").exists()
     assert {"config.yaml", "train.log", "checkpoints", "final_eval.json"} <= {p.name for p in launched.iterdir()}
@@ -72,12 +72,14 @@ def test_the_run_folder_names_robot_task_algo_and_backend_and_holds_only_the_run
 
 def test_evaluate_applies_and_records_each_env_override(run, tmp_path):
     plain = evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1"))
-    done = script("evaluate.py", f"run={run}", "episodes=1", "drive=pd", "task.hand.goal_mode=random", cwd=tmp_path)
+    done = script(
+        "evaluate.py", f"run={run}", "episodes=1", "drive=pd", "task.hand_pose.goal_mode=random", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
-    out = run / "eval" / "trained_final_g20_left_seed20000_ep1_drive-pd+task.hand.goal_mode-random.json"
+    out = run / "eval" / "trained_final_g20_left_seed20000_ep1_drive-pd+task.hand_pose.goal_mode-random.json"
     assert f"metrics: {out}" in done.stdout
     saved = json.loads(out.read_text())
-    assert saved["overrides"] == ["drive=pd", "task.hand.goal_mode=random"]
+    assert saved["overrides"] == ["drive=pd", "task.hand_pose.goal_mode=random"]
     assert saved["results"]["g20_left"] != plain["g20_left"]  # applied: another evaluation than the plain one
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no outputs/eval/<time>/ folder
 
@@ -175,8 +177,8 @@ def test_a_key_the_saved_config_lacks_is_named_with_the_value_used(run, tmp_path
     (run / "config.yaml").write_text(re.sub(r"\n    goal_switch_steps: .*", "", text))  # saved before it existed
     done = script("evaluate.py", f"run={run}", "episodes=1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    warning = f"warning: {run / 'config.yaml'} has no task.hand.goal_switch_steps (saved before it existed); "
-    assert warning + "using today's default task.hand.goal_switch_steps=" in done.stderr
+    warning = f"warning: {run / 'config.yaml'} has no task.hand_pose.goal_switch_steps (saved before it existed); "
+    assert warning + "using today's default task.hand_pose.goal_switch_steps=" in done.stderr
 
 
 def test_resume_from_the_run_alone_logs_into_its_train_log(run, tmp_path):
@@ -184,12 +186,12 @@ def test_resume_from_the_run_alone_logs_into_its_train_log(run, tmp_path):
     (run / "config.yaml").write_text(re.sub(r"\n    goal_switch_steps: .*", "", text))
     done = script("train.py", f"train.resume={run}", "train.total_timesteps=1024", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "has no task.hand.goal_switch_steps (saved before it existed); using today's default" in done.stdout
+    assert "has no task.hand_pose.goal_switch_steps (saved before it existed); using today's default" in done.stdout
     log = (run / "train.log").read_text()
     assert log.count("start robot=g20_left") == 2 and "from_step=512" in log and "done step=1024" in log
-    assert "has no task.hand.goal_switch_steps" in log
+    assert "has no task.hand_pose.goal_switch_steps" in log
     saved = yaml.safe_load((run / "config.yaml").read_text())
-    assert saved["task"]["hand"]["max_episode_steps"] == 50 and "goal_switch_steps" in saved["task"]["hand"]
+    assert saved["task"]["hand_pose"]["max_episode_steps"] == 50 and "goal_switch_steps" in saved["task"]["hand_pose"]
     assert saved["train"]["total_timesteps"] == 1024 and saved["drive"]["name"] == "hard_write"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no timestamped folder of the launch
     # results.py's wall time is the last segment's command (its launch included); an older log's wall_s else
@@ -202,7 +204,7 @@ def test_resume_from_the_run_alone_logs_into_its_train_log(run, tmp_path):
 @pytest.mark.parametrize(
     "override, message",
     [("drive=pd", "drive: run has hard_write, requested pd"),
-     ("task.hand.max_episode_steps=60", "task.hand.max_episode_steps: run has 50, requested 60"),
+     ("task.hand_pose.max_episode_steps=60", "task.hand_pose.max_episode_steps: run has 50, requested 60"),
      ("task.train.steps_per_env=32", "algo.params.n_steps: run has 128, requested 32")],  # the rollout follows
 )  # fmt: skip
 def test_a_conflicting_resume_override_is_refused_naming_the_field(run, tmp_path, override, message):
@@ -215,8 +217,8 @@ def test_a_conflicting_resume_override_is_refused_naming_the_field(run, tmp_path
 
 
 def test_a_launch_that_fails_leaves_nothing_behind(tmp_path):
-    done = script("train.py", "robot=g20_left", "task.hand.control_hz=abc", cwd=tmp_path)
-    assert done.returncode == 2 and "error: task.hand.control_hz" in done.stderr
+    done = script("train.py", "robot=g20_left", "task.hand_pose.control_hz=abc", cwd=tmp_path)
+    assert done.returncode == 2 and "error: task.hand_pose.control_hz" in done.stderr
     assert list(tmp_path.iterdir()) == []
 
 
@@ -237,7 +239,7 @@ def test_results_states_each_run_against_the_physics_timed_around_it(tmp_path):
     """results.py end to end, tiny: a training, its row's wall time over the mean of the physics timed just before
     and just after it, every timing listed; a second call trains nothing and states the run against its own timing."""
     args = ["robot=solenopsis", "task.train.total_timesteps=4096", "task.train.eval_every_steps=4096",
-            "task.train.eval_episodes=1", "task.wheel_leg.episode_length_s=0.2", "seeds=[0]", "sets=[20000]",
+            "task.train.eval_episodes=1", "task.velocity.episode_length_s=0.2", "seeds=[0]", "sets=[20000]",
             "stress=false", "physics_steps=1024", f"out={tmp_path / 'out'}"]  # fmt: skip
     for call, timings in ((1, 2), (2, 1)):
         done = script("results.py", *args, cwd=tmp_path)
@@ -265,8 +267,8 @@ RESULTS = ["seeds=[0]", "sets=[20000]", "physics_steps=1024", "out=out"]  # out 
      (["task.train.total_timesteps=999"], ["task.train.total_timesteps: run has ", "train.total_timesteps: run has "
                                            "512, requested 999"]),
      # every setting of the run typed again but one: its 50-step episodes are not today's default of 250
-     ([a for a in G20 if not a.startswith("task.hand.max_episode_steps=")],
-      ["(task.hand.max_episode_steps: run has 50, today's default 250)"])],
+     ([a for a in G20 if not a.startswith("task.hand_pose.max_episode_steps=")],
+      ["(task.hand_pose.max_episode_steps: run has 50, today's default 250)"])],
 )  # fmt: skip
 def test_results_refuses_a_finished_run_trained_otherwise_than_typed(launched, tmp_path, args, messages):
     shutil.copytree(launched, tmp_path / "out" / "seed0")
@@ -296,10 +298,17 @@ def test_the_evaluate_config_example_works(tmp_path, monkeypatch):
     line = next(x for x in (ROOT / "configs" / "evaluate.yaml").read_text().splitlines() if x.startswith("env_"))
     example = line.split("e.g. ")[1].split(" (")[0].split()
     assert example == ["+env_overrides.width=96", "+env_overrides.height=64"]
-    args = ["robot=g20_left", "policy=random", "episodes=1", "video=true", "task.hand.max_episode_steps=5", *example]
+    args = [
+        "robot=g20_left",
+        "policy=random",
+        "episodes=1",
+        "video=true",
+        "task.hand_pose.max_episode_steps=5",
+        *example,
+    ]
     evaluate(compose_cfg("evaluate", *args), args)
     (out,) = (tmp_path / "outputs" / "eval").glob("*.json")  # named by all of them: their start and a hash
-    assert out.name.startswith("random_g20_left_seed20000_ep1_task.hand.max_episode_steps-5+env_overri")
+    assert out.name.startswith("random_g20_left_seed20000_ep1_task.hand_pose.max_episode_steps-5+env_o")
     saved = json.loads(out.read_text())
     assert saved["env_overrides"] == {"width": 96, "height": 64} and saved["overrides"][-2:] == example
     assert (out.parent / f"{out.stem}_g20_left.mp4").stat().st_size > 0
@@ -328,7 +337,7 @@ def test_two_evaluations_finishing_at_once_keep_both_results(tmp_path):
 
 def test_the_evaluation_table_prints_counts_as_integers(tmp_path):
     """``episodes`` is a count (issue 57: it printed as ``2.0000``); the metrics keep their 4 decimals."""
-    done = script("evaluate.py", "robot=g20_left", "policy=random", "episodes=2", "task.hand.max_episode_steps=20",
+    done = script("evaluate.py", "robot=g20_left", "policy=random", "episodes=2", "task.hand_pose.max_episode_steps=20",
                   cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = dict(line.split() for line in done.stdout.splitlines() if re.fullmatch(r"\w+ +\S+", line))
@@ -337,14 +346,14 @@ def test_the_evaluation_table_prints_counts_as_integers(tmp_path):
 
 @pytest.mark.parametrize(
     "typed, folder",
-    [(["seed=1"], "solenopsis_velocity_tracking_rsl_ppo_mujoco_seed1"),
-     (["composer=wheels_only"], "solenopsis_velocity_tracking_rsl_ppo_mujoco_composer-wheels_only_seed0"),
-     (["task=rough", "+experiment=rough_climb"], "solenopsis_rough_rsl_ppo_mujoco_experiment-rough_climb_seed0"),
-     (["robot=g20_left", "drive=pd", "algo=rsl_ppo"], "g20_left_hand_pose_tracking_rsl_ppo_mujoco_drive-pd_seed0"),
+    [(["seed=1"], "solenopsis_velocity_rsl_ppo_mujoco_seed1"),
+     (["composer=wheels_only"], "solenopsis_velocity_rsl_ppo_mujoco_composer-wheels_only_seed0"),
+     (["task=velocity_rough", "+experiment=rough_climb"], "solenopsis_velocity_rough_rsl_ppo_mujoco_experiment-rough_climb_seed0"),
+     (["robot=g20_left", "drive=pd", "algo=rsl_ppo"], "g20_left_hand_pose_rsl_ppo_mujoco_drive-pd_seed0"),
      (["run_name=mine"], "mine")],
 )  # fmt: skip
 def test_a_run_folder_names_its_task_and_each_group_chosen_otherwise_than_the_robots(typed, folder, tmp_path):
-    """The default, ``composer=wheels_only`` and ``task=rough`` runs all went to solenopsis_pd_rsl_ppo_mujoco_seed0/
+    """The default, ``composer=wheels_only`` and ``task=velocity_rough`` runs all went to solenopsis_pd_rsl_ppo_mujoco_seed0/
     (issue 57): runs a user compares are told apart by their folders, named as Hydra resolves them."""
     done = script("train.py", *typed, "--cfg", "all", "--resolve", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -360,7 +369,7 @@ def test_a_sweep_writes_under_outputs(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["outputs"]
     (sweep,) = (tmp_path / "outputs" / "multirun").iterdir()
     jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())  # beside Hydra's multirun.yaml
-    assert jobs == [f"{n}_g20_left_hand_pose_tracking_ppo_mujoco_seed{n}" for n in (0, 1)]
+    assert jobs == [f"{n}_g20_left_hand_pose_ppo_mujoco_seed{n}" for n in (0, 1)]
 
 
 def test_a_run_ends_with_the_command_that_evaluates_it(trained, tmp_path):
@@ -401,7 +410,7 @@ def boom(task):
 def test_a_crashed_run_writes_its_error_into_its_train_log(tmp_path):
     """A run's ``train.log`` held only its start line when it crashed (issue 57): the error follows it."""
     (tmp_path / "crash_terms.py").write_text(CRASH)
-    term = '+task.wheel_leg.rewards.boom={func: "crash_terms:boom", weight: -0.1}'
+    term = '+task.velocity.rewards.boom={func: "crash_terms:boom", weight: -0.1}'
     done = script("train.py", "robot=solenopsis", "train.num_envs=1", "train.progress_bar=false", "hydra.run.dir=run",
                   term, cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1 and "a bug in the user's term" in done.stderr

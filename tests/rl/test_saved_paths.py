@@ -66,7 +66,7 @@ def test_a_run_saved_before_its_terms_moved_evaluates_and_resumes(tmp_path, monk
 
     monkeypatch.setitem(saved_paths.MOVED, OLD_REWARDS, REWARDS)  # the entry the move adds
     _, warnings = load_run_config(run)
-    assert f"{saved}: task.wheel_leg.rewards.track_lin_vel_x_exp.func={OLD_REWARDS}:track_lin_vel_x_exp has moved; " \
+    assert f"{saved}: task.velocity.rewards.track_lin_vel_x_exp.func={OLD_REWARDS}:track_lin_vel_x_exp has moved; " \
            f"using {REWARDS}:track_lin_vel_x_exp" in warnings  # fmt: skip
     assert evaluate(compose_cfg("evaluate", f"run={run}", "episodes=1")) == before  # the same policy, the same env
     summary = train(compose_cfg("train", *short("solenopsis", "train.total_timesteps=4096", f"train.resume={run}",

@@ -92,7 +92,7 @@ def test_a_tiny_run_with_baseline_policies_gives_its_table():
 def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tmp_path, capsys):
     os.chdir(tmp_path)
     tiny = ["benchmark=steps", "steps.trials=1", "steps.heights=[0.05]", "steps.stairs=false", "steps.time_limit_s=1.0"]
-    cfg = compose_cfg("evaluate", "robot=solenopsis", "task=rough", "policy=zero", *tiny)
+    cfg = compose_cfg("evaluate", "robot=solenopsis", "task=velocity_rough", "policy=zero", *tiny)
     results = evaluate(cfg)
     assert [r["direction"] for r in results["solenopsis"]["rows"]] == ["up", "down"]
     out = capsys.readouterr().out
@@ -141,12 +141,12 @@ def test_evaluate_sends_the_benchmark_to_isaaclab(tmp_path, monkeypatch, capsys)
 
     monkeypatch.setattr(isaaclab_launch, "run_child", isaac_child)
     tiny = ["benchmark=steps", "steps.trials=1", "steps.heights=[0.05]", "steps.stairs=false", "steps.time_limit_s=1.0"]
-    cfg = compose_cfg("evaluate", "robot=solenopsis", "task=rough", "policy=zero", "backend=isaaclab", *tiny)
+    cfg = compose_cfg("evaluate", "robot=solenopsis", "task=velocity_rough", "policy=zero", "backend=isaaclab", *tiny)
     results = evaluate(cfg)
     [(module, job)] = jobs
     assert module == "dexwheel.isaaclab.evaluate" and job["policy"] == "zero" and job["overrides"] == {}
     assert job["steps"]["heights"] == [0.05] and job["steps"]["reset_seed"] == 20000 and job["steps"]["trials"] == 1
-    assert job["config"]["task"]["name"] == "rough" and job["device"] == "cpu"
+    assert job["config"]["task"]["name"] == "velocity_rough" and job["device"] == "cpu"
     path = tmp_path / "outputs" / "eval" / "steps_zero_solenopsis_isaaclab_seed20000_tr1.json"
     saved = json.loads(path.read_text())
     assert saved["backend"] == "isaaclab" and saved["benchmark"] == "steps" and saved["protocol"] == job["steps"]
@@ -168,7 +168,7 @@ def test_a_short_rough_run_trains_evaluates_and_takes_the_benchmark(tmp_path, mo
     """The documented rough run's pipeline, shortened: train (its progress lines carry the curriculum's level),
     evaluate, step benchmark on its checkpoint."""
     monkeypatch.setattr(rsl, "PROGRESS_EVERY_S", 0.0)  # a line after every iteration
-    train(compose_cfg("train", *short("solenopsis", "task=rough", algo="rsl_ppo")), tmp_path)
+    train(compose_cfg("train", *short("solenopsis", "task=velocity_rough", algo="rsl_ppo")), tmp_path)
     assert (tmp_path / "checkpoints" / "final.pt").exists()
     progress = [line for line in (tmp_path / "train.log").read_text().splitlines() if "] - progress step=" in line]
     assert progress and all("Curriculum/terrain_level=" in line and "mean_return=" in line for line in progress)

@@ -87,7 +87,7 @@ def test_cross_robot_evaluation_prints_both_robots(tmp_path, capsys):
 def test_baseline_policies_and_video(tmp_path):
     out = tmp_path / "random.json"
     cfg = compose_cfg("evaluate", "robot=g20_left", "policy=random", "episodes=1", "video=true",
-                      "task.hand.max_episode_steps=20", f"out={out}")  # fmt: skip
+                      "task.hand_pose.max_episode_steps=20", f"out={out}")  # fmt: skip
     os.chdir(tmp_path)
     results = evaluate(cfg)
     assert results["g20_left"]["episodes"] == 1

@@ -31,7 +31,7 @@ TASK_CFGS = REPO / "configs" / "task"
 NOT_SHARED = ("save_interval",)
 
 
-def shared_runner_cfg(task: str = "velocity_tracking") -> dict[str, Any]:
+def shared_runner_cfg(task: str = "velocity") -> dict[str, Any]:
     """rsl_rl's train_cfg dict as the MuJoCo side builds it from ``rsl_ppo.yaml``, ``train.yaml`` and the Hydra
     task ``task`` (``configs/task/<task>.yaml``: its rollout length per env, ``train.steps_per_env``)."""
     algo, train = OmegaConf.load(ALGO_CFG), OmegaConf.load(TRAIN_CFG)
@@ -84,7 +84,7 @@ class DexwheelPPORunnerCfg(RslRlOnPolicyRunnerCfg):
     clip_actions = CLIP_ACTIONS
 
     def __post_init__(self):
-        apply_runner_cfg(self, shared_runner_cfg(TASK_OF.get(self.experiment_name, "velocity_tracking")))
+        apply_runner_cfg(self, shared_runner_cfg(TASK_OF.get(self.experiment_name, "velocity")))
 
 
 @configclass
@@ -118,5 +118,5 @@ class G20RightPosePPORunnerCfg(DexwheelPPORunnerCfg):
 
 
 #: Each runner's Hydra task (its rollout length per env): the experiment names above.
-TASK_OF = {"solenopsis_flat": "velocity_tracking", "m20_legacy_flat": "velocity_tracking", "solenopsis_rough": "rough",
-           "m20_legacy_rough": "rough", "g20_left_pose": "hand_pose_tracking", "g20_right_pose": "hand_pose_tracking"}  # fmt: skip
+TASK_OF = {"solenopsis_flat": "velocity", "m20_legacy_flat": "velocity", "solenopsis_rough": "velocity_rough",
+           "m20_legacy_rough": "velocity_rough", "g20_left_pose": "hand_pose", "g20_right_pose": "hand_pose"}  # fmt: skip

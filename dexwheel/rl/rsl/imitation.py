@@ -53,7 +53,7 @@ def teacher_for(name: str, venv, expert: str | None = None) -> Teacher:
     task = getattr(env.unwrapped, "task", None)
     if not isinstance(task, WheelLegTask) or task.terrain is None:
         raise ConfigError(f"algo.params.teacher={name}: the climbing teacher reads the terrain under each wheel in "
-                          "the MuJoCo wheel-leg task on terrain (task=rough, backend=mujoco); this run's env is "
+                          "the MuJoCo wheel-leg task on terrain (task=velocity_rough, backend=mujoco); this run's env is "
                           f"{type(env.unwrapped).__name__}{'' if task is None else ' without terrain'}")  # fmt: skip
     try:
         teacher = ClimbingTeacher(task)

@@ -1,4 +1,4 @@
-"""The rough-terrain velocity task (``Solenopsis-Rough-v0``, ``M20Legacy-Rough-v0``, Hydra ``task=rough``).
+"""The rough-terrain velocity task (``Solenopsis-Rough-v0``, ``M20Legacy-Rough-v0``, Hydra ``task=velocity_rough``).
 
 The flat task's config (:mod:`~dexwheel.tasks.velocity.config`) on the generated terrain grid
 (:data:`~dexwheel.terrain.config.ROUGH_SUB_TERRAINS`, ``terrain``) with the tables changed where terrain asks

@@ -71,7 +71,9 @@ def test_the_vector_env_matches_single_envs_with_user_terms():
 
 def test_hydra_adds_a_hand_term():
     cfg = compose_cfg(
-        "train", "robot=g20_left", "+task.hand.rewards.thumb_spread={func: 'user_terms:thumb_spread', weight: -0.5}"
+        "train",
+        "robot=g20_left",
+        "+task.hand_pose.rewards.thumb_spread={func: 'user_terms:thumb_spread', weight: -0.5}",
     )
     env = make_vector_env(cfg, num_envs=2)
     env.reset(seed=0)

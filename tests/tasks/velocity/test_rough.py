@@ -262,9 +262,9 @@ def test_hydra_task_rough_builds_the_rough_env():
 
     configs = Path(__file__).resolve().parents[3] / "configs"
     with initialize_config_dir(config_dir=str(configs), version_base="1.3"):
-        cfg = compose(config_name="train", overrides=["robot=solenopsis", "task=rough",
-                                                      "task.wheel_leg.terrain.num_rows=2"])  # fmt: skip
-    assert cfg.task.name == "rough"
+        cfg = compose(config_name="train", overrides=["robot=solenopsis", "task=velocity_rough",
+                                                      "task.velocity_rough.terrain.num_rows=2"])  # fmt: skip
+    assert cfg.task.name == "velocity_rough"
     env = make_env(cfg)
     assert env.unwrapped.cfg.terrain.num_rows == 2 and "height_scan" in env.unwrapped.obs_slices
     ref = gymnasium.make("Solenopsis-Rough-v0", terrain={"num_rows": 2})

@@ -139,7 +139,7 @@ def test_an_env_with_user_terms_copies_and_pickles():
 
 @pytest.mark.slow
 def test_hydra_adds_a_term_and_training_uses_it(tmp_path):
-    term = "+task.wheel_leg.rewards.lateral_vel_l2={func: 'user_terms:lateral_vel_l2', weight: -0.5}"
+    term = "+task.velocity.rewards.lateral_vel_l2={func: 'user_terms:lateral_vel_l2', weight: -0.5}"
     cfg = compose_cfg("train", *short("solenopsis", "train.total_timesteps=1024", term, algo="rsl_ppo"))
     vec = make_vector_env(cfg, 2)
     _, info = vec.reset(seed=0)
@@ -158,7 +158,7 @@ def test_the_documented_hydra_command_imports_the_users_module_from_the_folder_i
     on the path, so ``mypkg`` was not found (issue 57); the run and an evaluation of it now import it."""
     (tmp_path / "mypkg").mkdir()
     (tmp_path / "mypkg" / "terms.py").write_text(inspect.getsource(user_terms))
-    term = '+task.wheel_leg.rewards.lateral_vel_l2={func: "mypkg.terms:lateral_vel_l2", weight: -0.5}'
+    term = '+task.velocity.rewards.lateral_vel_l2={func: "mypkg.terms:lateral_vel_l2", weight: -0.5}'
     args = short("solenopsis", "train.total_timesteps=1024", "hydra.run.dir=run", term, algo="rsl_ppo")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}  # not tmp_path
     for script, typed in (("train.py", args), ("evaluate.py", ["run=run", "episodes=1"])):

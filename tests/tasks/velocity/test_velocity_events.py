@@ -229,17 +229,17 @@ def test_built_in_events_keep_their_numbers_in_one_place():
 
 @pytest.mark.slow
 def test_hydra_reaches_the_events():
-    c = compose_cfg("train", "robot=solenopsis", "task.wheel_leg.domain_rand.enabled=true", "task.wheel_leg.events.push=null",
-                  "+task.wheel_leg.events.yaw={func: 'user_terms:random_yaw', mode: reset}")  # fmt: skip
-    assert c.task.wheel_leg.events.reset_joints_and_base.mode == "reset"
+    c = compose_cfg("train", "robot=solenopsis", "task.velocity.domain_rand.enabled=true", "task.velocity.events.push=null",
+                  "+task.velocity.events.yaw={func: 'user_terms:random_yaw', mode: reset}")  # fmt: skip
+    assert c.task.velocity.events.reset_joints_and_base.mode == "reset"
     task = make_env(c).unwrapped.task
     assert list(task.cfg.events) == ["randomize_model", "reset_joints_and_base", "yaw"]
     assert task.schedule.event_at.shape == (1, 0) and len(task._reset_events) == 3
     c = compose_cfg(
         "train",
         "robot=solenopsis",
-        "task.wheel_leg.domain_rand.enabled=true",
-        "task.wheel_leg.domain_rand.push_interval_s=[1.0,2.0]",
+        "task.velocity.domain_rand.enabled=true",
+        "task.velocity.domain_rand.push_interval_s=[1.0,2.0]",
     )
-    assert c.task.wheel_leg.events.push.interval_range_s == "domain_rand.push_interval_s"
+    assert c.task.velocity.events.push.interval_range_s == "domain_rand.push_interval_s"
     assert active_events(make_env(c).unwrapped.cfg)["push"][1] == (1.0, 2.0)  # the old key moves the push
