@@ -94,8 +94,9 @@ def test_unsupported_fields_are_refused_by_name():
 
 
 def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
-    user = {"func": "mypkg.terms:finger_spread", "weight": -0.5}
-    with pytest.raises(ValueError, match=r"no counterpart of \{'rewards\.user_term': 'mypkg\.terms:finger_spread'\}"):
+    # a user's own term (importable: the MuJoCo config checks its function's parameters first)
+    user = {"func": "user_terms:thumb_spread", "weight": -0.5}
+    with pytest.raises(ValueError, match=r"no counterpart of \{'rewards\.user_term': 'user_terms:thumb_spread'\}"):
         HandPoseG20LeftEnvCfg(task_overrides={"rewards": {"user_term": user}})
 
 

@@ -132,9 +132,10 @@ def test_mid_episode_resamples_reverse_as_commands_rel_reversal_says(env):
 def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
     from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
 
-    overrides = {"rewards": {"lateral_vel_l2": {"func": "mypkg.terms:lateral_vel_l2", "weight": -0.5}}}
+    # a user's own term (importable: the MuJoCo config checks its function's parameters first)
+    overrides = {"rewards": {"lateral_vel_l2": {"func": "user_terms:lateral_vel_l2", "weight": -0.5}}}
     with pytest.raises(
-        ValueError, match=r"no counterpart of \{'rewards\.lateral_vel_l2': 'mypkg\.terms:lateral_vel_l2'\}"
+        ValueError, match=r"no counterpart of \{'rewards\.lateral_vel_l2': 'user_terms:lateral_vel_l2'\}"
     ):
         VelocityFlatEnvCfg(task_overrides=overrides)
     # reweighting a built-in term reaches Isaac Lab's term
