@@ -4,7 +4,7 @@ Run from either venv (the Isaac Lab half runs in .venv-isaaclab, the MuJoCo half
 
 python benchmarks/bench_isaaclab.py                                      # CPU: 4 and 64 envs
 python benchmarks/bench_isaaclab.py --device cuda:0 --num-envs 1024 4096   # a GPU
-python benchmarks/bench_isaaclab.py --task Dexwheel-Pose-G20Left-v0       # another task (MUJOCO_TASKS)
+python benchmarks/bench_isaaclab.py --task Dexwheel-HandPose-G20Left-v0       # another task (MUJOCO_TASKS)
 
 Each size runs in its own process (Isaac Lab keeps one simulation per process): build, reset, 20 warm-up
 steps, then ``--steps`` steps of uniform random actions, timed. The MuJoCo native vector env
@@ -27,7 +27,7 @@ TASK = "Dexwheel-Velocity-Flat-Solenopsis-v0"
 MUJOCO_TASKS: dict[str, tuple[str, dict[str, str]]] = {
     "Dexwheel-Velocity-Flat-Solenopsis-v0": ("Solenopsis-v0", {}),
     "Dexwheel-Velocity-Rough-Solenopsis-v0": ("Solenopsis-Rough-v0", {}),
-    "Dexwheel-Pose-G20Left-v0": ("G20Hand-v0", {"hand": "left", "drive": "pd", "goal_mode": "presets"}),
+    "Dexwheel-HandPose-G20Left-v0": ("G20Hand-v0", {"hand": "left", "drive": "pd", "goal_mode": "presets"}),
 }
 MUJOCO = """
 import json, sys, time, numpy as np, gymnasium as gym, dexwheel

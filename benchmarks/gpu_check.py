@@ -54,7 +54,7 @@ ISAAC_PYTHON = ROOT / ".venv-isaaclab" / "bin" / "python"
 MUJOCO_PYTHON = Path(os.environ.get("DEXWHEEL_MUJOCO_PYTHON", ROOT / ".venv" / "bin" / "python"))
 RESULTS = ROOT / "benchmarks" / "results"
 FLAT = "Dexwheel-Velocity-Flat-Solenopsis-v0"
-G20 = "Dexwheel-Pose-G20Left-v0"
+G20 = "Dexwheel-HandPose-G20Left-v0"
 ROUGH = "Dexwheel-Velocity-Rough-Solenopsis-v0"
 STEPS = ("tests", "step_rate", "train_rate", "train_flat", "train_rough")
 #: the steps that train for ``--train-s``

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import dexwheel.isaaclab.tasks as tasks
 
-    plan = [(task, {}) for task in tasks.TASKS] + [("Dexwheel-Pose-G20Left-v0", HARD_WRITE)]
+    plan = [(task, {}) for task in tasks.TASKS] + [("Dexwheel-HandPose-G20Left-v0", HARD_WRITE)]
     for i, (task, overrides) in enumerate(plan, 1):
         seconds = warm_up(task, overrides)
         print(f"warp_cuda_cache: [{i}/{len(plan)}] {task} {overrides or ''} built and stepped ({seconds:.0f} s)",

@@ -21,7 +21,7 @@ from dexwheel.tasks.hand_pose.config import control_substeps
 
 HANDS = ("left", "right")
 #: Simulations the bridge runs the hand on (``backend=``): MuJoCo (``G20Hand-v0``) or Isaac Lab
-#: (``Dexwheel-Pose-G20<Hand>-v0``, in the Isaac Lab venv).
+#: (``Dexwheel-HandPose-G20<Hand>-v0``, in the Isaac Lab venv).
 BACKENDS = ("mujoco", "isaaclab")
 #: Each backend's name in the state topic (the vendor's: ``/sim/mujoco/...`` and ``/sim/isaac/...``).
 STATE_TOPIC_SIM = {"mujoco": "mujoco", "isaaclab": "isaac"}

@@ -1,7 +1,7 @@
-"""The bridge's Isaac Lab simulation: ``Dexwheel-Pose-G20<Hand>-v0`` (one env) stepped with the composed targets.
+"""The bridge's Isaac Lab simulation: ``Dexwheel-HandPose-G20<Hand>-v0`` (one env) stepped with the composed targets.
 
 Runs in the Isaac Lab venv (``scripts/bridge.py backend=isaaclab`` re-launches itself there), kit-less, on the CPU.
-The targets go through the task's own action term (:class:`~dexwheel.isaaclab.tasks.mdp.HandPoseAction`, ``action=
+The targets go through the task's own action term (:class:`~dexwheel.isaaclab.tasks.hand_pose.action.HandPoseAction`, ``action=
 "nominal"``: its slew, mimic completion and drive), so the hard-write drive writes the pose as the joint positions
 every physics step (the vendor's Isaac hand simulation, ``set_dof_positions``). Each bridge step is the env's
 physics part only (the action term, ``decimation`` physics steps, the scene's update): no observations, rewards or
@@ -63,14 +63,16 @@ class IsaacLabHand:
         import gymnasium as gym
 
         import dexwheel.isaaclab.tasks  # noqa: F401  (registers the tasks)
-        from dexwheel.isaaclab.tasks.g20_pose import G20LeftPoseEnvCfg, G20RightPoseEnvCfg
+        from dexwheel.isaaclab.tasks.hand_pose.config import HandPoseG20LeftEnvCfg, HandPoseG20RightEnvCfg
 
         overrides = {"drive": cfg.drive, "action": "nominal", "slew_rad_s": cfg.slew_rad_s,
                      "collision_projection": cfg.collision_projection, "track_test": cfg.track_test,
                      "control_hz": cfg.control_hz, "reset_noise_scale": 0.0, "goal_mode": "presets",
                      "goal_presets": ("open",)}  # fmt: skip
         try:
-            env_cfg = (G20LeftPoseEnvCfg if cfg.hand == "left" else G20RightPoseEnvCfg)(task_overrides=overrides)
+            env_cfg = (HandPoseG20LeftEnvCfg if cfg.hand == "left" else HandPoseG20RightEnvCfg)(
+                task_overrides=overrides
+            )
         except (ValueError, AssertionError) as exc:  # a refused setting or a model that lacks a joint
             raise ModelError(f"the Isaac Lab G20 task: {exc}") from None
         env_cfg.sim.device, env_cfg.scene.num_envs, env_cfg.seed = device, 1, 0
@@ -81,7 +83,7 @@ class IsaacLabHand:
             env_cfg.sim.visualizer_cfgs = NewtonGLVisualizerCfg(eye=eye, lookat=lookat, window_width=960,
                                                                 window_height=720)  # fmt: skip
         self.device = device
-        self.env = gym.make(f"Dexwheel-Pose-G20{cfg.hand.capitalize()}-v0", cfg=env_cfg)
+        self.env = gym.make(f"Dexwheel-HandPose-G20{cfg.hand.capitalize()}-v0", cfg=env_cfg)
         self.env.reset(seed=0)
         u = self._u = self.env.unwrapped
         self.robot = u.scene["robot"]

@@ -28,8 +28,8 @@ from dexwheel.rl.rsl.cfg import CLIP_ACTIONS
 TASK_IDS = {
     "solenopsis": "Dexwheel-Velocity-Flat-Solenopsis-v0",
     "m20_legacy": "Dexwheel-Velocity-Flat-M20Legacy-v0",
-    "g20_left": "Dexwheel-Pose-G20Left-v0",
-    "g20_right": "Dexwheel-Pose-G20Right-v0",
+    "g20_left": "Dexwheel-HandPose-G20Left-v0",
+    "g20_right": "Dexwheel-HandPose-G20Right-v0",
 }
 #: a batched policy: the observation groups in, actions out (torch, on the env's device)
 BatchPolicy = Callable[[TensorDict], torch.Tensor]
@@ -85,7 +85,7 @@ def mirror_maps(env):
     leading columns are the policy group's, so both mirror with the same maps) and the policy's joints; None
     for another task. The rough task's height scan mirrors by its grid's columns, as on MuJoCo
     (:func:`~dexwheel.tasks.velocity.observations.height_scan_mirror` of the term's parameters)."""
-    from dexwheel.isaaclab.tasks import mdp as dw
+    from dexwheel.isaaclab.tasks.velocity.observations import height_scan
     from dexwheel.tasks.velocity.config import mirror_maps as maps
     from dexwheel.tasks.velocity.observations import height_scan_mirror
 
@@ -96,7 +96,7 @@ def mirror_maps(env):
     names, dims = u.observation_manager.active_terms[group], u.observation_manager.group_obs_term_dim[group]
     starts = np.cumsum([0] + [int(np.prod(d)) for d in dims])
     terms = {n: getattr(getattr(u.cfg.observations, group), n) for n in names}
-    scans = {n: height_scan_mirror(**t.params) for n, t in terms.items() if t.func is dw.height_scan}
+    scans = {n: height_scan_mirror(**t.params) for n, t in terms.items() if t.func is height_scan}
     return maps({n: slice(int(a), int(b)) for n, a, b in zip(names, starts[:-1], starts[1:], strict=True)},
                 u.action_manager.get_term("joints").path.policy_joints, scans)  # fmt: skip
 
@@ -124,17 +124,19 @@ def _rough_info(env) -> dict[str, np.ndarray]:
 
 def _hand_info(env) -> dict[str, np.ndarray]:
     """What the MuJoCo G20 env reports per step for its metrics, recorded by the task before its resets
-    (:func:`dexwheel.isaaclab.tasks.mdp.hand_step_info`): an episode's last step is its own, not the reset's."""
+    (:func:`dexwheel.isaaclab.tasks.hand_pose.terminations.hand_step_info`): an episode's last step is its own, not the reset's."""
+    from dexwheel.isaaclab.tasks.hand_pose.terminations import STEP_INFO_KEYS
+
     info = getattr(env.unwrapped, "dexwheel_step_info", None)
     if info is None:  # before the first step
         n = env.unwrapped.num_envs
-        return {k: np.zeros(n) for k in ("mean_joint_error", "tracking_error", "max_penetration")}
+        return {k: np.zeros(n) for k in STEP_INFO_KEYS}
     return {k: v.detach().cpu().numpy().astype(np.float64) for k, v in info.items()}
 
 
 def hand_action_term(env):
-    """The G20 task's action term (:class:`~dexwheel.isaaclab.tasks.mdp.HandPoseAction`), or None."""
-    from dexwheel.isaaclab.tasks.mdp import HandPoseAction
+    """The G20 task's action term (:class:`~dexwheel.isaaclab.tasks.hand_pose.action.HandPoseAction`), or None."""
+    from dexwheel.isaaclab.tasks.hand_pose.action import HandPoseAction
 
     manager = env.unwrapped.action_manager
     terms = [manager.get_term(name) for name in manager.active_terms]

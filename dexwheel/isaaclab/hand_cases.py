@@ -6,7 +6,7 @@ physics-step joint targets, these run the tasks end to end: the action mapping (
 without reset noise, and compare the 21 joint positions after every control step.
 
 ``python -m dexwheel.isaaclab.hand_cases mujoco OUT.npz`` (core venv, ``G20Hand-v0``) and
-``python -m dexwheel.isaaclab.hand_cases isaac OUT.npz`` (Isaac Lab venv, ``Dexwheel-Pose-G20Left-v0``, one env per
+``python -m dexwheel.isaaclab.hand_cases isaac OUT.npz`` (Isaac Lab venv, ``Dexwheel-HandPose-G20Left-v0``, one env per
 case, in order) write the trajectories; :func:`compare` makes the table's rows.
 """
 
@@ -107,7 +107,7 @@ def run_isaac(device: str = "cpu") -> tuple[dict[str, np.ndarray], dict]:
     out, meta = {}, {"backend": "isaaclab", "build_s": [], "step_s": []}
     for case in CASES:
         t0 = time.perf_counter()
-        env = open_task("Dexwheel-Pose-G20Left-v0", 1, device, 0, {**case.config, "reset_noise_scale": 0.0})
+        env = open_task("Dexwheel-HandPose-G20Left-v0", 1, device, 0, {**case.config, "reset_noise_scale": 0.0})
         env.reset(seed=0)
         robot = env.unwrapped.scene["robot"]
         cols = [robot.joint_names.index(j) for j in ALL_JOINTS]

@@ -11,7 +11,7 @@ its trial's start pose as the MuJoCo task's ``place_base`` does it (the reset's 
 level, turned to the trial's heading, standing on the ground under the robot's footprint there:
 :func:`~dexwheel.tasks.velocity.terrain.ground_under`) and its command is held (no resampling, no standing envs).
 Each env is judged every control step by its own :class:`~dexwheel.benchmarks.steps.TrialJudge` on its base origin
-after the physics and before Isaac Lab's resets (:func:`~dexwheel.isaaclab.tasks.mdp.record_base_position`): an env
+after the physics and before Isaac Lab's resets (:func:`~dexwheel.isaaclab.tasks.velocity.terminations.record_base_position`): an env
 whose episode terminates is a fall, and its auto-reset is never judged.
 
 Not the same as MuJoCo: the start-pose noise (``reset_noise_scale``) comes from torch's generator seeded with the
@@ -30,8 +30,8 @@ from omegaconf import DictConfig
 
 from dexwheel.benchmarks import steps
 from dexwheel.isaaclab.episodes import BatchPolicy, make_task_venv
-from dexwheel.isaaclab.tasks import mdp as dw
-from dexwheel.isaaclab.tasks.wheel_leg_flat import COMMAND
+from dexwheel.isaaclab.tasks.velocity.config import COMMAND
+from dexwheel.isaaclab.tasks.velocity.terminations import record_base_position
 from dexwheel.rl.step_benchmark import SceneRunner, benchmark_env_kwargs, run_protocol
 from dexwheel.tasks.velocity.terrain import ground_under
 
@@ -40,7 +40,7 @@ RECORD_TERM = "benchmark_base_position"
 
 
 def _record_positions(env_cfg) -> None:
-    setattr(env_cfg.terminations, RECORD_TERM, TerminationTermCfg(func=dw.record_base_position))
+    setattr(env_cfg.terminations, RECORD_TERM, TerminationTermCfg(func=record_base_position))
 
 
 def scene_venv(cfg: DictConfig, scene: steps.Scene, bench: steps.StepBenchmarkCfg, num_envs: int, device: str,

@@ -84,7 +84,7 @@ def run_isaac(device: str = "cpu") -> tuple[dict[str, dict[str, np.ndarray]], di
     import torch
 
     from dexwheel.isaaclab.episodes import open_task
-    from dexwheel.isaaclab.tasks.mdp import model_params
+    from dexwheel.isaaclab.tasks.velocity.observations import model_params
 
     out, meta = {}, {"backend": "isaaclab", "build_s": [], "step_s": []}
     for mode, randomize in MODES.items():

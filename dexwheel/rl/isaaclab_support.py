@@ -1,8 +1,8 @@
 """What the Isaac Lab tasks cannot run, decided from the MuJoCo task's config alone (no Isaac Lab, no MuJoCo: both
 venvs import this). Here in ``rl``, below the Isaac Lab backend, because the core venv's checks read it too.
 
-The Isaac Lab tasks refuse it when they are built (:mod:`dexwheel.isaaclab.tasks.wheel_leg_flat`,
-:mod:`dexwheel.isaaclab.tasks.g20_pose`);
+The Isaac Lab tasks refuse it when they are built (:mod:`dexwheel.isaaclab.tasks.velocity.config`,
+:mod:`dexwheel.isaaclab.tasks.hand_pose.config`);
 ``scripts/train.py`` and ``scripts/evaluate.py`` refuse it in the core venv first, naming the config key, before Isaac
 Lab starts (about 20 s): :func:`dexwheel.rl.env_factory.check_isaaclab_env`.
 """

@@ -28,7 +28,7 @@ def test_the_wheel_leg_policy_layer_takes_the_action_of_k_steps_ago(isaac_device
 
 def test_the_hand_maps_the_action_of_k_steps_ago(isaac_device):
     overrides = {"action_delay_steps": K, "action": "nominal", "composer_layers": ["policy"]}
-    env = open_task("Dexwheel-Pose-G20Left-v0", NUM_ENVS, isaac_device, 0, overrides)
+    env = open_task("Dexwheel-HandPose-G20Left-v0", NUM_ENVS, isaac_device, 0, overrides)
     try:
         env.reset(seed=0)
         term = env.unwrapped.action_manager.get_term("joint_targets")

@@ -14,7 +14,7 @@ import torch
 from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
 from dexwheel.isaaclab.episodes import open_task
-from dexwheel.isaaclab.tasks.g20_pose import ACTION, COMMAND, G20LeftPoseEnvCfg, preset_poses
+from dexwheel.isaaclab.tasks.hand_pose.config import ACTION, COMMAND, HandPoseG20LeftEnvCfg, preset_poses
 from dexwheel.rl.isaaclab_launch import RESULT
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, JOINT_GROUPS
 from dexwheel.tasks.hand_pose import goal_set
@@ -30,18 +30,18 @@ THUMB = [ACTIVE_JOINTS.index(j) for j in JOINT_GROUPS["thumb"]]
 
 def test_projection_and_other_unsupported_fields_are_refused_by_name_with_the_reason():
     with pytest.raises(ValueError) as exc:
-        G20LeftPoseEnvCfg(task_overrides={"drive": "hard_write"})  # collision_projection defaults to True
+        HandPoseG20LeftEnvCfg(task_overrides={"drive": "hard_write"})  # collision_projection defaults to True
     assert "'collision_projection'" in str(exc.value) and "collision check" in str(exc.value)
     with pytest.raises(ValueError, match="'contact_excludes'.*USD"):
-        G20LeftPoseEnvCfg(task_overrides={"contact_excludes": [["thumb_distal", "hand_base"]]})
+        HandPoseG20LeftEnvCfg(task_overrides={"contact_excludes": [["thumb_distal", "hand_base"]]})
     # projection is off under track_test or with collision_projection=False, and the PD drive never projects
     for ok in ({"drive": "hard_write", "collision_projection": False}, {"drive": "pd", "collision_projection": True}):
-        G20LeftPoseEnvCfg(task_overrides=ok)
+        HandPoseG20LeftEnvCfg(task_overrides=ok)
 
 
 @pytest.fixture(scope="module")
 def env(isaac_device):
-    env = open_task("Dexwheel-Pose-G20Left-v0", NUM_ENVS, isaac_device, 0, SELECTION)
+    env = open_task("Dexwheel-HandPose-G20Left-v0", NUM_ENVS, isaac_device, 0, SELECTION)
     env.reset(seed=0)
     yield env
     env.close()

@@ -17,18 +17,18 @@ import dexwheel.isaaclab.tasks as tasks
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
 from dexwheel.isaaclab.episodes import open_task
 from dexwheel.isaaclab.tasks import agents
-from dexwheel.isaaclab.tasks.g20_pose import (
+from dexwheel.isaaclab.tasks.hand_pose.config import (
     ACTION,
     COMMAND,
     MUJOCO_ENV_ID,
-    G20LeftPoseEnvCfg,
+    HandPoseG20LeftEnvCfg,
     preset_poses,
 )
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, MIMIC_RATIOS
 from dexwheel.tasks.hand_pose.config import REWARD_TERMS, G20HandConfig
 
-HANDS = {"left": "Dexwheel-Pose-G20Left-v0", "right": "Dexwheel-Pose-G20Right-v0"}
+HANDS = {"left": "Dexwheel-HandPose-G20Left-v0", "right": "Dexwheel-HandPose-G20Right-v0"}
 NUM_ENVS = 4
 REACH_S = 1.0  # holding the goal's action; both presets settle within ~0.5 s
 OBS_TERMS = ("qpos", "qvel", "goal", "last_action")  # the MuJoCo env's obs_slices, in order (checked below)
@@ -79,24 +79,25 @@ def _active(u) -> list[int]:
 
 def test_both_hands_have_registered_tasks():
     assert all(task_id in gym.registry and task_id in tasks.TASKS for task_id in HANDS.values())
-    from dexwheel.isaaclab.tasks.g20_pose import G20RightPoseEnvCfg
+    from dexwheel.isaaclab.tasks.hand_pose.config import HandPoseG20RightEnvCfg
 
-    assert G20RightPoseEnvCfg().scene.robot.spawn.usd_path.endswith("g20_right.usda")
+    assert HandPoseG20RightEnvCfg().scene.robot.spawn.usd_path.endswith("g20_right.usda")
 
 
 def test_unsupported_fields_are_refused_by_name():
     # every drive, action, goal mode and layer runs (tests/isaaclab/test_g20_selections.py); the collision
     # projection, other contact excludes and rendering do not
     with pytest.raises(ValueError) as exc:
-        G20LeftPoseEnvCfg(task_overrides={"drive": "hard_write", "render_mode": "rgb_array"})
+        HandPoseG20LeftEnvCfg(task_overrides={"drive": "hard_write", "render_mode": "rgb_array"})
     for field in ("collision_projection", "render_mode"):
         assert repr(field) in str(exc.value)
 
 
 def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
-    user = {"func": "mypkg.terms:finger_spread", "weight": -0.5}
-    with pytest.raises(ValueError, match=r"no counterpart of \{'rewards\.user_term': 'mypkg\.terms:finger_spread'\}"):
-        G20LeftPoseEnvCfg(task_overrides={"rewards": {"user_term": user}})
+    # a user's own term (importable: the MuJoCo config checks its function's parameters first)
+    user = {"func": "user_terms:thumb_spread", "weight": -0.5}
+    with pytest.raises(ValueError, match=r"no counterpart of \{'rewards\.user_term': 'user_terms:thumb_spread'\}"):
+        HandPoseG20LeftEnvCfg(task_overrides={"rewards": {"user_term": user}})
 
 
 def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
@@ -234,4 +235,4 @@ def test_every_runner_cfg_is_the_shared_rsl_ppo_config():
         steps[got["experiment_name"]] = got["num_steps_per_env"]
     assert len(names) == len(tasks.TASKS)
     # each task's rollout per env (configs/task/*.yaml train.steps_per_env), as the MuJoCo side trains it
-    assert steps["g20_left_pose"] == steps["g20_right_pose"] == 64 and steps["solenopsis_flat"] == 32
+    assert steps["hand_pose_g20_left"] == steps["hand_pose_g20_right"] == 64 and steps["velocity_flat_solenopsis"] == 32

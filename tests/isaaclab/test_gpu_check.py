@@ -15,7 +15,11 @@ import pytest
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
 
 SCRIPT = REPO / "benchmarks" / "gpu_check.py"
-TASKS = {"Dexwheel-Velocity-Flat-Solenopsis-v0", "Dexwheel-Pose-G20Left-v0", "Dexwheel-Velocity-Rough-Solenopsis-v0"}
+TASKS = {
+    "Dexwheel-Velocity-Flat-Solenopsis-v0",
+    "Dexwheel-HandPose-G20Left-v0",
+    "Dexwheel-Velocity-Rough-Solenopsis-v0",
+}
 
 
 def _import_gpu_check():
@@ -63,7 +67,7 @@ def test_the_smoke_run_records_every_step(smoke):
     assert flat["eval_lin_vel_x_error"] >= 0 and flat["eval_ang_vel_z_error"] >= 0
     assert 0 <= steps["train_rough"]["terrain_level"] <= 5  # the curriculum's levels (6 rows)
     table = path.with_suffix(".md").read_text()
-    assert "| train_rough | yes |" in table and "Dexwheel-Pose-G20Left-v0 | isaaclab | cpu | 4 |" in table
+    assert "| train_rough | yes |" in table and "Dexwheel-HandPose-G20Left-v0 | isaaclab | cpu | 4 |" in table
     assert not list(path.parent.glob(".*.tmp"))  # written through a temporary file and a rename
 
 

@@ -4,7 +4,7 @@
 import torch
 
 from dexwheel.isaaclab.episodes import open_task
-from dexwheel.isaaclab.tasks.g20_pose import COMMAND
+from dexwheel.isaaclab.tasks.hand_pose.config import COMMAND
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS
 
 NUM_ENVS = 4
@@ -14,7 +14,7 @@ def test_observation_noise_clip_scale_and_history_are_the_mujoco_entrys(isaac_de
     """Issue 56: the per-term processing runs on Isaac Lab from the same table (the noise from torch's generator)."""
     overrides = {"observations": {"qvel": {"noise": 0.5, "clip": (-0.2, 0.2)},
                                   "goal": {"history_length": 3, "scale": 2.0}}}  # fmt: skip
-    env = open_task("Dexwheel-Pose-G20Left-v0", NUM_ENVS, isaac_device, 0, overrides)
+    env = open_task("Dexwheel-HandPose-G20Left-v0", NUM_ENVS, isaac_device, 0, overrides)
     try:
         u = env.unwrapped
         policy = u.cfg.observations.policy

@@ -99,7 +99,7 @@ def test_the_observations_mirror_with_the_height_scans_grid(env):
 
 
 def test_leaving_the_terrain_terminates(env):
-    from dexwheel.isaaclab.tasks import mdp as dw
+    from dexwheel.isaaclab.tasks.velocity.terminations import terrain_out_of_bounds
 
     u = env.unwrapped
     xmin, xmax, ymin, ymax = u.scene.terrain.description.bounds
@@ -107,14 +107,14 @@ def test_leaving_the_terrain_terminates(env):
     pose = torch.cat([robot.data.root_link_pos_w.torch, robot.data.root_link_quat_w.torch], dim=1)[:1].clone()
     pose[0, 0] = xmax - 0.5
     robot.write_root_link_pose_to_sim_index(root_pose=pose, env_ids=torch.tensor([0], dtype=torch.int32))
-    out = dw.terrain_out_of_bounds(u, distance_buffer=1.0)
+    out = terrain_out_of_bounds(u, distance_buffer=1.0)
     assert out[0] and not out[1:].any()
 
 
 def test_without_the_curriculum_envs_start_on_every_level():
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import SolenopsisRoughEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityRoughSolenopsisEnvCfg
 
-    cfg = SolenopsisRoughEnvCfg(task_overrides={"terrain": {"curriculum": False}})
+    cfg = VelocityRoughSolenopsisEnvCfg(task_overrides={"terrain": {"curriculum": False}})
     assert cfg.scene.terrain.max_init_terrain_level is None
     assert not hasattr(cfg.curriculum, "terrain_levels")
 

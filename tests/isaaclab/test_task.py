@@ -33,9 +33,9 @@ def _run(env, action, steps):
 
 def test_every_wheel_leg_robot_has_a_registered_task():
     assert all(task_id in gym.registry for task_id in tasks.TASKS)
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import M20LegacyFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatM20LegacyEnvCfg
 
-    assert M20LegacyFlatEnvCfg().scene.robot.spawn.usd_path.endswith("m20_legacy.usda")
+    assert VelocityFlatM20LegacyEnvCfg().scene.robot.spawn.usd_path.endswith("m20_legacy.usda")
 
 
 def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
@@ -130,38 +130,39 @@ def test_mid_episode_resamples_reverse_as_commands_rel_reversal_says(env):
 
 
 def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
 
-    overrides = {"rewards": {"lateral_vel_l2": {"func": "mypkg.terms:lateral_vel_l2", "weight": -0.5}}}
+    # a user's own term (importable: the MuJoCo config checks its function's parameters first)
+    overrides = {"rewards": {"lateral_vel_l2": {"func": "user_terms:lateral_vel_l2", "weight": -0.5}}}
     with pytest.raises(
-        ValueError, match=r"no counterpart of \{'rewards\.lateral_vel_l2': 'mypkg\.terms:lateral_vel_l2'\}"
+        ValueError, match=r"no counterpart of \{'rewards\.lateral_vel_l2': 'user_terms:lateral_vel_l2'\}"
     ):
-        WheelLegFlatEnvCfg(task_overrides=overrides)
+        VelocityFlatEnvCfg(task_overrides=overrides)
     # reweighting a built-in term reaches Isaac Lab's term
-    cfg = WheelLegFlatEnvCfg(task_overrides={"rewards": {"action_rate_l2": -0.05}})
+    cfg = VelocityFlatEnvCfg(task_overrides={"rewards": {"action_rate_l2": -0.05}})
     assert cfg.rewards.action_rate_l2.weight == -0.05
 
 
 def test_a_terrain_replaces_the_plane():
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
     from dexwheel.terrain import TerrainCfg
 
-    cfg = WheelLegFlatEnvCfg(
+    cfg = VelocityFlatEnvCfg(
         task_overrides={"terrain": True}
     )  # the rough task's own: tests/isaaclab/test_rough_task.py
     assert cfg.scene.ground is None and cfg.scene.terrain.terrain.cfg == TerrainCfg()
 
 
 def test_the_events_table_drives_isaac_lab_events():
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
 
-    events = WheelLegFlatEnvCfg().events  # the start pose with the reset_joints_and_base noise; no pushes
+    events = VelocityFlatEnvCfg().events  # the start pose with the reset_joints_and_base noise; no pushes
     noise = WheelLegEnvCfg().reset_noise_scale
     assert events.reset_start.params["noise"] == noise and not hasattr(events, "push")
     assert not hasattr(events, "randomize_model")  # domain randomisation is off by default, as on MuJoCo
-    quiet = WheelLegFlatEnvCfg(task_overrides={"events": {"reset_joints_and_base": None}}).events
+    quiet = VelocityFlatEnvCfg(task_overrides={"events": {"reset_joints_and_base": None}}).events
     assert quiet.reset_start.params["noise"] == 0.0  # still reset to the start pose
-    dr = WheelLegFlatEnvCfg(task_overrides={"domain_rand": {"friction": (0.4, 1.2), "push_interval_s": (2.0, 3.0),
+    dr = VelocityFlatEnvCfg(task_overrides={"domain_rand": {"friction": (0.4, 1.2), "push_interval_s": (2.0, 3.0),
                                                             "push_velocity": 0.4}})  # fmt: skip
     p = dr.events.randomize_model.params
     assert p["friction"] == (0.4, 1.2) and p["base_mass_add"] == WheelLegEnvCfg().domain_rand.base_mass_add
@@ -171,7 +172,7 @@ def test_the_events_table_drives_isaac_lab_events():
 
 
 def test_what_isaac_lab_cannot_do_is_refused_by_name():
-    from dexwheel.isaaclab.tasks.wheel_leg_flat import WheelLegFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
 
     with pytest.raises(ValueError, match=r"does not support \['scale_rewards_by_dt'\]: Isaac Lab's reward manager"):
-        WheelLegFlatEnvCfg(task_overrides={"scale_rewards_by_dt": False})
+        VelocityFlatEnvCfg(task_overrides={"scale_rewards_by_dt": False})

@@ -1,11 +1,16 @@
-"""Isaac Lab tasks of dexwheel, registered as gym ids on import (``import dexwheel.isaaclab.tasks``).
+"""Isaac Lab tasks of dexwheel, one folder each as :mod:`dexwheel.tasks`, registered as gym ids on import
+(``import dexwheel.isaaclab.tasks``).
 
-``Dexwheel-Velocity-Flat-Solenopsis-v0`` and ``Dexwheel-Velocity-Flat-M20Legacy-v0``: the MuJoCo
-``Solenopsis-v0`` / ``M20Legacy-v0`` velocity-tracking task on Newton + MuJoCo-Warp
-(:mod:`dexwheel.isaaclab.tasks.wheel_leg_flat`). ``Dexwheel-Velocity-Rough-Solenopsis-v0`` and
-``Dexwheel-Velocity-Rough-M20Legacy-v0``: ``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0`` on the terrain built
-from the same description (:mod:`dexwheel.isaaclab.terrain`). ``Dexwheel-Pose-G20Left-v0`` and ``Dexwheel-Pose-G20Right-v0``:
-the MuJoCo ``G20Hand-v0`` pose-tracking task with the PD drive (:mod:`dexwheel.isaaclab.tasks.g20_pose`).
+* :mod:`.velocity`: ``Dexwheel-Velocity-Flat-Solenopsis-v0`` and ``Dexwheel-Velocity-Flat-M20Legacy-v0``, the MuJoCo
+  ``Solenopsis-v0`` / ``M20Legacy-v0`` velocity-tracking task on Newton + MuJoCo-Warp;
+  ``Dexwheel-Velocity-Rough-Solenopsis-v0`` and ``Dexwheel-Velocity-Rough-M20Legacy-v0``, ``Solenopsis-Rough-v0`` /
+  ``M20Legacy-Rough-v0`` on the terrain built from the same description (:mod:`dexwheel.isaaclab.terrain`);
+* :mod:`.hand_pose`: ``Dexwheel-HandPose-G20Left-v0`` and ``Dexwheel-HandPose-G20Right-v0``, the MuJoCo
+  ``G20Hand-v0`` pose-tracking task with the PD drive;
+* what both tasks' terms share: :mod:`.term_map` (a MuJoCo term table as Isaac Lab terms), :mod:`.terms` (the robot
+  entity, its joints, env indices, the observation group), :mod:`.action_delay` (the action latency);
+* :mod:`.agents`: the rsl_rl runners of every task, from the one config both backends train with.
+
 Build one as Isaac Lab's own tasks are built::
 
     env = gym.make(TASK, cfg=parse_env_cfg(TASK, device="cpu", num_envs=64))
@@ -17,13 +22,17 @@ import gymnasium as gym
 
 #: gym id -> (module, env config class, rsl_rl runner config class of :mod:`.agents`)
 TASKS = {
-    "Dexwheel-Velocity-Flat-Solenopsis-v0": ("wheel_leg_flat", "SolenopsisFlatEnvCfg", "WheelLegFlatPPORunnerCfg"),
-    "Dexwheel-Velocity-Flat-M20Legacy-v0": ("wheel_leg_flat", "M20LegacyFlatEnvCfg", "M20LegacyFlatPPORunnerCfg"),
-    "Dexwheel-Velocity-Rough-Solenopsis-v0": ("wheel_leg_flat", "SolenopsisRoughEnvCfg", "WheelLegRoughPPORunnerCfg"),
-    "Dexwheel-Velocity-Rough-M20Legacy-v0": ("wheel_leg_flat", "M20LegacyRoughEnvCfg", "M20LegacyRoughPPORunnerCfg"),
-    "Dexwheel-Pose-G20Left-v0": ("g20_pose", "G20LeftPoseEnvCfg", "G20LeftPosePPORunnerCfg"),
-    "Dexwheel-Pose-G20Right-v0": ("g20_pose", "G20RightPoseEnvCfg", "G20RightPosePPORunnerCfg"),
-}
+    "Dexwheel-Velocity-Flat-Solenopsis-v0": ("velocity.config", "VelocityFlatSolenopsisEnvCfg",
+                                             "VelocityFlatSolenopsisPPORunnerCfg"),
+    "Dexwheel-Velocity-Flat-M20Legacy-v0": ("velocity.config", "VelocityFlatM20LegacyEnvCfg",
+                                            "VelocityFlatM20LegacyPPORunnerCfg"),
+    "Dexwheel-Velocity-Rough-Solenopsis-v0": ("velocity.config", "VelocityRoughSolenopsisEnvCfg",
+                                              "VelocityRoughSolenopsisPPORunnerCfg"),
+    "Dexwheel-Velocity-Rough-M20Legacy-v0": ("velocity.config", "VelocityRoughM20LegacyEnvCfg",
+                                             "VelocityRoughM20LegacyPPORunnerCfg"),
+    "Dexwheel-HandPose-G20Left-v0": ("hand_pose.config", "HandPoseG20LeftEnvCfg", "HandPoseG20LeftPPORunnerCfg"),
+    "Dexwheel-HandPose-G20Right-v0": ("hand_pose.config", "HandPoseG20RightEnvCfg", "HandPoseG20RightPPORunnerCfg"),
+}  # fmt: skip
 
 for _task, (_module, _env_cfg, _agent_cfg) in TASKS.items():
     if _task not in gym.registry:

@@ -88,35 +88,36 @@ class DexwheelPPORunnerCfg(RslRlOnPolicyRunnerCfg):
 
 
 @configclass
-class WheelLegFlatPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "solenopsis_flat"
+class VelocityFlatSolenopsisPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "velocity_flat_solenopsis"
 
 
 @configclass
-class M20LegacyFlatPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "m20_legacy_flat"
+class VelocityFlatM20LegacyPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "velocity_flat_m20_legacy"
 
 
 @configclass
-class WheelLegRoughPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "solenopsis_rough"
+class VelocityRoughSolenopsisPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "velocity_rough_solenopsis"
 
 
 @configclass
-class M20LegacyRoughPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "m20_legacy_rough"
+class VelocityRoughM20LegacyPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "velocity_rough_m20_legacy"
 
 
 @configclass
-class G20LeftPosePPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "g20_left_pose"
+class HandPoseG20LeftPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "hand_pose_g20_left"
 
 
 @configclass
-class G20RightPosePPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "g20_right_pose"
+class HandPoseG20RightPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "hand_pose_g20_right"
 
 
-#: Each runner's Hydra task (its rollout length per env): the experiment names above.
-TASK_OF = {"solenopsis_flat": "velocity", "m20_legacy_flat": "velocity", "solenopsis_rough": "velocity_rough",
-           "m20_legacy_rough": "velocity_rough", "g20_left_pose": "hand_pose", "g20_right_pose": "hand_pose"}  # fmt: skip
+#: Each runner's Hydra task (its rollout length per env): the experiment names above, each its gym id's words.
+TASK_OF = {"velocity_flat_solenopsis": "velocity", "velocity_flat_m20_legacy": "velocity",
+           "velocity_rough_solenopsis": "velocity_rough", "velocity_rough_m20_legacy": "velocity_rough",
+           "hand_pose_g20_left": "hand_pose", "hand_pose_g20_right": "hand_pose"}  # fmt: skip

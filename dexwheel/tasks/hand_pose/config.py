@@ -6,7 +6,7 @@ builds a config from plain keyword arguments (what ``gymnasium.make`` and Hydra 
 with changes by term (``rewards={"action_rate_l2": -0.02}``), any other field by its name, and the earlier
 flat reward fields (``tracking_std=0.2``) through :data:`LEGACY_KEYS`. This module imports no MuJoCo (its
 checks need only the robot description, the composer's layer check and numba's thread count), so a
-backend without mujoco 4 (the Isaac Lab venv: :mod:`dexwheel.isaaclab.tasks.g20_pose`) builds from the
+backend without mujoco 4 (the Isaac Lab venv: :mod:`dexwheel.isaaclab.tasks.hand_pose.config`) builds from the
 same config.
 """
 

@@ -1,4 +1,4 @@
-"""Flat-ground velocity tracking for the wheel-leg robots on Isaac Lab, built from the MuJoCo task's config.
+"""Velocity tracking for the wheel-leg robots on Isaac Lab, flat and rough, built from the MuJoCo task's config.
 
 Every number comes from :class:`dexwheel.tasks.velocity.config.WheelLegEnvCfg` (the dataclasses ``Solenopsis-v0``
 and ``M20Legacy-v0`` run on): command ranges and resampling, action scales and clipping, decimation, episode
@@ -10,11 +10,11 @@ Lab events (:data:`EVENT_MAP`). Isaac Lab multiplies every reward term by the co
 task does (``scale_rewards_by_dt``).
 
 The action path is the MuJoCo task's own (:class:`~dexwheel.tasks.velocity.action_path.WheelLegActionPath`:
-the composer and resolver of :mod:`dexwheel.control` on torch, :class:`~dexwheel.isaaclab.tasks.mdp.WheelLegComposerAction`),
+the composer and resolver of :mod:`dexwheel.control` on torch, :class:`~.action.WheelLegComposerAction`),
 so every ``composer`` selection runs: ``stance`` (wheels only), ``override`` (the safety stop, switched with the
 action term's ``set_override``), ``policy_joints``. ``privileged_obs`` adds the "critic" group: every column,
 the policy's then the table's critic terms (rsl_rl's asymmetric actor-critic, as the MuJoCo envs' ``critic``
-group). ``events.randomize_model`` is :class:`~dexwheel.isaaclab.tasks.mdp.randomize_model` (the same draw
+group). ``events.randomize_model`` is :class:`~.events.randomize_model` (the same draw
 from the same ``domain_rand`` ranges; the critic's domain-randomisation columns read it).
 
 Where the two differ (and why):
@@ -53,8 +53,22 @@ from isaaclab.utils import configclass
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.scenarios import start_height
 from dexwheel.isaaclab.sim import GROUND_FRICTION, ground_cfg, simulation_cfg
-from dexwheel.isaaclab.tasks import mdp as dw
 from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
+from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
+from dexwheel.isaaclab.tasks.velocity.action import WheelLegComposerActionCfg
+from dexwheel.isaaclab.tasks.velocity.commands import ReversingVelocityCommandCfg
+from dexwheel.isaaclab.tasks.velocity.curriculum import terrain_levels
+from dexwheel.isaaclab.tasks.velocity.events import randomize_model, reset_base_on_terrain, reset_start_pose
+from dexwheel.isaaclab.tasks.velocity.observations import (
+    MODEL_PARAM_COLUMNS,
+    base_lin_vel,
+    height_scan,
+    joint_pos_rel,
+    model_param,
+    velocity_commands,
+)
+from dexwheel.isaaclab.tasks.velocity.rewards import lin_vel_z_l2, track_lin_vel_x_exp
+from dexwheel.isaaclab.tasks.velocity.terminations import terrain_out_of_bounds
 from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource, hold_terrain, task_kwargs
 from dexwheel.rl.isaaclab_support import unsupported
 from dexwheel.robots import get_robot
@@ -74,7 +88,7 @@ def _contacts(bodies) -> SceneEntityCfg:
 
 
 @configclass
-class WheelLegSceneCfg(InteractiveSceneCfg):
+class VelocitySceneCfg(InteractiveSceneCfg):
     ground: AssetBaseCfg = AssetBaseCfg(prim_path="/World/ground", spawn=ground_cfg())
     robot: ArticulationCfg = MISSING
     contact_forces: ContactSensorCfg = ContactSensorCfg(prim_path="{ENV_REGEX_NS}/Robot/.*", history_length=1)
@@ -87,16 +101,16 @@ class CommandsCfg:
 
 @configclass
 class ActionsCfg:
-    joints: dw.WheelLegComposerActionCfg = MISSING
+    joints: WheelLegComposerActionCfg = MISSING
 
 
 @configclass
-class PolicyCfg(dw.ExactObsGroup):
+class PolicyCfg(ExactObsGroup):
     """Filled with the MuJoCo task's policy observation terms, in its column order (:func:`_observations`)."""
 
 
 @configclass
-class CriticCfg(dw.ExactObsGroup):
+class CriticCfg(ExactObsGroup):
     """With ``privileged_obs``: the policy terms, then the table's critic terms (every column, as the MuJoCo
     envs' ``critic`` group)."""
 
@@ -137,7 +151,7 @@ def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
 
 
 def _actions(robot: str, overrides: dict) -> ActionsCfg:
-    return ActionsCfg(joints=dw.WheelLegComposerActionCfg(asset_name="robot", robot=robot, task_overrides=overrides))
+    return ActionsCfg(joints=WheelLegComposerActionCfg(asset_name="robot", robot=robot, task_overrides=overrides))
 
 
 # The Isaac Lab counterpart of each MuJoCo term function: (Isaac Lab function, its params from the MuJoCo
@@ -151,9 +165,9 @@ _R, _O, _T, _E = (
     "dexwheel.tasks.velocity.events:",
 )
 REWARD_MAP = {
-    _R + "track_lin_vel_x_exp": (dw.track_lin_vel_x_exp, lambda p: {**_CMD, "std": p["std"]}),
+    _R + "track_lin_vel_x_exp": (track_lin_vel_x_exp, lambda p: {**_CMD, "std": p["std"]}),
     _R + "track_ang_vel_z_exp": (mdp.track_ang_vel_z_exp, lambda p: {**_CMD, "std": p["std"]}),
-    _R + "lin_vel_z_l2": (dw.lin_vel_z_l2, dict),
+    _R + "lin_vel_z_l2": (lin_vel_z_l2, dict),
     _R + "ang_vel_xy_l2": (mdp.ang_vel_xy_l2, dict),
     _R + "flat_orientation_l2": (mdp.flat_orientation_l2, dict),
     _R + "joint_torques_l2": (mdp.joint_torques_l2, dict),
@@ -165,20 +179,20 @@ REWARD_MAP = {
 OBSERVATION_MAP = {
     _O + "base_ang_vel": (mdp.base_ang_vel, dict),
     _O + "projected_gravity": (mdp.projected_gravity, dict),
-    _O + "velocity_commands": (dw.velocity_commands, lambda p: dict(_CMD)),
+    _O + "velocity_commands": (velocity_commands, lambda p: dict(_CMD)),
     # the offset (the stance) is the task's, filled in by _observations
-    _O + "joint_pos_rel": (dw.joint_pos_rel, lambda p: {"asset_cfg": dw.robot_joints(KNEE_JOINTS)}),
-    _O + "joint_vel_rel": (mdp.joint_vel_rel, lambda p: {"asset_cfg": dw.robot_joints(POLICY_JOINT_ORDER)}),
+    _O + "joint_pos_rel": (joint_pos_rel, lambda p: {"asset_cfg": robot_joints(KNEE_JOINTS)}),
+    _O + "joint_vel_rel": (mdp.joint_vel_rel, lambda p: {"asset_cfg": robot_joints(POLICY_JOINT_ORDER)}),
     _O + "last_action": (mdp.last_action, dict),
-    _O + "base_lin_vel": (dw.base_lin_vel, dict),
-    **{_O + c: (dw.model_param, lambda p, c=c: {"column": c}) for c in dw.MODEL_PARAM_COLUMNS},
-    _O + "height_scan": (dw.height_scan, dict),  # the same lookup in the same description's raster
+    _O + "base_lin_vel": (base_lin_vel, dict),
+    **{_O + c: (model_param, lambda p, c=c: {"column": c}) for c in MODEL_PARAM_COLUMNS},
+    _O + "height_scan": (height_scan, dict),  # the same lookup in the same description's raster
 }
 TERMINATION_MAP = {
     _T + "illegal_contact": (mdp.illegal_contact,
                              lambda p: {"threshold": CONTACT_THRESHOLD, "sensor_cfg": _contacts(p["bodies"])}),
     _T + "bad_orientation": (mdp.bad_orientation, lambda p: {"limit_angle": p["limit_angle"]}),
-    _T + "terrain_out_of_bounds": (dw.terrain_out_of_bounds, lambda p: {"distance_buffer": p["distance_buffer"]}),
+    _T + "terrain_out_of_bounds": (terrain_out_of_bounds, lambda p: {"distance_buffer": p["distance_buffer"]}),
 }  # fmt: skip
 
 
@@ -187,14 +201,14 @@ def _start_pose(noise: float, task: WheelLegEnvCfg) -> dict[str, EventTerm]:
     the base height following the knees: the MuJoCo task's start pose plus its ``reset_joints_and_base``."""
     knees, height = settled_stance(task)
     offset = height - start_height(task.robot, np.array(knees))
-    return {"reset_start": EventTerm(func=dw.reset_start_pose, mode="reset", params={
+    return {"reset_start": EventTerm(func=reset_start_pose, mode="reset", params={
         "knees": list(knees), "height_offset": offset, "noise": noise, "robot": task.robot,
-        "asset_cfg": dw.robot_joints(KNEE_JOINTS)})}  # fmt: skip
+        "asset_cfg": robot_joints(KNEE_JOINTS)})}  # fmt: skip
 
 
 def _randomize_model(name: str, interval, task: WheelLegEnvCfg) -> dict[str, EventTerm]:
     d = task.domain_rand
-    return {name: EventTerm(func=dw.randomize_model, mode="reset", params={
+    return {name: EventTerm(func=randomize_model, mode="reset", params={
         "friction": d.friction, "base_mass_add": d.base_mass_add, "link_mass_scale": d.link_mass_scale,
         "base_com_offset": d.base_com_offset, "kp_scale": d.kp_scale, "kd_scale": d.kd_scale,
         "nominal_friction": float(get_robot(task.robot).contact.friction[0]), "action_name": ACTION})}  # fmt: skip
@@ -216,11 +230,11 @@ def _terrain_levels(name: str, interval, task: WheelLegEnvCfg) -> dict[str, Curr
     # the curriculum off: the importer's levels stay as drawn (every level, apply_task_cfg), as on MuJoCo
     if not _curriculum(task):
         return {}
-    return {name: CurrTerm(func=dw.terrain_levels, params={"command_name": COMMAND})}
+    return {name: CurrTerm(func=terrain_levels, params={"command_name": COMMAND})}
 
 
 def _reset_base_on_terrain(name: str, interval, task: WheelLegEnvCfg) -> dict[str, EventTerm]:
-    return {name: EventTerm(func=dw.reset_base_on_terrain, mode="reset")}
+    return {name: EventTerm(func=reset_base_on_terrain, mode="reset")}
 
 
 #: The Isaac Lab terms of each MuJoCo event function: ``(name, interval, task config) -> {name: term}``, event
@@ -252,7 +266,7 @@ def _observations(task: WheelLegEnvCfg) -> ObservationsCfg:
     table = {k: t for g in groups for k, t in task.observations.items() if t.group == g}
     policy, critic = PolicyCfg(), CriticCfg()
     for name, (func, params, t) in _mapped(table, OBSERVATION_MAP, "observations").items():
-        if func is dw.joint_pos_rel:
+        if func is joint_pos_rel:
             params["offset"] = list(task.stance_pose)
         term = observation_term(func, params, t, f"observations.{name}")
         if t.group == "policy":
@@ -318,7 +332,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: d
             prim_path="/World/ground", terrain=source, friction=friction,
             max_init_terrain_level=task.terrain.max_init_terrain_level if _curriculum(task) else None)  # fmt: skip
     c = task.commands
-    env.commands = CommandsCfg(base_velocity=dw.ReversingVelocityCommandCfg(
+    env.commands = CommandsCfg(base_velocity=ReversingVelocityCommandCfg(
         asset_name="robot", resampling_time_range=c.resampling_time_s, rel_standing_envs=c.rel_standing_envs,
         rel_reversal=c.rel_reversal,
         heading_command=False, rel_heading_envs=0.0, debug_vis=False,
@@ -332,13 +346,13 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: d
 
 
 @configclass
-class WheelLegFlatEnvCfg(ManagerBasedRLEnvCfg):
+class VelocityFlatEnvCfg(ManagerBasedRLEnvCfg):
     """A wheel-leg robot's flat velocity-tracking task; ``robot`` and ``task_overrides`` pick the config
     (``make_cfg`` keywords, as ``gymnasium.make("Solenopsis-v0", **kwargs)`` takes them)."""
 
     robot: str = "solenopsis"
     task_overrides: dict = {}
-    scene: WheelLegSceneCfg = WheelLegSceneCfg(num_envs=4096, env_spacing=3.0)
+    scene: VelocitySceneCfg = VelocitySceneCfg(num_envs=4096, env_spacing=3.0)
 
     def __post_init__(self):
         self.task_overrides = hold_terrain(self.task_overrides)  # before configclass copies it (a frozen terrain)
@@ -346,17 +360,17 @@ class WheelLegFlatEnvCfg(ManagerBasedRLEnvCfg):
 
 
 @configclass
-class SolenopsisFlatEnvCfg(WheelLegFlatEnvCfg):
+class VelocityFlatSolenopsisEnvCfg(VelocityFlatEnvCfg):
     robot: str = "solenopsis"
 
 
 @configclass
-class M20LegacyFlatEnvCfg(WheelLegFlatEnvCfg):
+class VelocityFlatM20LegacyEnvCfg(VelocityFlatEnvCfg):
     robot: str = "m20_legacy"
 
 
 @configclass
-class WheelLegRoughEnvCfg(WheelLegFlatEnvCfg):
+class VelocityRoughEnvCfg(VelocityFlatEnvCfg):
     """A wheel-leg robot's rough-terrain task: the MuJoCo ``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0`` config
     (:func:`~dexwheel.tasks.velocity.rough.rough_cfg`, ``task_overrides`` on top) on the terrain built from the same
     description (:mod:`dexwheel.isaaclab.terrain`)."""
@@ -369,10 +383,10 @@ class WheelLegRoughEnvCfg(WheelLegFlatEnvCfg):
 
 
 @configclass
-class SolenopsisRoughEnvCfg(WheelLegRoughEnvCfg):
+class VelocityRoughSolenopsisEnvCfg(VelocityRoughEnvCfg):
     robot: str = "solenopsis"
 
 
 @configclass
-class M20LegacyRoughEnvCfg(WheelLegRoughEnvCfg):
+class VelocityRoughM20LegacyEnvCfg(VelocityRoughEnvCfg):
     robot: str = "m20_legacy"

@@ -14,7 +14,7 @@ config becomes the Isaac Lab term its function maps to (:data:`REWARD_MAP`, :dat
 a counterpart is refused by name. The PD gains, effort limits and armature are the description's
 (:func:`~dexwheel.isaaclab.robots.articulation_cfg`); the USD has no mimic constraints, so each mimic joint has its own
 actuator driven to its completed target, as in the MuJoCo PD model. The reward is the per-step sum of the terms, as
-in MuJoCo (:mod:`dexwheel.isaaclab.tasks.mdp`). MuJoCo-Warp's contact buffers hold every pair of collision shapes
+in MuJoCo (:mod:`.rewards`). MuJoCo-Warp's contact buffers hold every pair of collision shapes
 that can touch (:func:`shape_pairs`).
 
 Drives: ``"pd"`` writes the slewed, completed targets to the PD actuators each physics step. ``"hard_write"`` writes
@@ -63,8 +63,14 @@ from isaaclab.utils import configclass
 from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
-from dexwheel.isaaclab.tasks import mdp as dw
+from dexwheel.isaaclab.tasks.hand_pose.action import HandPoseActionCfg
+from dexwheel.isaaclab.tasks.hand_pose.commands import HandGoalCommandCfg
+from dexwheel.isaaclab.tasks.hand_pose.events import reset_hand_pose
+from dexwheel.isaaclab.tasks.hand_pose.observations import last_action
+from dexwheel.isaaclab.tasks.hand_pose.rewards import action_rate_l2, joint_pos_tracking, penetration
+from dexwheel.isaaclab.tasks.hand_pose.terminations import hand_step_info
 from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
+from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
 from dexwheel.rl.isaaclab_support import HAND_ENV_ID, unsupported
 from dexwheel.rl.isaaclab_support import hand_task_cfg as task_cfg
 from dexwheel.robots import get_robot
@@ -81,25 +87,25 @@ ACTION = "joint_targets"
 _R = "dexwheel.tasks.hand_pose.rewards:"
 _O = "dexwheel.tasks.hand_pose.observations:"
 _E = "dexwheel.tasks.hand_pose.events:"
-_GOAL = {"command_name": COMMAND, "asset_cfg": dw.robot_joints(ACTIVE_JOINTS)}
+_GOAL = {"command_name": COMMAND, "asset_cfg": robot_joints(ACTIVE_JOINTS)}
 #: The MuJoCo task's term functions and their Isaac Lab counterparts (:func:`~.term_map.mapped`).
 REWARD_MAP = {
-    _R + "joint_pos_tracking_exp": (dw.joint_pos_tracking, lambda p: {**_GOAL, "std": p["std"]}),
-    _R + "max_penetration": (dw.penetration, lambda p: {"action_name": ACTION}),
-    _R + "action_rate_l2": (dw.action_rate_l2, lambda p: {"action_name": ACTION}),
+    _R + "joint_pos_tracking_exp": (joint_pos_tracking, lambda p: {**_GOAL, "std": p["std"]}),
+    _R + "max_penetration": (penetration, lambda p: {"action_name": ACTION}),
+    _R + "action_rate_l2": (action_rate_l2, lambda p: {"action_name": ACTION}),
 }
 OBSERVATION_MAP = {
-    _O + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": dw.robot_joints(ALL_JOINTS)}),
-    _O + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": dw.robot_joints(ALL_JOINTS)}),
+    _O + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
+    _O + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
     _O + "goal_pose": (mdp.generated_commands, lambda p: {"command_name": COMMAND}),
-    _O + "last_action": (dw.last_action, lambda p: {"action_name": ACTION}),
+    _O + "last_action": (last_action, lambda p: {"action_name": ACTION}),
 }
 #: The MuJoCo task's config fields the action term builds its action path from (:class:`~.mdp.HandPoseAction`).
 ACTION_FIELDS = ("hand", "drive", "action", "out_of_range", "delta_scale", "slew_rad_s", "track_test",
                  "composer_layers", "hold_joints", "hold_pose", "action_delay_steps")  # fmt: skip
 #: Reset events; the open-hand pose is the task's (filled in by :func:`apply_task_cfg`).
 EVENT_MAP = {
-    _E + "reset_joints_by_offset": (dw.reset_hand_pose, lambda p: {"noise": float(p["scale"]), "action_name": ACTION}),
+    _E + "reset_joints_by_offset": (reset_hand_pose, lambda p: {"noise": float(p["scale"]), "action_name": ACTION}),
 }
 
 
@@ -132,16 +138,16 @@ class HandPoseSceneCfg(InteractiveSceneCfg):
 
 @configclass
 class CommandsCfg:
-    goal: dw.HandGoalCommandCfg = MISSING
+    goal: HandGoalCommandCfg = MISSING
 
 
 @configclass
 class ActionsCfg:
-    joint_targets: dw.HandPoseActionCfg = MISSING
+    joint_targets: HandPoseActionCfg = MISSING
 
 
 @configclass
-class PolicyCfg(dw.ExactObsGroup):
+class PolicyCfg(ExactObsGroup):
     """Filled from the observation table (:func:`apply_task_cfg`)."""
 
 
@@ -159,7 +165,7 @@ class RewardsCfg:
 class TerminationsCfg:
     time_out: DoneTerm = DoneTerm(func=mdp.time_out, time_out=True)  # pose tracking never terminates
     # never terminates: records the step's info (joint errors, penetration) before the resets, for evaluations
-    step_info: DoneTerm = DoneTerm(func=dw.hand_step_info, params={"action_name": ACTION, "command_name": COMMAND})
+    step_info: DoneTerm = DoneTerm(func=hand_step_info, params={"action_name": ACTION, "command_name": COMMAND})
 
 
 @configclass
@@ -220,13 +226,13 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
     start = dict(zip(ALL_JOINTS, open_pose.tolist(), strict=True))
     env.scene.robot = articulation_cfg(robot, "{ENV_REGEX_NS}/Robot", start)
     random = [] if task.goal_mode == "presets" else goal_set.goal_set(task).tolist()  # held already
-    env.commands = CommandsCfg(goal=dw.HandGoalCommandCfg(
+    env.commands = CommandsCfg(goal=HandGoalCommandCfg(
         joint_names=list(ACTIVE_JOINTS), presets={name: held(task, presets[name]).tolist() for name in task.goal_presets},
         random_goals=random, mode=task.goal_mode, preset_prob=float(task.preset_goal_prob),
         switch_steps=int(task.goal_switch_steps),
     ))  # fmt: skip
     kwargs = {f: getattr(task, f) for f in ACTION_FIELDS}
-    env.actions = ActionsCfg(joint_targets=dw.HandPoseActionCfg(asset_name="robot", joint_names=list(ALL_JOINTS),
+    env.actions = ActionsCfg(joint_targets=HandPoseActionCfg(asset_name="robot", joint_names=list(ALL_JOINTS),
                                                                 task_kwargs=kwargs))  # fmt: skip
     policy, env.rewards, env.events = _terms(task, presets["open"].tolist())
     env.observations = ObservationsCfg(policy=policy)
@@ -234,7 +240,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
 
 
 @configclass
-class G20PoseEnvCfg(ManagerBasedRLEnvCfg):
+class HandPoseEnvCfg(ManagerBasedRLEnvCfg):
     """The G20's pose-tracking task with the PD drive; ``hand`` and ``task_overrides`` pick the config
     (:class:`G20HandConfig` fields, as ``gymnasium.make("G20Hand-v0", **kwargs)`` takes them)."""
 
@@ -246,16 +252,16 @@ class G20PoseEnvCfg(ManagerBasedRLEnvCfg):
         overrides = dict(self.task_overrides)
         hand = overrides.pop("hand", self.hand)  # a run's config names its hand (the robot's), as the MuJoCo env's
         if hand != self.hand:
-            raise ValueError(f"hand={hand!r}: this is the {self.hand} hand's task; use Dexwheel-Pose-G20"
+            raise ValueError(f"hand={hand!r}: this is the {self.hand} hand's task; use Dexwheel-HandPose-G20"
                              f"{hand.capitalize()}-v0")  # fmt: skip
         apply_task_cfg(self, task_cfg(self.hand, **overrides))
 
 
 @configclass
-class G20LeftPoseEnvCfg(G20PoseEnvCfg):
+class HandPoseG20LeftEnvCfg(HandPoseEnvCfg):
     hand: str = "left"
 
 
 @configclass
-class G20RightPoseEnvCfg(G20PoseEnvCfg):
+class HandPoseG20RightEnvCfg(HandPoseEnvCfg):
     hand: str = "right"
