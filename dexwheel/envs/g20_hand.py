@@ -39,7 +39,7 @@ from dexwheel.tasks.hand_pose.config import (  # re-exported: the env's config a
     G20HandConfig,
     make_cfg,
 )
-from dexwheel.tasks.hand_pose.task import FLOOR_Z, RESET_OPTIONS, G20HandTask  # noqa: F401
+from dexwheel.tasks.hand_pose.task import RESET_OPTIONS, G20HandTask  # noqa: F401
 
 
 def camera_config(task: G20HandTask, override: Mapping[str, Any] | None) -> dict[str, Any]:

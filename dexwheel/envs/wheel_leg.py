@@ -44,9 +44,10 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.envs.base import TaskEnv
-from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
 from dexwheel.tasks.spaces import reset_options
+from dexwheel.tasks.velocity import info
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
+from dexwheel.tasks.velocity.scene import TRACK_CAMERA
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 
 RENDER_MODES = ["human", "rgb_array", "depth_array"]
@@ -142,15 +143,15 @@ class WheelLegEnv(TaskViews, TaskEnv):
         obs = self.task.compute_obs()[0].copy()
         if self.render_mode == "human":
             self.render()
-        return obs, {key: value.item() for key, value in self.task.reset_info(np.arange(1)).items()}
+        return obs, {key: value.item() for key, value in info.reset_info(self.task, np.arange(1)).items()}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         self._check_ready()
         obs, reward, terminated, truncated, _ = self.task.step(np.asarray(action)[None])
-        info = self.task.step_info_of(0)
+        step_info = info.step_info_of(self.task, 0)
         if self.render_mode == "human":
             self.render()
-        return obs[0].copy(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), info
+        return obs[0].copy(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), step_info
 
     def set_command(self, lin_vel_x: float, ang_vel_z: float, hold: bool = True) -> np.ndarray:
         """Command a velocity by hand (``hold``: no resampling this episode); returns the new observation."""

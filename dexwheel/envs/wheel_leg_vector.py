@@ -20,8 +20,9 @@ import numpy as np
 from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
 from dexwheel.sim.rendering import check_render_mode, render_each
-from dexwheel.sim.wheel_leg_model import TRACK_CAMERA
+from dexwheel.tasks.velocity import info
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
+from dexwheel.tasks.velocity.scene import TRACK_CAMERA
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 
 
@@ -72,7 +73,7 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
         self._elapsed[i] = 0
 
     def _reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        return self.task.reset_info(idx)
+        return info.reset_info(self.task, idx)
 
     def _observation(self, idx: np.ndarray) -> np.ndarray:
         return self.task.compute_obs()[idx]  # fancy indexing: a copy
@@ -82,7 +83,7 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
         self._elapsed += 1
         if self.max_episode_steps is not None:
             truncated = truncated | (self._elapsed >= self.max_episode_steps)
-        return obs.copy(), reward.copy(), terminated.copy(), truncated, self.task.step_info()
+        return obs.copy(), reward.copy(), terminated.copy(), truncated, info.step_info(self.task)
 
     def set_command(self, lin_vel_x: float, ang_vel_z: float, env: int | None = None, hold: bool = True) -> None:
         self.task.set_command(lin_vel_x, ang_vel_z, env=env, hold=hold)

@@ -179,11 +179,11 @@ def test_envs_share_one_model_without_domain_randomisation(extra):
 def test_the_physics_model_is_the_render_model_but_for_its_textures():
     """Textures take no part in the physics: the textureless model compiles every other field to the same bits."""
     from dexwheel.robots import get_robot
-    from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
+    from dexwheel.tasks.velocity.scene import build_scene
 
     for robot in ("solenopsis", "m20_legacy"):
-        full, _ = build_wheel_leg_model(get_robot(robot))
-        lite, _ = build_wheel_leg_model(get_robot(robot), textures=False)
+        full, _ = build_scene(get_robot(robot))
+        lite, _ = build_scene(get_robot(robot), textures=False)
         differ = []
         for name in dir(full):
             a = getattr(full, name)
@@ -243,7 +243,7 @@ def test_vector_frames_are_drawn_with_the_textured_scene():
     import mujoco
 
     from dexwheel.robots import get_robot
-    from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
+    from dexwheel.tasks.velocity.scene import build_scene
 
     venv = WheelLegVectorEnv(2, render_mode="rgb_array", width=96, height=64)
     venv.reset(seed=0)
@@ -252,7 +252,7 @@ def test_vector_frames_are_drawn_with_the_textured_scene():
         frames = venv.render()
     except Exception as exc:  # no offscreen GL on this machine
         pytest.skip(f"offscreen rendering unavailable: {exc}")
-    full, _ = build_wheel_leg_model(get_robot("solenopsis"))
+    full, _ = build_scene(get_robot("solenopsis"))
     with mujoco.Renderer(full, 64, 96) as built, mujoco.Renderer(venv.task.models[1], 64, 96) as bare:
         for i in range(2):
             d = venv.task.physics.sync_data(i)

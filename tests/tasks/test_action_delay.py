@@ -52,7 +52,7 @@ def test_a_delay_range_draws_k_per_env_and_single_equals_vector_and_copies_conti
     single = gymnasium.make("Solenopsis-v0", **kwargs)
     vec.reset(seed=[5, 6, 7])
     single.reset(seed=6)
-    delays = vec.unwrapped.task.delay.delay.tolist()
+    delays = vec.unwrapped.task.action_term.delay.delay.tolist()
     assert all(0 <= d <= 4 for d in delays)
     rng = np.random.default_rng(1)
     seen = set(delays)
@@ -70,7 +70,7 @@ def test_a_delay_range_draws_k_per_env_and_single_equals_vector_and_copies_conti
             if t >= 12:
                 twin.reset()
         assert np.array_equal(vec.unwrapped.task.physics.qpos[1], single.unwrapped.task.physics.qpos[0])
-        seen |= set(vec.unwrapped.task.delay.delay.tolist())
+        seen |= set(vec.unwrapped.task.action_term.delay.delay.tolist())
     assert len(seen) >= 3  # redrawn at the resets
     vec.close()
     single.close()

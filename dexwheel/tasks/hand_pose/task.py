@@ -33,7 +33,6 @@ vector env its ``N``-env case, so both produce bit-identical trajectories for th
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,9 +42,7 @@ from gymnasium import spaces
 
 from dexwheel.control import G20_MIMIC
 from dexwheel.jit import compiled_for
-from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
-from dexwheel.robots.mjcf import VISUAL_GROUP, build_spec
 from dexwheel.sim import snapshot
 from dexwheel.sim.divergence import all_finite, contain
 from dexwheel.sim.hand_drive import (
@@ -56,15 +53,14 @@ from dexwheel.sim.hand_drive import (
     hard_write_params_dtype,
     hard_write_sizes,
 )
-from dexwheel.sim.model_checks import check_robot_model, require_actuators, require_joints
-from dexwheel.sim.projection import CollisionProjector, add_chain_contact_sensors, add_deepest_contact_sensor
-from dexwheel.sim.rendering import add_studio
+from dexwheel.sim.model_checks import require_actuators, require_joints
+from dexwheel.sim.projection import CollisionProjector
 from dexwheel.tasks import terms
 from dexwheel.tasks.action_delay import ActionDelay, delay_range
 from dexwheel.tasks.hand_pose import commands
 from dexwheel.tasks.hand_pose.action import G20ActionMap
 from dexwheel.tasks.hand_pose.action_path import HandActionPath
-from dexwheel.tasks.hand_pose.config import G20HandConfig, _bad
+from dexwheel.tasks.hand_pose.config import G20HandConfig
 from dexwheel.tasks.hand_pose.kernels import (
     METRIC_FIELDS,
     METRIC_KEYS,
@@ -76,14 +72,13 @@ from dexwheel.tasks.hand_pose.kernels import (
     threads_usable,
     use_threads,
 )
+from dexwheel.tasks.hand_pose.scene import build_scene
 from dexwheel.tasks.kernels import any_row
 from dexwheel.tasks.manager import TermRunner
 from dexwheel.tasks.spaces import reset_options
 
 #: What ``reset(options=...)`` takes: a goal and a start pose (preset name, ``{joint: rad}`` or 16 radians).
 RESET_OPTIONS = ("goal", "init_qpos")
-#: Height (m) of the rendered floor, just below the wrist (render-only: the floor takes no part in the physics).
-FLOOR_Z = -0.02
 _DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
 
 
@@ -99,22 +94,7 @@ class G20HandTask:
     def __init__(self, cfg: G20HandConfig, num_envs: int = 1) -> None:
         self.cfg = cfg
         self.num_envs = n = int(num_envs)
-        desc = get_robot(f"g20_{cfg.hand}")
-        if cfg.contact_excludes is not None:
-            bodies = {b.name for b in desc.bodies}
-            unknown = sorted({b for pair in cfg.contact_excludes for b in pair} - bodies)
-            if unknown:
-                raise _bad(
-                    "contact_excludes", f"contact_excludes names unknown bodies {unknown}; bodies: {sorted(bodies)}"
-                )
-            desc = dataclasses.replace(desc, contact_excludes=cfg.contact_excludes)
-        self.description = desc
-        spec = build_spec(desc)
-        add_deepest_contact_sensor(spec)  # both drives read their penetration from it
-        add_chain_contact_sensors(spec, ACTIVE_JOINTS)  # the projection's per-joint contacts
-        add_studio(spec, FLOOR_Z, VISUAL_GROUP)  # lights, backdrop, a visual floor: frames a person can read
-        self.model = model = spec.compile()
-        check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source=f"{desc.name} MJCF")
+        self.model, self.description = model, desc = build_scene(cfg)
         jid = require_joints(model, ALL_JOINTS, desc.name)
         self.qpos_adr = model.jnt_qposadr[jid].astype(np.intp)
         self.dof_adr = model.jnt_dofadr[jid].astype(np.intp)

@@ -57,9 +57,9 @@ def settle(model: mujoco.MjModel, cfg: WheelLegEnvCfg) -> tuple[np.ndarray, floa
 
 def compute(cfg: WheelLegEnvCfg) -> dict:
     """:func:`settle` on ``cfg``'s robot model, as a table entry (:func:`dexwheel.tasks.velocity.settled.entry`)."""
-    from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
+    from dexwheel.tasks.velocity.scene import build_scene
 
-    model, _ = build_wheel_leg_model(get_robot(cfg.robot))
+    model, _ = build_scene(get_robot(cfg.robot))
     knees, height = settle(model, cfg)
     return settled.entry(cfg, knees, height)
 

@@ -35,12 +35,11 @@ import functools
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import mujoco
 import numpy as np
 
-from dexwheel.control import ActionError, JointCommandComposer
+from dexwheel.control import JointCommandComposer
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import (
     BASE_BODY,
@@ -58,22 +57,20 @@ from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.physics import BatchPhysics, SerialPhysics
 from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
-from dexwheel.sim.wheel_leg_model import build_wheel_leg_model
 from dexwheel.tasks import terms
-from dexwheel.tasks.action_delay import ActionDelay, delay_range
 from dexwheel.tasks.manager import TermRunner
 from dexwheel.tasks.velocity import events, kernels
+from dexwheel.tasks.velocity.action import WheelLegActionTerm
 from dexwheel.tasks.velocity.action_path import WheelLegActionPath
-from dexwheel.tasks.velocity.commands import draw_command
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, mirror_maps
 from dexwheel.tasks.velocity.observations import height_scan_mirror
+from dexwheel.tasks.velocity.scene import build_scene
+from dexwheel.tasks.velocity.schedule import NEVER, Schedule
 from dexwheel.tasks.velocity.settle import settle
 from dexwheel.tasks.velocity.terrain import TaskTerrain, ground_under
 from dexwheel.terrain.config import ROBOT_FOOTPRINT_M
 
 _LINKS = LINKS
-_NEVER = np.iinfo(np.int64).max // 2  # "no event scheduled" as a control-step number
-_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # the action dtypes map_actions compiles for
 
 
 class WheelLegTask:
@@ -93,7 +90,7 @@ class WheelLegTask:
         # one env: the scene as built; several: the physics models leave the render-only textures out (5.5 MB a
         # model), and render_model has them, once per process
         terrain = None if self.terrain is None else self.terrain.desc
-        model, self.sensors = build_wheel_leg_model(desc, terrain, textures=n == 1)
+        model, self.sensors = build_scene(desc, terrain, textures=n == 1)
         check_robot_model(model, ROBOT_JOINT_ORDER, [a.name for a in desc.actuators], source=f"{cfg.robot} env model")
         self.dt = float(model.opt.timestep * cfg.decimation)
         self.max_episode_steps = max(1, round(cfg.episode_length_s / self.dt))
@@ -105,7 +102,7 @@ class WheelLegTask:
         self._home[3] = 1.0
         # the stance settles on flat ground (the terrain's world origin may be a step)
         self.settled_knees, self.settled_height = self._settle(model if self.terrain is None
-                                                               else build_wheel_leg_model(desc)[0])  # fmt: skip
+                                                               else build_scene(desc)[0])  # fmt: skip
         self._height_offset = self.settled_height - float(self.params.leg_heights(self.settled_knees).max())
 
         self._bind_events()
@@ -135,11 +132,8 @@ class WheelLegTask:
         self._build_terms()
         self._build_events()
 
-        self.truncate_at = np.full(n, _NEVER, dtype=np.int64)
-        self.resample_at = np.full(n, _NEVER, dtype=np.int64)
-        #: When each env's interval events next run (control steps; a column per interval event, table order).
-        self.event_at = np.full((n, len(self._interval_events)), _NEVER, dtype=np.int64)
-        self._next_resample = self._next_event = _NEVER
+        self.truncate_at = np.full(n, NEVER, dtype=np.int64)
+        self.schedule = Schedule(self, self._interval_events)
         self.obs = np.zeros((n, self.obs_layout.dim), dtype=np.float32)
         #: The last step's results (the task's own buffers; :meth:`step` returns them).
         self.reward = np.zeros(n)
@@ -161,7 +155,7 @@ class WheelLegTask:
         self.policy_joints, self.action_dim, self._nk = path.policy_joints, path.action_dim, path.nk
         self._stance_joints, self._override_joints = path.stance_joints, path.override_joints
         self.buffers, self.resolver = path.buffers, path.resolver
-        self._policy_block, self._act_scale, self._act_offset = path.policy_block, path.act_scale, path.act_offset
+        self.action_term = WheelLegActionTerm(self.cfg, path)
 
     @property
     def composer(self) -> JointCommandComposer:
@@ -218,15 +212,11 @@ class WheelLegTask:
         table = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
         dt = self.dt if cfg.scale_rewards_by_dt else 1.0
         self.terms = TermRunner(self, n, table, cfg.rewards, cfg.terminations, reward_scale=dt)
-        delay = delay_range(cfg.actions.delay_steps, "actions.delay_steps")
-        #: Latency (:mod:`dexwheel.tasks.action_delay`; None: none): the policy layer gets a delayed action.
-        self.delay = ActionDelay(delay, self.action) if delay != (0, 0) else None
-        self._delayed_action = np.zeros_like(self.action)
         self.obs_layout = self.terms.layout
         self.reward_coef = self.terms.reward_coef
         self.term_flags = np.zeros((n, len(cfg.terminations)), dtype=bool)
-        self._flag_keys = tuple(f"terminated_{name}" for name in cfg.terminations)  # booleans in info
-        self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS, *self._flag_keys)
+        self.flag_keys = tuple(f"terminated_{name}" for name in cfg.terminations)  # booleans in info
+        self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS, *self.flag_keys)
 
     def _bind_events(self) -> None:
         """Resolve the config's event terms: the reset events' calls in table order, the interval events' calls
@@ -271,7 +261,7 @@ class WheelLegTask:
         if self.terrain is None:
             return render_model(self.cfg.robot)
         if getattr(self, "_terrain_render_model", None) is None:  # the terrain's scene, once per task
-            self._terrain_render_model = build_wheel_leg_model(get_robot(self.cfg.robot), self.terrain.desc)[0]
+            self._terrain_render_model = build_scene(get_robot(self.cfg.robot), self.terrain.desc)[0]
         return self._terrain_render_model
 
     def _build_events(self) -> None:
@@ -292,37 +282,9 @@ class WheelLegTask:
 
     # -- per step -------------------------------------------------------------------------------
     def apply_action(self, actions: np.ndarray) -> None:
-        """Map ``(N, action_dim)`` actions into the policy layer (clipped to [-1, 1] unless disabled).
-
-        Knee position ``stance + knee_scale a`` and wheel velocity ``wheel_scale a`` are computed in
-        float64 from the float32 action and rounded once into the float32 buffer. Any real dtype is taken
-        (the kernel runs on native float32 and float64; others, float16 and integers included, are converted
-        to float64). A wrong shape or a NaN/inf entry raises :class:`ActionError` before anything changes.
-        """
-        shape = (self.num_envs, self.action_dim)
-        if actions.shape != shape or actions.dtype not in _KERNEL_DTYPES:
-            actions = self._checked_actions(actions, shape)
-        bad = kernels.map_actions(actions, self.cfg.actions.clip, self._act_scale, self._act_offset, self.action,
-                                  self._policy_block)  # fmt: skip
-        if bad >= 0:
-            i, j = divmod(bad, self.action_dim)
-            env = f"env {i}: " if self.num_envs > 1 else ""
-            raise ActionError(f"{env}action[{j}] ({self.policy_joints[j]}) = {float(actions[i, j])} is not finite; "
-                              "actions are in [-1, 1]")  # fmt: skip
-        if (
-            self.delay is not None
-        ):  # the policy layer takes the action of delay steps ago (self.action stays the policy's)
-            kernels.map_actions(self.delay(self.action), self.cfg.actions.clip, self._act_scale, self._act_offset,
-                                self._delayed_action, self._policy_block)  # fmt: skip
-
-    def _checked_actions(self, actions: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-        expected = f"({self.action_dim},)" if self.num_envs == 1 else str(shape)
-        got = actions.shape[1:] if self.num_envs == 1 else actions.shape
-        if actions.shape != shape:
-            raise ActionError(f"action must have shape {expected} ({', '.join(self.policy_joints)}), got {got}")
-        if actions.dtype.kind not in "biuf":
-            raise ActionError(f"action must be numeric with shape {expected}, got dtype {actions.dtype}")
-        return actions.astype(np.float64)
+        """Map ``(N, action_dim)`` actions into the policy layer (:class:`~dexwheel.tasks.velocity.action.WheelLegActionTerm`:
+        clipped to [-1, 1] unless disabled; a bad action raises :class:`ActionError` before anything changes)."""
+        self.action_term.apply(actions, self.action)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One control step for every env: ``(obs, reward, terminated, truncated, values)``.
@@ -342,8 +304,9 @@ class WheelLegTask:
         self.t += 1
         t = self.t
         truncated = self.truncate_at <= t
-        if t >= self._next_resample or t >= self._next_event:
-            self._events(t)
+        if self.schedule.due(t):
+            self.schedule.run(t)
+            self.compute_obs()  # the new commands
         diverged = self.physics.monitor.check(self.obs, self.reward)
         if diverged is not None or self._any_diverged:
             self._contain(diverged)
@@ -360,40 +323,6 @@ class WheelLegTask:
         kernels.finish_step(values, self.reward_coef, self.reward, self.commands, self.base_lin_vel, self.base_ang_vel,
                             flags)  # fmt: skip
 
-    def step_info(self) -> dict[str, np.ndarray]:
-        """The last step's ``info`` as fresh ``(N,)`` arrays: :attr:`info_keys` (the termination causes as
-        booleans) and ``diverged``."""
-        columns = self.values.T.copy()  # one row per info key
-        info: dict[str, np.ndarray] = dict(zip(self.info_keys, columns, strict=True))
-        for key in self._flag_keys:
-            info[key] = info[key] > 0.0
-        info["diverged"] = self.diverged.copy()
-        if self.terrain is not None:
-            info["terrain_level"] = self.terrain.level.astype(np.float64)
-        return info
-
-    def step_info_of(self, i: int) -> dict[str, Any]:
-        """Env ``i``'s last step ``info`` as plain numbers (the single env's): :meth:`step_info`'s keys."""
-        row = self.values[i].tolist()
-        info: dict[str, Any] = dict(zip(self.info_keys, row, strict=True))
-        for key in self._flag_keys:
-            info[key] = info[key] > 0.0
-        info["diverged"] = bool(self.diverged[i])
-        if self.terrain is not None:
-            info["terrain_level"] = float(self.terrain.level[i])
-        return info
-
-    def reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        """The ``info`` of freshly reset envs ``idx``: every step key, 0 (False) but the new commands."""
-        k = len(idx)
-        info: dict[str, np.ndarray] = {key: np.zeros(k) for key in self.info_keys}
-        info["command_lin_vel_x"], info["command_ang_vel_z"] = self.commands[idx].T.copy()
-        for key in (*self._flag_keys, "diverged"):
-            info[key] = np.zeros(k, dtype=bool)
-        if self.terrain is not None:
-            info["terrain_level"] = self.terrain.level[idx].astype(np.float64)
-        return info
-
     def _contain(self, diverged: np.ndarray | None) -> None:
         """Envs whose physics blew up (:mod:`dexwheel.sim.divergence`): their episode ends as truncated
         (:attr:`diverged`), their reward and reward terms are 0, their observation and info finite."""
@@ -407,25 +336,6 @@ class WheelLegTask:
             diverged & physics_ok, self.values, self.obs, self.t
         )  # a term's NaN is not the physics'
         contain(diverged, self.reward, self.values[:, : len(self.cfg.rewards)], self.values, self.obs)
-
-    def _events(self, t: int) -> None:
-        """Due command resamples, then due interval events (per env, in table order; each then draws its
-        next interval); the observation then shows the new commands."""
-        for i in np.flatnonzero(self.resample_at <= t).tolist():
-            self._resample_command(i, reverse=True)
-        if t >= self._next_event:
-            envs, columns = np.nonzero(self.event_at <= t)  # env-major: each env's events in table order
-            for i, k in zip(envs.tolist(), columns.tolist(), strict=True):
-                call, lo, hi = self._interval_events[k]
-                rng = self.rngs[i]
-                call(self, i, rng)
-                self.event_at[i, k] = t + self._interval_steps(rng, lo, hi)
-            self._next_event = int(self.event_at.min())
-        self.compute_obs()
-
-    def _interval_steps(self, rng: np.random.Generator, lo: float, hi: float) -> int:
-        """Control steps until an interval event runs again: one uniform draw in [lo, hi) seconds, at least 1."""
-        return max(1, round((lo + (hi - lo) * rng.random()) / self.dt))
 
     def compute_obs(self) -> np.ndarray:
         """Fill ``self.obs`` from the observation terms, processed, in column order (all envs)."""
@@ -452,16 +362,10 @@ class WheelLegTask:
         self.physics.reset_env(i, self.reset_qpos[i], self.reset_qvel[i])
         self.episode_start[i] = self.t
         self.truncate_at[i] = self.t + self.max_episode_steps
-        self._resample_command(i)
-        if self._interval_events:
-            for k, (_, lo, hi) in enumerate(self._interval_events):
-                self.event_at[i, k] = self.t + self._interval_steps(rng, lo, hi)
-            self._next_event = int(self.event_at.min())
+        self.schedule.start(i, rng)
         self.action[i] = 0.0
         self.last_action[i] = 0.0
-        if self.delay is not None:  # until k actions are given, the stance with the wheels still (action 0)
-            d = self.delay
-            self.delay.reset(i, 0.0, int(rng.integers(d.low, d.high + 1)) if d.random else None)
+        self.action_term.reset(i, rng)
         self.terms.reset(i, [rng])
 
     def check_base_xy(self, x: float, y: float, where: str) -> None:
@@ -491,23 +395,13 @@ class WheelLegTask:
         self.physics.reset_env(i, q, self.reset_qvel[i])
         self.compute_obs()
 
-    def _resample_command(self, i: int, reverse: bool = False) -> None:
-        """A new command for env ``i`` (:func:`.commands.draw_command`); ``reverse``: a mid-episode resample."""
-        rng = self.rngs[i]
-        assert rng is not None
-        x, wz, after_s = draw_command(self.cfg.commands, rng, float(self.commands[i, 0]), reverse)
-        self.commands[i] = x, wz
-        self.resample_at[i] = self.t + max(1, round(after_s / self.dt))
-        self._next_resample = int(self.resample_at.min())
-
     def set_command(self, lin_vel_x: float, ang_vel_z: float, env: int | None = None, hold: bool = True) -> None:
         """Set a command by hand (evaluation, tests); ``hold`` stops resampling for this episode."""
         envs = range(self.num_envs) if env is None else [env]
         for i in envs:
             self.commands[i] = (lin_vel_x, ang_vel_z)
-            if hold:
-                self.resample_at[i] = _NEVER
-        self._next_resample = int(self.resample_at.min())
+        if hold:
+            self.schedule.hold(envs)
         self.compute_obs()
 
     @property
@@ -520,15 +414,15 @@ class WheelLegTask:
         """What a copy of this task continues from, by reference (the env deep-copies it): every MjData or
         batch row, the task's and the drive's arrays, the events, the generators, the layer buffers, the
         actuator gains and each env's randomisation draw (its model is rebuilt from it)."""
-        names = ["_scratch", "rngs", "commands", "t", "episode_start", "truncate_at", "resample_at", "event_at",
-                 "_next_resample", "_next_event", "action", "last_action", "obs", "reward", "terminated", "values",
+        names = ["_scratch", "rngs", "commands", "t", "episode_start", "truncate_at", "schedule.resample_at",
+                 "schedule.event_at", "schedule.next_resample", "schedule.next_event", "action", "last_action", "obs", "reward", "terminated", "values",
                  "model_params", "episode_params", "diverged", "_any_diverged", "drive.kp_scale", "drive.kd_scale",
                  "drive.kp", "drive.kd", "drive._dirty", "drive._last_bytes", "physics.qpos", "physics.qvel",
                  "physics.sensordata", "physics.ctrl", "physics.monitor._last"]  # fmt: skip
         if self.terrain is not None:
             names += ["terrain.level", "terrain.column", "terrain.origin"]
-        if self.delay is not None:
-            names += ["delay._ring", "delay._head", "delay.delay"]
+        if self.action_term.delay is not None:
+            names += ["action_term.delay._ring", "action_term.delay._head", "action_term.delay.delay"]
         if isinstance(self.physics, SerialPhysics):
             names.append("physics.data")
         else:
@@ -569,7 +463,7 @@ class WheelLegTask:
 @functools.cache
 def render_model(robot: str) -> mujoco.MjModel:
     """``robot``'s wheel-leg scene with its textures, compiled once per process (renderers only read it)."""
-    return build_wheel_leg_model(get_robot(robot))[0]
+    return build_scene(get_robot(robot))[0]
 
 
 class TaskViews:

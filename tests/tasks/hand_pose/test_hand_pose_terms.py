@@ -90,7 +90,7 @@ def test_earlier_flat_fields_change_the_entries_that_hold_them():
     [
         (
             {"rewards": {"joint_pos_tracking": {"params": {"std": 0}}}},
-            r"rewards\.joint_pos_tracking\.params\.std must be finite and > 0",
+            r"rewards\.joint_pos_tracking\.params\.std: must be a finite number > 0, got 0",
         ),
         ({"observations": {"qpos": {"group": "critic"}}}, r"observations\.qpos\.group: 'critic'; G20Hand has one"),
         (

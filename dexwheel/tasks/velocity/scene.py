@@ -1,4 +1,6 @@
-"""The wheel-leg MuJoCo model an env runs: the robot builder's scene plus what the task reads.
+"""The velocity task's scene (:func:`build_scene`): the wheel-leg robot's MJCF (its description), the PD actuators,
+flat ground or a terrain, and what the task reads. Each task assembles its scene in its own ``scene.py``, the same
+way (the hand-pose task's: :mod:`dexwheel.tasks.hand_pose.scene`).
 
 Everything a task needs after a physics step is a MuJoCo sensor, so one ``sensordata`` row per env holds
 it and a batched step (``mujoco.batch``) returns it without a Python loop per env: an IMU site at the
@@ -39,7 +41,7 @@ _O = mujoco.mjtObj
 
 @dataclass(frozen=True)
 class SensorLayout:
-    """Column slices of ``sensordata`` (fixed by :func:`build_wheel_leg_spec`)."""
+    """Column slices of ``sensordata`` (fixed by :func:`scene_spec`)."""
 
     base_ang_vel: slice  # gyro at the base origin, base frame, rad/s
     base_lin_vel: slice  # velocimeter at the base origin, base frame, m/s
@@ -55,9 +57,7 @@ def _add(spec: mujoco.MjSpec, name: str, stype, objtype, objname: str, **kw) -> 
     spec.add_sensor(name=name, type=stype, objtype=objtype, objname=objname, **kw)
 
 
-def build_wheel_leg_spec(
-    desc: RobotDescription, terrain: TerrainDescription | None = None
-) -> tuple[mujoco.MjSpec, SensorLayout]:
+def scene_spec(desc: RobotDescription, terrain: TerrainDescription | None = None) -> tuple[mujoco.MjSpec, SensorLayout]:
     """The robot on flat ground with the PD actuators, the task's sensors and a tracking camera.
 
     With ``terrain`` the flat floor gives way to the terrain's static geoms (:func:`dexwheel.terrain.mujoco.add_terrain`),
@@ -103,13 +103,13 @@ def build_wheel_leg_spec(
     return spec, SensorLayout(**slices, size=start)
 
 
-def build_wheel_leg_model(
+def build_scene(
     desc: RobotDescription, terrain: TerrainDescription | None = None, *, textures: bool = True
 ) -> tuple[mujoco.MjModel, SensorLayout]:
     """The compiled scene (on ``terrain``, else flat ground); ``textures=False``: its builtin textures at 1 x 1
     texel, the rest the same bits (a model a vector env's envs run their physics on,
     :func:`~dexwheel.sim.rendering.compile_without_textures`)."""
-    spec, layout = build_wheel_leg_spec(desc, terrain)
+    spec, layout = scene_spec(desc, terrain)
     model = spec.compile() if textures else compile_without_textures(spec)
     if model.nsensordata != layout.size:
         raise AssertionError(f"sensor layout expects {layout.size} values, the model has {model.nsensordata}")
