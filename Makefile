@@ -57,7 +57,7 @@ test-core: $(STAMP)
 	$(BIN)/ruff format --check .
 	tests/loopback_only.sh $(BIN)/pytest -n 2 --dist loadfile $(ARGS)
 
-# The fast tier a contributor runs while editing: every core test but those marked slow (docs/testing.md).
+# The fast tier a contributor runs while editing: every core test but those marked slow (docs/how-to/contribute.md).
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

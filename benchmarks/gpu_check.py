@@ -7,7 +7,7 @@ stays under 8 minutes, each step capped, a failed step recorded with its error w
     python benchmarks/gpu_check.py --smoke              # the same pipeline on the CPU, tiny sizes (a few minutes)
     python benchmarks/gpu_check.py --only train_flat train_rough --train-s 120   # two 2-minute trainings
 
-Steps (docs/benchmarks.md#gpu-check): ``tests`` runs tests/isaaclab on the device (``DEXWHEEL_ISAAC_DEVICE``);
+Steps (docs/how-to/gpu.md#the-gpu-check): ``tests`` runs tests/isaaclab on the device (``DEXWHEEL_ISAAC_DEVICE``);
 ``step_rate`` steps each task at each size in its own process (:func:`bench_isaaclab.isaac_one`) against the
 MuJoCo native vector env of the same task on the CPU; ``train_rate`` runs a few rsl_rl iterations through
 ``scripts/train.py ... backend=isaaclab``; ``train_flat`` / ``train_rough`` train for ``--train-s`` seconds' worth

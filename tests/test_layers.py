@@ -1,4 +1,4 @@
-"""The package's layering is a contract (pyproject.toml, [tool.importlinter]; docs/testing.md, The layers): each
+"""The package's layering is a contract (pyproject.toml, [tool.importlinter]; docs/explanation/architecture.md, Layers): each
 layer imports only those below it, no import cycle inside a package, no Isaac Lab in the MuJoCo layers."""
 
 import os

@@ -3,8 +3,8 @@
 Defined once here, backend-neutral (numpy only): the scenes as :class:`~dexwheel.terrain.TerrainDescription`
 (every backend builds the same geometry from them, as it builds the rough task's terrain), each trial's
 start pose and command (seeded), and the rules that turn a trial's base trajectory into an outcome. The
-MuJoCo runner is :mod:`dexwheel.rl.step_benchmark` (``scripts/evaluate.py benchmark=steps``); docs/results.md
-("The step benchmark") has the protocol in words and the table format.
+MuJoCo runner is :mod:`dexwheel.rl.step_benchmark` (``scripts/evaluate.py benchmark=steps``);
+docs/how-to/train-on-terrain.md ("Score a policy on steps") has the protocol in words and the table format.
 
 The scenes run along x; the robot drives along the path (``x``), the path is ``path_width`` wide (``y``):
 

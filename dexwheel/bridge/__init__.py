@@ -1,5 +1,5 @@
 """The G20 simulation bridge: the hand's SDK topic protocol in, joint states out, ROS 2's wire format over
-Cyclone DDS without a ROS install (``pip install -e ".[bridge]"``; docs/bridge.md).
+Cyclone DDS without a ROS install (``pip install -e ".[bridge]"``; docs/how-to/bridge.md).
 
 Modules: :mod:`~dexwheel.bridge.ros2_types` (the ROS 2 message types as DDS IDL),
 :mod:`~dexwheel.bridge.transport` (topics with ROS 2's QoS and type hash), :mod:`~dexwheel.bridge.loopback`

@@ -36,7 +36,8 @@ BACKEND_DEFAULTS = {
 ISAACLAB_REFUSED = {
     "collision_projection": "collision_projection=true: the hard-write collision projection is MuJoCo's collision "
     "check of each slewed pose, which Isaac Lab has no counterpart of; the Isaac Lab bridge writes each pose as it "
-    "is and its contacts push (docs/isaaclab.md); use collision_projection=false (its default) or backend=mujoco",
+    "is and its contacts push (docs/how-to/isaaclab.md); use collision_projection=false (its default) or "
+    "backend=mujoco",
 }
 TIMEOUT_POLICIES = tuple(p.value for p in TimeoutPolicy)
 #: Poses a silent source may fall back to (``timeout.policy=fixed_target``): the vendor bridge's SDK presets.

@@ -3,7 +3,7 @@
 :class:`G20HandEnv` is the task's ``N = 1`` case (:class:`~dexwheel.tasks.hand_pose.task.G20HandTask`);
 :class:`dexwheel.envs.g20_vector.G20HandVectorEnv` its ``N``-env case, so both produce bit-identical
 trajectories for the same seeds and actions. The task's step, terms and observation are documented there
-and in ``docs/tasks.md``.
+and in ``docs/reference/tasks.md``.
 
 Observation (float32, see ``obs_slices``, one slice per observation term): ``qpos`` (21, ALL_JOINTS order),
 ``qvel`` (21; for hard-write the joint motion of the last step divided by ``dt``, since the written ``qvel``

@@ -13,7 +13,7 @@ comment, which torch and any zip reader skip), written with the file in one atom
 file is covered (the archive up to the comment by the digest, the comment by its fixed layout), and a
 checkpoint whose bytes changed is refused, naming the file, before anything reads it. A ``.pt`` without one
 (saved before dexwheel wrote them, or by rsl_rl itself) is checked by its entries' CRC32s, which torch
-writes but does not verify on loading, and used with one warning on stderr (docs/training.md).
+writes but does not verify on loading, and used with one warning on stderr (docs/reference/training.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``backend=isaaclab`` from the core venv: the Isaac Lab venv is built when missing, then does the work.
 
-Isaac Lab 3 and the MuJoCo envs cannot share a venv (docs/isaaclab.md). ``scripts/train.py`` and
+Isaac Lab 3 and the MuJoCo envs cannot share a venv (docs/how-to/isaaclab.md). ``scripts/train.py`` and
 ``scripts/evaluate.py`` check everything in the core venv first (the config, the env's fields and what Isaac Lab
 cannot run, a resumed run, a checkpoint), then start ``.venv-isaaclab/bin/python -m dexwheel.isaaclab.<job>`` on a
 job file and relay its output: its progress lines (``PROGRESS`` prefix) go to this process's log (``train.log``), the

@@ -32,7 +32,7 @@ HAND_REFUSED = {
     "collision_projection": "the hard-write drive's collision projection is MuJoCo's collision check of each "
     "slewed pose, which Isaac Lab has no counterpart of; set collision_projection=False "
     "(Hydra: collision=off; Isaac Lab then writes the pose as it is and its contacts push for one physics step; "
-    "docs/isaaclab.md) or use the MuJoCo env (backend=mujoco)",
+    "docs/how-to/isaaclab.md) or use the MuJoCo env (backend=mujoco)",
     "contact_excludes": "the USD carries the description's contact excludes (filtered pairs); another set needs "
     "another USD",
     "max_episode_steps": "Isaac Lab ends episodes by time; give a number of steps",

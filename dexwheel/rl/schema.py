@@ -50,7 +50,7 @@ class TrainCfg:
     torch_threads: int = 1
     #: torch threads for rsl_ppo's updates (PPO.update), while the vector env's threads are idle. 2 helps only
     #: with the cores to itself; two such trainings at once ran several times slower, and on some CPUs it
-    #: changes the weights (docs/training.md).
+    #: changes the weights (docs/reference/training.md).
     learner_threads: int = 1
     #: rsl_ppo's updates compute the critic's half of each mini-batch on a second thread beside the actor's
     #: (:mod:`dexwheel.rl.rsl.parallel`): the same weights to the bit in less time. None: on when the learner

@@ -722,7 +722,7 @@ def test_loopback_only_says_when_it_replaces_the_users_cyclone_config(caplog):
 
 
 def test_a_rate_limited_report_names_the_latest_problem(caplog):
-    """docs/bridge.md: the first event of a quiet source is logged at once; a later report counts what came since
+    """docs/how-to/bridge.md: the first event of a quiet source is logged at once; a later report counts what came since
     and names the latest one."""
     clock = FakeClock()
     counter = RateLimitedCounter(logging.getLogger("dexwheel.bridge.test"), "rejected", 5.0, clock=clock)
@@ -737,7 +737,7 @@ def test_a_rate_limited_report_names_the_latest_problem(caplog):
     ]
 
 
-@pytest.mark.parametrize("doc", ["scripts/bridge.py", "docs/bridge.md"])
+@pytest.mark.parametrize("doc", ["scripts/bridge.py", "docs/how-to/bridge.md"])
 def test_the_documented_commands_compose_to_a_bridge_config(doc, monkeypatch):
     """Every ``python scripts/bridge.py ...`` example of the script's docstring and the docs is a valid command."""
     from hydra import compose, initialize_config_dir

@@ -59,7 +59,7 @@ MALFORMED_SDK = [[], [float("nan")] * 20, [float("inf")], [256.0], [-1.0], [80.5
 FREE_TOL = 1e-6
 #: A pose that presses a finger into another (the full fist, thumb into the palm): MuJoCo's hard-write keeps the
 #: written pose (no projection under track_test), Isaac Lab's contacts push it for the physics step before the next
-#: write (1.9e-3 rad on the thumb, measured here and in docs/isaaclab.md); bound 1e-2.
+#: write (1.9e-3 rad on the thumb, measured here and in docs/how-to/isaaclab.md); bound 1e-2.
 CONTACT_TOL = 1e-2
 #: The side-by-side's SDK command stream: each preset, then partial and single-finger curls, back to open.
 SIDE_BY_SIDE = [

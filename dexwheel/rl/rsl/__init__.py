@@ -106,7 +106,7 @@ def _quiet(logger: Any, on_iteration: Callable[[float, float, dict[str, float]],
 
 
 def _with_threads(update: Callable[..., Any], threads: int, rest: int) -> Callable[..., Any]:
-    """``update`` on ``threads`` torch threads, ``rest`` again afterwards (docs/training.md)."""
+    """``update`` on ``threads`` torch threads, ``rest`` again afterwards (docs/reference/training.md)."""
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         torch.set_num_threads(threads)

@@ -1,5 +1,5 @@
 """Imitation before PPO (``algo.params.teacher``): the actor learns a scripted teacher's actions by DAgger,
-then PPO trains on from there (docs/training.md#a-teacher-to-start-from).
+then PPO trains on from there (docs/how-to/train-on-terrain.md#from-a-teacher-the-documented-run).
 
 Each round collects one rollout (``num_steps_per_env`` x num_envs steps) in the training env. Early rounds act
 with the teacher in a share of the envs that falls from 1 to 0 over the first half of the rounds, the rest with

@@ -1,7 +1,7 @@
 """rsl_rl's learning loop with the next rollout collected while PPO updates on the last (``algo.params.overlap``).
 
 On a laptop's cores the simulation and the learner take turns: the vector env's threads idle while PPO
-updates, and the update's thread idles while the envs step (docs/benchmarks.md#training-time-on-2-cores).
+updates, and the update's thread idles while the envs step (docs/notes/2026-12-training-time.md).
 Here the update of iteration ``k`` runs on a second thread while the main thread collects rollout ``k + 1``
 with a frozen copy of the models from before that update (the collector), so rollout ``k + 1`` is one update
 behind the policy it trains: PPO's ratio and the adaptive schedule's KL start from that lag instead of from

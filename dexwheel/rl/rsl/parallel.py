@@ -11,7 +11,7 @@ thread each, so the weights are the same to the bit (``tests/rl/test_rsl_paralle
 rsl_rl's ``PPO.update`` runs unchanged: only the two models it calls are wrapped while it runs. A call the update
 makes otherwise than expected (other observations, a recurrent model's masks) runs on the calling thread as before.
 The CPU only: a GPU computes both halves itself, and the autograd engine's device threads would wait on each other.
-Beside another training on the same 2 cores it neither gains nor costs much (docs/benchmarks.md).
+Beside another training on the same 2 cores it neither gains nor costs much (docs/notes/2026-12-training-time.md).
 """
 
 from __future__ import annotations

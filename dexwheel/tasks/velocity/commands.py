@@ -4,7 +4,7 @@ Each env draws its command from its own generator (four uniforms per draw, in a 
 reproduces single envs bit for bit): ``u[2] < rel_standing_envs`` makes it a zero (stand still) command,
 otherwise ``lin_vel_x`` and ``ang_vel_z`` are uniform in their ranges; ``u[3]`` places the next resample in
 ``resampling_time_s``. A mid-episode resample may reverse the forward command (``rel_reversal``: the drawn
-magnitude, the sign opposite the current one), which uniform draws alone made rare (docs/tasks.md).
+magnitude, the sign opposite the current one), which uniform draws alone made rare (docs/reference/tasks.md).
 """
 
 from __future__ import annotations

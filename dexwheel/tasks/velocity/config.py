@@ -69,8 +69,8 @@ class CommandCfg:
     # Probability that a mid-episode resample drives the other way: the new forward command keeps its drawn
     # magnitude and takes the sign opposite the current one (0 draws nothing extra). Uniform draws alone left
     # full-speed reversals rare in training, and braking from backward to forward at 0.8-1.0 m/s is what pitched
-    # policies past the tilt limit; 0.5 made some seeds too timid to track (docs/results.md). With lin_vel_x
-    # (0.8, 1.0) and 1.0 every resample is a hard reversal: the stress test.
+    # policies past the tilt limit; 0.5 made some seeds too timid to track (docs/notes/2026-12-training-time.md).
+    # With lin_vel_x (0.8, 1.0) and 1.0 every resample is a hard reversal: the stress test.
     rel_reversal: float = 0.25
 
 
@@ -121,8 +121,8 @@ _E = "dexwheel.tasks.velocity.events:"
 #: The reward terms, in the order they are summed. Weights follow the reference (Isaac Lab's velocity tasks)
 #: but for the tracking widths (sharper: with sqrt(0.5) the policy stops improving near 0.13 m/s; 0.5 rad/s is
 #: Isaac Lab's velocity-task width), the yaw weight (5, not 3: the reference left yaw the cheaper error to
-#: give up; docs/results.md) and ``termination_penalty``, Isaac Lab's humanoid ``is_terminated`` term: -4 per
-#: fall at 50 Hz on top of the lost future reward.
+#: give up; docs/notes/2026-12-training-time.md) and ``termination_penalty``, Isaac Lab's humanoid
+#: ``is_terminated`` term: -4 per fall at 50 Hz on top of the lost future reward.
 REWARDS: dict[str, RewardTermCfg] = {
     "track_lin_vel_x_exp": RewardTermCfg(_R + "track_lin_vel_x_exp", 5.0, {"std": 0.25}),
     "track_ang_vel_z_exp": RewardTermCfg(_R + "track_ang_vel_z_exp", 5.0, {"std": 0.5}),
@@ -209,8 +209,8 @@ class WheelLegEnvCfg:
     scale_rewards_by_dt: bool = True
     domain_rand: DomainRandCfg = field(default_factory=DomainRandCfg)
     # The ground: None is the flat floor (Solenopsis-v0); a TerrainCfg the generated terrain grid the rough tasks
-    # run on (dexwheel.terrain, docs/tasks.md#rough-terrain), one for all envs; a TerrainDescription a fixed scene
-    # as it is, no curriculum (the step benchmark's, dexwheel.benchmarks.steps).
+    # run on (dexwheel.terrain, docs/reference/tasks.md#rough-terrain), one for all envs; a TerrainDescription a
+    # fixed scene as it is, no curriculum (the step benchmark's, dexwheel.benchmarks.steps).
     terrain: TerrainCfg | TerrainDescription | None = None
 
     @property

@@ -1,6 +1,6 @@
 """A scripted climbing gait for the wheel-leg velocity task: privileged (it reads the terrain under each wheel,
 no learning), a teacher for a policy to imitate before PPO (``algo.params.teacher=climbing``,
-docs/training.md#a-teacher-to-start-from).
+docs/how-to/train-on-terrain.md#from-a-teacher-the-documented-run).
 
 The wheels track the command as a skid-steered cart (each side's rim speed ``v -+ w W / 2`` with feedback on
 the measured forward speed and yaw rate), at ``climb_speed`` at least while a rise is ahead: the momentum is
@@ -9,8 +9,9 @@ onto a rise: a leading wheel (front, or hind when the command reverses) with the
 higher just ahead of its rim swings its arm forward and up (knee action +-1 in the direction of travel); once a
 trailing wheel meets the rise, every arm swings the other way, which moves the load onto the leading wheels on
 top so the trailing wheels roll up. It turns poorly (a skid-steered stance: yaw-rate error about 0.44 rad/s on
-flat ground), so a student learns no turning from it (docs/results.md#a-teacher-to-start-from).
-``tests/benchmarks/test_steps_climbable.py`` scores it on the step benchmark (docs/results.md).
+flat ground), so a student learns no turning from it (docs/results.md#from-a-teacher-the-documented-run).
+``tests/benchmarks/test_steps_climbable.py`` scores it on the step benchmark
+(docs/notes/2026-12-rough-terrain.md#what-was-tried-for-climbing).
 """
 
 from __future__ import annotations

@@ -154,7 +154,7 @@ def test_hydra_adds_a_term_and_training_uses_it(tmp_path):
 
 
 def test_the_documented_hydra_command_imports_the_users_module_from_the_folder_it_runs_in(tmp_path):
-    """docs/tasks.md's command, as a user runs it beside their own ``mypkg/terms.py``: Python puts only ``scripts/``
+    """docs/how-to/write-a-term.md's command, as a user runs it beside their own ``mypkg/terms.py``: Python puts only ``scripts/``
     on the path, so ``mypkg`` was not found (issue 57); the run and an evaluation of it now import it."""
     (tmp_path / "mypkg").mkdir()
     (tmp_path / "mypkg" / "terms.py").write_text(inspect.getsource(user_terms))

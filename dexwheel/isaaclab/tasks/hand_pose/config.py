@@ -35,7 +35,8 @@ Where the two differ (and why):
 * the reset noise is not checked for collisions (MuJoCo keeps the open hand when the noisy pose penetrates
   deeper than ``penetration_tol``);
 * ``penetration`` is the deepest of MuJoCo-Warp's contacts; Newton zeroes the geom margins (the MuJoCo
-  model's are 0.5 mm), which changes the forces between nearly touching fingers (docs/isaaclab.md) but not the depth;
+  model's are 0.5 mm), which changes the forces between nearly touching fingers (docs/how-to/isaaclab.md) but not
+  the depth;
 * actions take the ``out_of_range="clip"`` arithmetic (a NaN holds the previous action; clipped to the mapping's
   range; ``sdk255`` rounded) and are never raised on (a GPU sync per step); the evaluation and training wrappers do
   not clip the hand's actions to [-1, 1], the term clips to its mapping's range;
