@@ -4,7 +4,7 @@ The term tables (:data:`REWARDS`, :data:`OBSERVATIONS`, :data:`TERMINATIONS`, :d
 :mod:`dexwheel.tasks.terms`) name each term's function, weight or scale and parameters. :func:`make_cfg`
 builds a config from plain keyword arguments (what ``gymnasium.make`` and Hydra pass): a table by its name
 with changes by term (``rewards={"action_rate_l2": -0.02}``), any other field by its name, and the earlier
-flat reward fields (``tracking_std=0.2``) through :data:`LEGACY_KEYS`. This module imports no MuJoCo (its
+flat reward fields (``tracking_std=0.2``) through :data:`RENAMES`. This module imports no MuJoCo (its
 checks need only the robot description, the composer's layer check and numba's thread count), so a
 backend without mujoco 4 (the Isaac Lab venv: :mod:`dexwheel.isaaclab.tasks.hand_pose.config`) builds from the
 same config.
@@ -12,7 +12,6 @@ same config.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,19 +19,17 @@ from typing import Any
 
 import numba
 
-from dexwheel.fields import ConfigFieldError, check_types, unknown_keywords
+from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots.g20 import GOAL_PRESETS
 from dexwheel.tasks.action_delay import delay_range
+from dexwheel.tasks.config_builder import build_cfg
 from dexwheel.tasks.hand_pose.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
 from dexwheel.tasks.terms import (
     EventTermCfg,
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
-    as_change,
     check_params,
-    merge_terms,
-    plain,
     validate_terms,
 )
 
@@ -73,15 +70,16 @@ EVENTS: dict[str, EventTermCfg] = {
     "reset_joints": EventTermCfg(_E + "reset_joints_by_offset", params={"scale": 0.05}),
 }
 
-#: The earlier flat fields and the table entries that hold them now: (table, term, field, parameter, sign).
-LEGACY_KEYS: dict[str, tuple[str, str, str, str | None, float]] = {
-    "tracking_weight": ("rewards", "joint_pos_tracking", "weight", None, 1.0),
-    "tracking_std": ("rewards", "joint_pos_tracking", "params", "std", 1.0),
-    "tracking_fine_weight": ("rewards", "joint_pos_tracking_fine", "weight", None, 1.0),
-    "tracking_fine_std": ("rewards", "joint_pos_tracking_fine", "params", "std", 1.0),
-    "penetration_weight": ("rewards", "penetration", "weight", None, -1.0),
-    "action_rate_weight": ("rewards", "action_rate_l2", "weight", None, -1.0),
-    "reset_noise_scale": ("events", "reset_joints", "params", "scale", 1.0),
+#: The earlier flat fields -> the table entry that holds them now (times the factor: weights are signed now):
+#: ``penetration_weight=100`` is the ``penetration`` term's weight -100 (:mod:`dexwheel.tasks.config_builder`).
+RENAMES: dict[str, tuple[str, float]] = {
+    "tracking_weight": ("rewards.joint_pos_tracking.weight", 1.0),
+    "tracking_std": ("rewards.joint_pos_tracking.params.std", 1.0),
+    "tracking_fine_weight": ("rewards.joint_pos_tracking_fine.weight", 1.0),
+    "tracking_fine_std": ("rewards.joint_pos_tracking_fine.params.std", 1.0),
+    "penetration_weight": ("rewards.penetration.weight", -1.0),
+    "action_rate_weight": ("rewards.action_rate_l2.weight", -1.0),
+    "reset_noise_scale": ("events.reset_joints.params.scale", 1.0),
 }
 _TERM_KINDS = {"rewards": RewardTermCfg, "observations": ObservationTermCfg, "terminations": TerminationTermCfg,
                "events": EventTermCfg}  # fmt: skip
@@ -281,40 +279,9 @@ def _finite(x: Any) -> bool:
 
 
 def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
-    """``cfg`` (default: the defaults) with keyword changes applied and checked.
-
-    A term table takes changes by term name (:func:`~dexwheel.tasks.terms.merge_terms`: a dict of fields, a
-    number for a reward's weight, None to remove); a flat field of :data:`LEGACY_KEYS` changes the entry
-    that holds it now (``penetration_weight=100`` is the ``penetration`` term's weight -100); any other
-    keyword is a field. An unknown keyword fails, naming it and the valid ones.
-    """
+    """``cfg`` (default: the defaults) with keyword changes applied and checked
+    (:func:`~dexwheel.tasks.config_builder.build_cfg`): a term table by term name, a flat field of :data:`RENAMES`
+    on the entry that holds it now, any other keyword a field. An unknown keyword fails, naming it and the valid
+    ones."""
     cfg = cfg if cfg is not None else G20HandConfig()
-    tables: dict[str, dict[str, Any]] = {s: {} for s in _TERM_KINDS}
-    top: dict[str, Any] = {}
-    for key, value in kwargs.items():
-        if key in _TERM_KINDS:
-            value = plain(value)
-            if not isinstance(value, dict):
-                raise _bad(key, f"{key}: expected a dict of terms by name, got {value!r}")
-            tables[key].update(value)
-        elif key in LEGACY_KEYS:
-            section, term, fld, param, sign = LEGACY_KEYS[key]
-            if not _finite(value):
-                raise _bad(key, f"{key} must be a finite number, got {value!r}")
-            entry = tables[section].setdefault(term, {})
-            if not isinstance(entry, dict):
-                entry = tables[section][term] = as_change(entry)
-            if param is None:
-                entry[fld] = sign * value
-            else:
-                entry[fld] = {**entry.get(fld, {}), param: sign * value}
-        else:
-            top[key] = value
-    for name, changes in tables.items():
-        if changes:
-            top[name] = merge_terms(getattr(cfg, name), changes, _TERM_KINDS[name], name)
-    valid = [f.name for f in dataclasses.fields(cfg)]
-    unknown = [k for k in top if k not in valid]
-    if unknown:
-        raise unknown_keywords(unknown, valid, sorted(LEGACY_KEYS), prefix="G20Hand")
-    return dataclasses.replace(cfg, **top)
+    return build_cfg(cfg, kwargs, tables=_TERM_KINDS, renames=RENAMES, env="G20Hand")

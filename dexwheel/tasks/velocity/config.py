@@ -5,10 +5,10 @@ Sections follow Isaac Lab / mjlab managers: commands, actions, the term tables (
 :data:`EVENTS`, each entry a function, its weight, scale or mode and parameters; :mod:`dexwheel.tasks.terms`),
 domain randomisation, plus the composer's layer choice. :func:`make_cfg` builds a config from plain keyword arguments, so
 ``gymnasium.make`` and a Hydra layer reach every field: a section by its name with a dict
-(``rewards={"action_rate_l2": -0.02}``), a top-level field by its name, or one of the flat aliases in
-:data:`KWARG_ALIASES` (``action_scale_knee=0.25``, ``layers=("policy", "stance")``). Unknown names fail
-with the list of valid ones. The earlier sections' keys (``rewards.lin_vel_std``,
-``observations.privileged``, ...) still work (:data:`LEGACY_KEYS`).
+(``rewards={"action_rate_l2": -0.02}``), a top-level field by its name, or a name of :data:`RENAMES`: the flat
+aliases (``action_scale_knee=0.25``, ``layers=("policy", "stance")``) and the earlier sections' keys
+(``rewards.lin_vel_std``, ``observations.privileged``, ...), through the one config builder of every task
+(:mod:`dexwheel.tasks.config_builder`). Unknown names fail with the list of valid ones.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from dexwheel.fields import ConfigFieldError, check_types, unknown_keywords
+from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots import WHEEL_LEG_ROBOTS
 from dexwheel.robots.wheel_leg import (
     KNEE_JOINTS,
@@ -37,17 +37,15 @@ from dexwheel.robots.wheel_leg import (
 )
 from dexwheel.sim.randomization import DomainRandCfg
 from dexwheel.tasks.action_delay import delay_range
+from dexwheel.tasks.config_builder import build_cfg
 from dexwheel.tasks.terms import (
     EventTermCfg,
     ObservationTermCfg,
     RewardTermCfg,
     TerminationTermCfg,
-    as_change,
     check_params,
     func_path,
     interval_range,
-    merge_terms,
-    plain,
     validate_terms,
 )
 from dexwheel.terrain.config import TerrainCfg, make_terrain_cfg
@@ -170,19 +168,6 @@ EVENTS: dict[str, EventTermCfg] = {
                          domain_randomization=True),
 }  # fmt: skip
 
-#: Keys of the earlier sections (``rewards={"lin_vel_std": 0.3}``, ``observations.privileged``) and where
-#: they live now: (section or None for a top-level field, term, field, parameter).
-LEGACY_KEYS: dict[tuple[str, str], tuple[str | None, str, str, str | None]] = {
-    ("rewards", "lin_vel_std"): ("rewards", "track_lin_vel_x_exp", "params", "std"),
-    ("rewards", "ang_vel_std"): ("rewards", "track_ang_vel_z_exp", "params", "std"),
-    ("rewards", "undesired_contact_bodies"): ("rewards", "undesired_contacts", "params", "bodies"),
-    ("rewards", "scale_by_step_dt"): (None, "scale_rewards_by_dt", "", None),
-    ("observations", "ang_vel_scale"): ("observations", "base_ang_vel", "scale", None),
-    ("observations", "joint_vel_scale"): ("observations", "joint_vel_rel", "scale", None),
-    ("observations", "privileged"): (None, "privileged_obs", "", None),
-    ("terminations", "max_tilt_rad"): ("terminations", "tilt", "params", "limit_angle"),
-    ("terminations", "contact_bodies"): ("terminations", "contact", "params", "bodies"),
-}
 _TERM_KINDS = {"rewards": RewardTermCfg, "observations": ObservationTermCfg, "terminations": TerminationTermCfg,
                "events": EventTermCfg}  # fmt: skip
 
@@ -218,105 +203,58 @@ class WheelLegEnvCfg:
         return tuple(self.stance) if self.stance is not None else PARAMS[self.robot].stance
 
 
-_SECTIONS = ("commands", "actions", "composer", "domain_rand")  # dataclass sections; the term tables are dicts
-
-#: Flat keyword -> (section, field); section None means a top-level field.
-KWARG_ALIASES: dict[str, tuple[str | None, str]] = {
-    "frame_skip": (None, "decimation"),
-    "action_scale_knee": ("actions", "knee_scale"),
-    "wheel_velocity_scale": ("actions", "wheel_velocity_scale"),
-    "clip_actions": ("actions", "clip"),
-    "action_delay_steps": ("actions", "delay_steps"),
-    "layers": ("composer", "layers"),
-    "policy_joints": ("composer", "policy_joints"),
-    "override_active": ("composer", "override_active"),
-    "lin_vel_x_range": ("commands", "lin_vel_x"),
-    "ang_vel_z_range": ("commands", "ang_vel_z"),
-    "resampling_time_s": ("commands", "resampling_time_s"),
-    "rel_standing_envs": ("commands", "rel_standing_envs"),
-    "rel_reversal": ("commands", "rel_reversal"),
-    "max_tilt": ("terminations", "max_tilt_rad"),
+#: Flat aliases and earlier names -> the dotted path that holds them now (:mod:`dexwheel.tasks.config_builder`): the
+#: flat keywords (``action_scale_knee=0.25``, ``layers=("policy", "stance")``) and the earlier sections' keys
+#: (``rewards={"lin_vel_std": 0.3}``, ``observations={"privileged": True}``).
+RENAMES: dict[str, str] = {
+    "frame_skip": "decimation",
+    "action_scale_knee": "actions.knee_scale",
+    "wheel_velocity_scale": "actions.wheel_velocity_scale",
+    "clip_actions": "actions.clip",
+    "action_delay_steps": "actions.delay_steps",
+    "layers": "composer.layers",
+    "policy_joints": "composer.policy_joints",
+    "override_active": "composer.override_active",
+    "lin_vel_x_range": "commands.lin_vel_x",
+    "ang_vel_z_range": "commands.ang_vel_z",
+    "resampling_time_s": "commands.resampling_time_s",
+    "rel_standing_envs": "commands.rel_standing_envs",
+    "rel_reversal": "commands.rel_reversal",
+    "max_tilt": "terminations.tilt.params.limit_angle",
+    "domain_randomization": "domain_rand",
+    "reward_weights": "rewards",
+    "rewards.lin_vel_std": "rewards.track_lin_vel_x_exp.params.std",
+    "rewards.ang_vel_std": "rewards.track_ang_vel_z_exp.params.std",
+    "rewards.undesired_contact_bodies": "rewards.undesired_contacts.params.bodies",
+    "rewards.scale_by_step_dt": "scale_rewards_by_dt",
+    "observations.ang_vel_scale": "observations.base_ang_vel.scale",
+    "observations.joint_vel_scale": "observations.joint_vel_rel.scale",
+    "observations.privileged": "privileged_obs",
+    "terminations.max_tilt_rad": "terminations.tilt.params.limit_angle",
+    "terminations.contact_bodies": "terminations.contact.params.bodies",
 }
 
 
-def _replace(obj: Any, where: str, **changes: Any) -> Any:
-    names = [f.name for f in dataclasses.fields(obj)]
-    unknown = [k for k in changes if k not in names]
-    if unknown:
-        raise ConfigFieldError(where, f"{where}: unknown field(s) {unknown}; valid: {names}")
-    return dataclasses.replace(obj, **changes)
+def _domain_rand(cfg: WheelLegEnvCfg, value: Any, key: str) -> Any:
+    """``domain_rand`` (or ``domain_randomization``): True, False or a dict of its fields."""
+    if isinstance(value, bool):
+        return {"enabled": value}
+    if key == "domain_randomization" and not isinstance(value, dict):
+        raise ConfigFieldError(key, f"{key}: expected True, False or a dict of domain_rand fields, got {value!r}")
+    return value
 
 
-def _legacy(tables: dict[str, dict[str, Any]], top: dict[str, Any]) -> None:
-    """Move the earlier sections' keys (:data:`LEGACY_KEYS`) to the term entries and fields that hold them now."""
-    for section, changes in tables.items():
-        for key in [k for k in changes if (section, k) in LEGACY_KEYS]:
-            value = changes.pop(key)
-            target, term, fld, param = LEGACY_KEYS[(section, key)]
-            if target is None:
-                top[term] = value
-                continue
-            entry = as_change(tables[target][term]) if term in tables[target] else {}
-            if param is None:
-                entry[fld] = value
-            else:
-                entry[fld] = {**entry.get(fld, {}), param: value}
-            tables[target][term] = entry
+#: Each keyword's conversion to what its field takes; each section's completion of its merged changes.
+CONVERT = {"domain_rand": _domain_rand, "terrain": lambda cfg, value, key: make_terrain_cfg(cfg.terrain, value)}
+FINISH = {"domain_rand": lambda c: {"enabled": True, **c} if c else c}  # giving ranges means wanting them
 
 
 def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg:
-    """Apply keyword overrides (section dicts, term tables, top-level fields, flat aliases) to ``cfg`` and
-    validate. A term table takes changes by term name (:func:`~dexwheel.tasks.terms.merge_terms`)."""
-    cfg = cfg if cfg is not None else WheelLegEnvCfg()
-    sections: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
-    tables: dict[str, dict[str, Any]] = {s: {} for s in _TERM_KINDS}
-    top: dict[str, Any] = {}
-    for key, value in kwargs.items():
-        value = plain(value)
-        if key in _TERM_KINDS:
-            if not isinstance(value, dict):
-                raise ConfigFieldError(key, f"{key}: expected a dict of terms by name, got {value!r}")
-            tables[key].update(value)
-        elif key in _SECTIONS:
-            if key == "domain_rand" and isinstance(value, bool):
-                value = {"enabled": value}
-            if not isinstance(value, dict):
-                raise ConfigFieldError(key, f"{key}: expected a dict of fields, got {value!r}")
-            sections[key].update(value)
-        elif key == "domain_randomization":
-            if not isinstance(value, (bool, dict)):
-                raise ConfigFieldError(
-                    key, f"{key}: expected True, False or a dict of domain_rand fields, got {value!r}"
-                )
-            sections["domain_rand"].update({"enabled": value} if isinstance(value, bool) else value)
-        elif key == "terrain":
-            top["terrain"] = make_terrain_cfg(cfg.terrain, value)
-        elif key == "reward_weights":
-            tables["rewards"].update(dict(value))
-        elif key in KWARG_ALIASES:
-            section, name = KWARG_ALIASES[key]
-            if section is None:
-                top[name] = value
-            else:
-                (tables if section in tables else sections)[section][name] = value
-        else:
-            top[key] = value
-    _legacy(tables, top)
-    if "domain_rand" in sections and "enabled" not in sections["domain_rand"] and sections["domain_rand"]:
-        sections["domain_rand"]["enabled"] = True  # giving ranges means wanting them
-    for name, changes in sections.items():
-        if changes:
-            top[name] = _replace(getattr(cfg, name), name, **changes)
-    for name, changes in tables.items():
-        if changes:
-            top[name] = merge_terms(getattr(cfg, name), changes, _TERM_KINDS[name], name)
-    if "observations" in top:
-        top["observations"] = _params_to_fields(top["observations"])
-    valid = [f.name for f in dataclasses.fields(cfg)]
-    unknown = [k for k in top if k not in valid]
-    if unknown:
-        raise unknown_keywords(unknown, valid, [*sorted(KWARG_ALIASES), "domain_randomization", "reward_weights"])
-    cfg = dataclasses.replace(cfg, **top)
+    """Apply keyword overrides (section dicts, term tables, top-level fields, :data:`RENAMES`) to ``cfg``
+    (:func:`~dexwheel.tasks.config_builder.build_cfg`) and validate."""
+    cfg = build_cfg(cfg if cfg is not None else WheelLegEnvCfg(), kwargs, tables=_TERM_KINDS, renames=RENAMES,
+                    convert=CONVERT, finish=FINISH)  # fmt: skip
+    cfg = dataclasses.replace(cfg, observations=_params_to_fields(cfg.observations))
     validate(cfg)
     return cfg
 
