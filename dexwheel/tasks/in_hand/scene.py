@@ -1,0 +1,93 @@
+"""The in-hand tasks' scene (:func:`build_scene`): the G20 palm up on a fixed wrist mount and one object on its palm.
+
+The hand is the G20's description as every task builds it (:func:`dexwheel.robots.mjcf.build_spec`), its base turned
+so the palm (``+x`` of ``hand_base``) faces up (world ``+z``) with the fingers along world ``-x``; the palm's top is
+at ``z = 0.0122`` m and its centre at ``x = -0.073``. The object is a free body: a cube (``size`` its edge), a
+cylinder (diameter and height ``size``, its axis along the palm normal) or a sphere (diameter ``size``), of ``mass``.
+
+Contact: the object's geom takes the hand's solver settings (``solref`` 0.004 s, damping ratio 1; ``solimp`` 0.9
+0.95 0.001; the spec's, so a fingertip meets the object as it meets the palm), ``condim`` 4 (sliding and torsional
+friction: spinning an object on the palm is resisted, as by a real skin) with sliding friction ``friction``
+(1.0 by default, the hand's; the spec's rubber-like 1.0 on both sides) and torsional 0.005 m (a 1 cm contact patch);
+the palm and finger collision shapes are the spec's capsules and box, unrefined (docs/how-to/in-hand.md says where
+they limit a grasp).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import mujoco
+import numpy as np
+
+from dexwheel.robots import get_robot
+from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS
+from dexwheel.robots.mjcf import VISUAL_GROUP, build_spec
+from dexwheel.sim.model_checks import check_robot_model
+from dexwheel.sim.projection import add_deepest_contact_sensor
+from dexwheel.sim.rendering import add_studio
+
+SHAPES = ("cube", "cylinder", "sphere")
+OBJECT_BODY, OBJECT_JOINT, OBJECT_GEOM = "object", "object_root", "object_col"
+#: The hand base's orientation (w, x, y, z): -90 deg about world y, so the palm normal (+x of hand_base) is world +z.
+PALM_UP = (math.cos(-math.pi / 4), 0.0, math.sin(-math.pi / 4), 0.0)
+#: Where the palm's top face is centred in the world (m), and its normal: the object rests there.
+PALM_CENTRE = np.array([-0.0734, 0.0, 0.0122])
+PALM_NORMAL = np.array([0.0, 0.0, 1.0])
+TORSIONAL_FRICTION = 0.005  # m: a 1 cm contact patch
+FLOOR_Z = -0.15  # the rendered floor, well below the hand (render only)
+
+
+@dataclasses.dataclass(frozen=True)
+class ObjectSpec:
+    """One object: ``shape`` of ``SHAPES``, ``size`` (m), ``mass`` (kg), sliding ``friction``."""
+
+    shape: str = "cube"
+    size: float = 0.06
+    mass: float = 0.1
+    friction: float = 1.0
+
+    @property
+    def half_height(self) -> float:
+        """Its centre's height above the palm when it rests there (m)."""
+        return self.size / 2
+
+
+def _geom_size(obj: ObjectSpec) -> list[float]:
+    h = obj.size / 2
+    return {"cube": [h, h, h], "cylinder": [h, h, 0.0], "sphere": [h, 0.0, 0.0]}[obj.shape]
+
+
+_TYPES = {"cube": mujoco.mjtGeom.mjGEOM_BOX, "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+          "sphere": mujoco.mjtGeom.mjGEOM_SPHERE}  # fmt: skip
+
+
+def scene_spec(hand: str, obj: ObjectSpec) -> mujoco.MjSpec:
+    """The scene's ``MjSpec`` (see the module docstring)."""
+    desc = get_robot(f"g20_{hand}")
+    spec = build_spec(desc)
+    spec.body("hand_base").quat = list(PALM_UP)
+    add_deepest_contact_sensor(spec)  # the hand's deepest contact (the penetration reward, as the pose task's)
+    body = spec.worldbody.add_body(name=OBJECT_BODY, pos=list(PALM_CENTRE + PALM_NORMAL * obj.half_height))
+    body.add_freejoint(name=OBJECT_JOINT)
+    c = desc.contact
+    body.add_geom(name=OBJECT_GEOM, type=_TYPES[obj.shape], size=_geom_size(obj), mass=obj.mass, condim=4,
+                  friction=[obj.friction, TORSIONAL_FRICTION, 0.0001], solref=list(c.solref), solimp=[*c.solimp, 0.5, 2.0],
+                  margin=c.margin, rgba=[0.85, 0.45, 0.15, 1.0])  # fmt: skip
+    add_studio(spec, FLOOR_Z, VISUAL_GROUP)
+    return spec
+
+
+def build_scene(hand: str, obj: ObjectSpec) -> mujoco.MjModel:
+    """The compiled scene, the hand's joints and actuators checked."""
+    model = scene_spec(hand, obj).compile()
+    check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source=f"g20_{hand} in-hand scene")
+    return model
+
+
+def object_addresses(model: mujoco.MjModel) -> tuple[int, int]:
+    """The object's free joint: its ``qpos`` address (position, then quaternion w x y z) and ``qvel`` address
+    (linear velocity in the world frame, then angular velocity in the object's frame)."""
+    j = model.joint(OBJECT_JOINT).id
+    return int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j])
