@@ -115,6 +115,7 @@ class Plan:
     #: iterations of a training whose rate could not be measured (the training rate step failed)
     fallback_iterations: int
     budget_s: float
+    #: overrides added to each training run; ``{task}`` stands for its Hydra task name (``task.{task}.*`` keys)
     extra_overrides: list[str] = field(default_factory=list)
 
 
@@ -134,7 +135,7 @@ def smoke_plan() -> Plan:
                 tasks=[FLAT, G20, ROUGH], isaac_envs=[4], mujoco_envs=[4], isaac_steps=10, mujoco_steps=10,
                 step_rate_cap=240, step_process_cap=120, train_envs=4, rate_iterations=1, train_rate_cap=180,
                 train_s=1.0, train_flat_cap=180, train_rough_cap=240, eval_episodes=2, fallback_iterations=1,
-                budget_s=1200, extra_overrides=["task.velocity.episode_length_s=0.5"])  # fmt: skip
+                budget_s=1200, extra_overrides=["task.{task}.episode_length_s=0.5"])  # fmt: skip
 
 
 def xdist_workers(cpus: int | None = None) -> int:
@@ -284,7 +285,7 @@ def train(plan: Plan, task: str, iterations: int, run_dir: Path, cap: float, rec
     args = [*TRAIN_TASKS[task], "backend=isaaclab", "algo=rsl_ppo", f"train.num_envs={plan.train_envs}",
             f"train.device={plan.device}", f"train.total_timesteps={total}", f"train.eval_every_steps={total + 1}",
             f"train.checkpoint_every_steps={total + 1}", f"train.eval_episodes={plan.eval_episodes}",
-            *plan.extra_overrides, f"hydra.run.dir={run_dir}"]  # fmt: skip
+            *(o.format(task=HYDRA_TASK[task]) for o in plan.extra_overrides), f"hydra.run.dir={run_dir}"]  # fmt: skip
     rec.update(task=task, num_envs=plan.train_envs, iterations=iterations, total_timesteps=total,
                command="python scripts/train.py " + " ".join(args[:-1]))  # fmt: skip
     t0 = time.monotonic()
