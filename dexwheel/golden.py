@@ -67,6 +67,8 @@ _SOL = "Solenopsis-v0"
 _M20 = "M20Legacy-v0"
 _SOL_ROUGH = "Solenopsis-Rough-v0"
 _M20_ROUGH = "M20Legacy-Rough-v0"
+_ROTATE = "G20Rotate-v0"
+_REORIENT = "G20Reorient-v0"
 _PUSHES = {"enabled": True, "push_interval_s": (1.0, 1.5)}  # a push every 1-1.5 s, so a short run has several
 _SHORT_EPISODES = {"episode_length_s": 2.0}  # so the vector cases cross autoresets
 #: One tile, a 0.10 m deep pit with a 2 m floor: the robot spawns in it and drives into its rim.
@@ -137,6 +139,23 @@ CASES: tuple[GoldenCase, ...] = (
     GoldenCase(
         "solenopsis_rough_pit_edge", _SOL_ROUGH, "drive_forward", 240, {"terrain": _PIT_010, "episode_length_s": 5.0}
     ),
+    # the G20 with an object: contacts with a free body, drops and their resets from the grasp cache, goals
+    GoldenCase("g20_left_rotate_delta_random", _ROTATE, "random", 150, {"episode_length_s": 3.0}),
+    GoldenCase(
+        "g20_right_rotate_normalized_random",
+        _ROTATE,
+        "random",
+        100,
+        {"hand": "right", "action": "normalized", "episode_length_s": 2.0},
+    ),  # fmt: skip
+    GoldenCase(
+        "g20_left_reorient_vector_sdk255_random",
+        _REORIENT,
+        "random",
+        100,
+        {"action": "sdk255", "episode_length_s": 2.0},
+        num_envs=2,
+    ),  # fmt: skip
 )
 
 
@@ -152,7 +171,7 @@ def _program(case: GoldenCase, env: Any, n: int, dim: int) -> np.ndarray:
     steps = case.steps
     task = env.unwrapped.task
     if case.program == "random":
-        if case.env_id == _G20 and task.actions.kind == "sdk255":
+        if getattr(getattr(task, "actions", None), "kind", None) == "sdk255":  # the G20 tasks: integers
             return rng.integers(0, 256, (steps, n, dim)).astype(np.float64)
         space = env.single_action_space if case.num_envs else env.action_space
         low, high = np.broadcast_to(space.low, (dim,)), np.broadcast_to(space.high, (dim,))
@@ -193,6 +212,9 @@ def physics_state(env: Any) -> dict[str, np.ndarray]:
         p = task.physics
         return {"qpos": p.qpos.copy(), "qvel": p.qvel.copy(), "ctrl": p.ctrl.copy()}
     state = {"qpos": task.qpos.copy(), "qvel": task.qvel.copy(), "command": task.command.copy()}
+    if hasattr(task, "object_pos"):  # the in-hand tasks: the object's pose and velocity (world frame)
+        state["object"] = np.concatenate([task.object_pos, task.object_quat, task.object_lin_vel,
+                                          task.object_ang_vel], axis=1)  # fmt: skip
     control = getattr(task.drive, "control", None)  # PD: the last physics step's actuator targets
     state["ctrl"] = control[:, -1].copy() if control is not None else task.qpos.copy()
     return state

@@ -401,8 +401,21 @@ def _code_part(line: str) -> str:
     return re.sub(r"(\"[^\"]*\"|'[^']*')", lambda m: "x" * len(m.group(0)), line)
 
 
+#: The task group's section of each family's config class (one name per task); the in-hand config's own.
+TASK_SECTION = {"wheel_leg": "velocity", "hand": "hand_pose", "in_hand": "in_hand_rotate"}
+
+
 def hydra_path(family: str, path: str) -> str:
     """The Hydra key of a config field (``actions.knee_scale`` -> ``action.wheel_leg.actions.knee_scale``)."""
+    if family == "in_hand":  # its sections the hand groups give by the pose task's names (the config's RENAMES)
+        from dexwheel.tasks.in_hand.config import RENAMES
+
+        flat = next((k for k, v in RENAMES.items() if v == path), None)
+        if flat is not None and any(flat in keys for keys in GROUP_FIELDS["hand"].values()):
+            return hydra_path("hand", flat)
+        if path.split(".", 1)[0] in ("hand", "num_threads", "render_mode", "width", "height"):
+            return hydra_path("hand", path)
+        return f"`task.{TASK_SECTION[family]}.{path}`"
     top = path.split(".", 1)[0]
     if top in NOT_CONFIG[family]:
         return (
@@ -411,7 +424,7 @@ def hydra_path(family: str, path: str) -> str:
             else "not in the Hydra tree (the scripts set it)"
         )
     group = next((g for g, keys in GROUP_FIELDS[family].items() if top in keys), "task")
-    return f"`{group}.{family}.{path}`"
+    return f"`{group}.{TASK_SECTION[family] if group == 'task' else family}.{path}`"
 
 
 def config_rows(cfg: Any, family: str, prefix: str, nested: list[tuple[str, Any]]) -> list[list[str]]:
@@ -455,6 +468,7 @@ def config_section(title: str, cfg: Any, family: str, lead: str, prefix: str = "
 
 def config_page() -> str:
     from dexwheel.tasks.hand_pose.config import G20HandConfig
+    from dexwheel.tasks.in_hand.config import InHandCfg
     from dexwheel.tasks.velocity.config import WheelLegEnvCfg
     from dexwheel.tasks.velocity.rough import rough_cfg
 
@@ -476,6 +490,12 @@ def config_page() -> str:
     out.append(config_section(
         "G20HandConfig", G20HandConfig(), "hand",
         "`G20Hand-v0` (`dexwheel.tasks.hand_pose.config`; `make_cfg` applies keyword changes)."))  # fmt: skip
+    out.append(config_section(
+        "InHandCfg", InHandCfg(), "in_hand",
+        "`G20Rotate-v0`, `G20Reorient-v0` (`dexwheel.tasks.in_hand.config`; `make_cfg` applies keyword changes and "
+        "checks them; the reorientation task starts from `reorient_cfg()`: its term tables). Hydra holds them under "
+        "`task.in_hand_rotate` / `task.in_hand_reorient`; the action, drive, composer and collision fields come from "
+        "those groups by the pose task's names (`action`, `slew_rad_s`, `composer_layers`, ...)."))  # fmt: skip
     return "".join(out).rstrip() + "\n"
 
 

@@ -26,6 +26,8 @@ SHORT_EPISODES = {
     "hand_pose": "max_episode_steps=50",
     "velocity": "episode_length_s=2.0",
     "velocity_rough": "episode_length_s=2.0",
+    "in_hand_rotate": "episode_length_s=1.0",
+    "in_hand_reorient": "episode_length_s=1.0",
 }
 
 

@@ -18,6 +18,11 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
         ("bench_composer.py", ["--iters", "200"], ["seed 29+2, wave override: compose()", "solenopsis 8"]),
         ("bench_g20_env.py", ["--quick"], ["ratio over raw incl. projection", "vector hard_write N=8", "speed-up"]),
         (
+            "bench_in_hand.py",
+            ["--quick"],
+            ["G20Rotate-v0 benchmark", "N =   8: native vector env over raw mujoco.batch"],
+        ),
+        (
             "bench_wheel_leg_env.py",
             ["--quick"],
             ["random actions", "N =   8", "speed-up", "the flat env's env-steps/s"],

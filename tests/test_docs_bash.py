@@ -50,6 +50,10 @@ SAME_AS = {"task.train.total_timesteps": "train.total_timesteps", "task.train.nu
 #: the imitation phases of a run with a teacher, shortened so that PPO still runs within the tiny budget
 TINY_TEACHER = {"algo.params.teacher_steps": "256", "algo.params.critic_warmup": "1"}
 TINY_EPISODE = {"hand": "task.hand.max_episode_steps=50", "wheel_leg": "task.wheel_leg.episode_length_s=2.0"}
+#: tasks whose episodes are shortened by a key of their own (their config's ``episode_length_s``)
+TINY_TASK_EPISODE = {t: f"task.{t}.episode_length_s=1.0" for t in ("in_hand_rotate", "in_hand_reorient")}
+#: the in-hand benchmark's tiny protocol
+TINY_IN_HAND = {"in_hand.trials": "1", "in_hand.seconds": "0.5"}
 TINY_STEPS = {"steps.trials": "1", "steps.heights": "[0.05]", "steps.stairs": "false", "steps.directions": "[up]",
               "steps.time_limit_s": "2.0"}  # fmt: skip
 #: what a runnable block must not hold: it would run long or need what CI lacks
@@ -200,13 +204,16 @@ def tiny(words: list[str], cwd: Path) -> list[str]:
             key = SAME_AS.get(_key(w), _key(w))
             out.append(f"{_key(w)}={budget[key]}" if key in budget else w)
         out += [f"{k}={v}" for k, v in budget.items() if k not in typed and k not in {SAME_AS.get(t) for t in typed}]
-        if not resume and _key(TINY_EPISODE[_family(args, cwd)]) not in typed:
-            out.append(TINY_EPISODE[_family(args, cwd)])
+        task = next((w.split("=", 1)[1] for w in args if w.startswith("task=")), None)
+        episode = TINY_TASK_EPISODE.get(task) or TINY_EPISODE[_family(args, cwd)]
+        if not resume and _key(episode) not in typed:
+            out.append(episode)
         return out
     if script == "evaluate.py":
         if "benchmark" in typed:
-            return [*[f"{_key(w)}={TINY_STEPS[_key(w)]}" if _key(w) == "steps.trials" else w for w in args],
-                    *[f"{k}={v}" for k, v in TINY_STEPS.items() if k not in typed]]  # fmt: skip
+            tiny = TINY_STEPS if "benchmark=steps" in args else TINY_IN_HAND
+            return [*[f"{_key(w)}={tiny[_key(w)]}" if _key(w) in tiny else w for w in args],
+                    *[f"{k}={v}" for k, v in tiny.items() if k not in typed]]  # fmt: skip
         return [*[w for w in args if _key(w) != "episodes"], "episodes=1"]
     if script == "results.py":
         return [*args, "seeds=[0]", "sets=[20000]", "stress=false", "physics_steps=1024",

@@ -9,6 +9,19 @@ def register_envs() -> None:
     """Register the dexwheel ids (idempotent): single envs and native vector envs."""
     specs = {
         "G20Hand-v0": ("dexwheel.envs.g20_hand:G20HandEnv", "dexwheel.envs.g20_vector:G20HandVectorEnv", {}, 250),
+        # the in-hand tasks (dexwheel.tasks.in_hand): they truncate at their own episode_length_s
+        "G20Rotate-v0": (
+            "dexwheel.envs.g20_in_hand:G20InHandEnv",
+            "dexwheel.envs.g20_in_hand:G20InHandVectorEnv",
+            {"task": "rotate"},
+            None,
+        ),  # fmt: skip
+        "G20Reorient-v0": (
+            "dexwheel.envs.g20_in_hand:G20InHandEnv",
+            "dexwheel.envs.g20_in_hand:G20InHandVectorEnv",
+            {"task": "reorient"},
+            None,
+        ),  # fmt: skip
         "Solenopsis-v0": (
             "dexwheel.envs.wheel_leg:WheelLegEnv",
             "dexwheel.envs.wheel_leg_vector:WheelLegVectorEnv",

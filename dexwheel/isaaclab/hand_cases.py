@@ -66,7 +66,8 @@ def actions(case: Case) -> np.ndarray:
     from dexwheel.tasks.hand_pose.action import G20ActionMap
     from dexwheel.tasks.hand_pose.config import make_cfg
 
-    amap = G20ActionMap(make_cfg(hand=HAND, **case.config), G20_MIMIC, 1)
+    cfg = make_cfg(hand=HAND, **case.config)
+    amap = G20ActionMap(cfg.action, HAND, G20_MIMIC, 1, out_of_range=cfg.out_of_range, delta_scale=cfg.delta_scale)
     rows = []
     for name in case.presets:
         if amap.kind == "sdk255":

@@ -17,6 +17,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 
 from dexwheel.tasks.hand_pose.config import G20HandConfig
+from dexwheel.tasks.in_hand.config import reorient_cfg, rotate_cfg
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 from dexwheel.tasks.velocity.rough import rough_cfg
@@ -45,6 +46,12 @@ CONFIGS = {"hand": G20HandConfig, "wheel_leg": WheelLegEnvCfg}
 #: Task variants of a family: their own ``task`` node (``env_defaults/<variant>_task``: ``task=velocity_rough`` pulls
 #: ``wheel_leg_rough_task``), the other groups' nodes shared with the family's default task.
 VARIANTS = {"wheel_leg_rough": ("wheel_leg", rough_cfg)}
+#: Tasks of a family with a config class of their own (the in-hand tasks, :class:`~dexwheel.tasks.in_hand.config.
+#: InHandCfg`): their ``task`` node holds their fields but the sections the family's groups give by the pose task's
+#: names (``drive: pd``, ``action: delta``, ``composer_layers``, ``collision_projection``: the config's RENAMES).
+OWN_CONFIGS = {"in_hand_rotate": rotate_cfg, "in_hand_reorient": reorient_cfg}
+#: What the family's groups set for them, and what is no part of a task config.
+OWN_CONFIG_SKIP = ("drive", "composer", "collision", "hand", "num_threads", "render_mode", "width", "height")
 
 
 def _plain(value: Any) -> Any:
@@ -78,6 +85,10 @@ def register() -> None:
             store.store(group="env_defaults", name=f"{family}_{group}", node=node)
     for variant, (family, make) in VARIANTS.items():
         store.store(group="env_defaults", name=f"{variant}_task", node=defaults(family, make())["task"])
+    for task, make in OWN_CONFIGS.items():
+        fields = {k: v for k, v in _plain(make()).items() if k not in OWN_CONFIG_SKIP}
+        fields["actions"] = {k: v for k, v in fields["actions"].items() if k not in ("kind", "delay_steps")}
+        store.store(group="env_defaults", name=f"{task}_task", node=fields)
 
 
 register()

@@ -1,5 +1,5 @@
 """Plots as PNG files (written atomically) for people who would rather look than read: learning curves, the
-step benchmark's outcomes, and traces over time side by side (the cross-backend comparison)."""
+step and in-hand benchmarks' results, and traces over time side by side (the cross-backend comparison)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -71,6 +72,33 @@ def step_benchmark_figure(results: Mapping[str, Sequence[Mapping]], title: str) 
 def plot_step_benchmark(path: Path, results: Mapping[str, Sequence[Mapping]], title: str) -> Path:
     """:func:`step_benchmark_figure` written to ``path``."""
     return save_png(step_benchmark_figure(results, title), path)
+
+
+def in_hand_benchmark_figure(results: Mapping[str, Sequence[Mapping]], title: str) -> Figure:
+    """Per robot, each object's mean angular velocity about the axis (rad/s, the bar; its spread over trials, the
+    whisker) beside its drop rate (the share of trials that dropped the object)."""
+    fig, axes = plt.subplots(len(results), 2, figsize=(10, 0.5 + 2.6 * len(results)), squeeze=False,
+                             layout="constrained")  # fmt: skip
+    for (rate_ax, drop_ax), (robot, rows) in zip(axes, results.items(), strict=True):
+        names = [r["object"] for r in rows]
+        y = np.arange(len(rows))
+        rate_ax.barh(y, [r["rate_mean"] for r in rows], xerr=[r["rate_std"] for r in rows], color="#2a9d8f")
+        drop_ax.barh(y, [r["drop_rate"] for r in rows], color="#e76f51")
+        for ax in (rate_ax, drop_ax):
+            ax.set_yticks(y, names, fontsize=8)
+            ax.invert_yaxis()
+            ax.grid(axis="x", alpha=0.3)
+        rate_ax.set_xlabel("mean angular velocity about the axis (rad/s)")
+        drop_ax.set_xlabel("drop rate")
+        drop_ax.set_xlim(0, 1)
+        rate_ax.set_title(robot, fontsize=9, loc="left")
+    fig.suptitle(title)
+    return fig
+
+
+def plot_in_hand_benchmark(path: Path, results: Mapping[str, Sequence[Mapping]], title: str) -> Path:
+    """:func:`in_hand_benchmark_figure` written to ``path``."""
+    return save_png(in_hand_benchmark_figure(results, title), path)
 
 
 def over_time_figure(t: Sequence[float], panels: Mapping[str, Mapping[str, Sequence[float]]], title: str,

@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.fields import ConfigFieldError
-from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS, env_section
+from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS, env_id, env_section
 from dexwheel.rl.schema import ConfigError
 from dexwheel.tasks.spaces import IntegerBox
 
@@ -77,9 +77,9 @@ def make_env(cfg: DictConfig, **overrides: Any) -> gym.Env:
     kwargs, paths = _kwargs_and_paths(cfg)
     kwargs |= overrides
     try:
-        env = gym.make(cfg.robot.env_id, **kwargs)
+        env = gym.make(env_id(cfg), **kwargs)
     except (TypeError, ValueError) as e:
-        raise config_error(e, cfg.robot.env_id, kwargs, paths) from e
+        raise config_error(e, env_id(cfg), kwargs, paths) from e
     return RoundedActions(env) if isinstance(env.action_space, IntegerBox) else env
 
 
@@ -94,7 +94,7 @@ def check_isaaclab_env(cfg: DictConfig, **overrides: Any) -> None:
     try:
         refused = unsupported(task_config(cfg.robot.family, cfg.robot.name, kwargs))
     except (TypeError, ValueError) as e:
-        raise config_error(e, cfg.robot.env_id, kwargs, paths) from e
+        raise config_error(e, env_id(cfg), kwargs, paths) from e
     if refused:  # named as typed: the config key and its value (true, not True)
         named = {key: f"{paths.get(key, key)}={json.dumps(kwargs.get(key), default=str)}" for key in refused}
         raise ConfigError("; ".join(f"{named[key]}: backend=isaaclab does not run it: {why}"
@@ -105,9 +105,9 @@ def make_vector_env(cfg: DictConfig, num_envs: int, **overrides: Any) -> gym.vec
     kwargs, paths = _kwargs_and_paths(cfg)
     kwargs |= overrides
     try:
-        return gym.make_vec(cfg.robot.env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
+        return gym.make_vec(env_id(cfg), num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
     except (TypeError, ValueError) as e:
-        raise config_error(e, cfg.robot.env_id, kwargs, paths) from e
+        raise config_error(e, env_id(cfg), kwargs, paths) from e
 
 
 def physics_only_s(cfg: DictConfig, num_envs: int, steps: int) -> float:

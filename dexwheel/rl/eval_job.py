@@ -55,9 +55,11 @@ from dexwheel.sim.rendering import check_offscreen
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 #: evaluate.py's own settings
 OWN = ("run", "checkpoint", "policy", "onnx", "episodes", "eval_seed", "robots", "env_overrides", "video",
-       "video_episodes", "out", "overwrite", "benchmark", "steps")  # fmt: skip
-#: ``benchmark=``: the named evaluations run instead of episodes
-BENCHMARKS = ("steps",)
+       "video_episodes", "out", "overwrite", "benchmark", "steps", "in_hand")  # fmt: skip
+#: ``benchmark=``: the named evaluations run instead of episodes (rotation, reorient: the in-hand benchmark)
+BENCHMARKS = ("steps", "rotation", "reorient")
+#: The in-hand benchmark's kinds and the task each scores
+IN_HAND_TASKS = {"rotation": "in_hand_rotate", "reorient": "in_hand_reorient"}
 #: settings of how the evaluation runs, taken as typed
 RUNS_ON = ("backend", "train.device")
 #: ``backend=``: the backends evaluations run on
@@ -252,19 +254,25 @@ def _check(cfg: DictConfig) -> None:
 def unused(cfg: DictConfig) -> dict[str, str]:
     """The keys of evaluate.py (and ``backend.*``, ``train.device``) this evaluation does not read, each with what
     it needs: typed, they are refused (:func:`check_typed`), never dropped."""
-    bench = cfg.get("benchmark") is not None
+    kind = cfg.get("benchmark")
+    bench = kind is not None
+    protocol = "in_hand" if kind in IN_HAND_TASKS else "steps"
     out = {"backend": f"the backend has no settings; choose it with backend=<{'|'.join(BACKENDS)}>"}
     if cfg.policy != "trained":
         out["checkpoint"] = f"a trained policy's checkpoint; needs policy=trained, not policy={cfg.policy}"
     if cfg.policy != "onnx":
         out["onnx"] = f"an exported policy; needs policy=onnx, not policy={cfg.policy}"
     if bench:
-        out["episodes"] = "benchmark=steps runs trials, not episodes; set steps.trials="
-        out["video_episodes"] = "benchmark=steps records one climb per height; drop it"
-    else:
+        out["episodes"] = f"benchmark={kind} runs trials, not episodes; set {protocol}.trials="
+        out["video_episodes"] = (
+            f"benchmark={kind} records {'one climb per height' if kind == 'steps' else 'one trial'}; drop it"
+        )
+    elif not cfg.video:
+        out["video_episodes"] = "needs video=true"
+    if kind != "steps":
         out["steps"] = "the step benchmark's protocol; needs benchmark=steps"
-        if not cfg.video:
-            out["video_episodes"] = "needs video=true"
+    if kind not in IN_HAND_TASKS:
+        out["in_hand"] = "the in-hand benchmark's protocol; needs benchmark=rotation or benchmark=reorient"
     if cfg.backend.name != "isaaclab":
         out["train.device"] = "a MuJoCo evaluation runs on the CPU; needs backend=isaaclab"
     return out
@@ -289,6 +297,27 @@ def step_benchmark_cfg(cfg: DictConfig):
     changes = OmegaConf.to_container(cfg.steps, resolve=True) if cfg.get("steps") is not None else {}
     try:
         return make_cfg({**changes, "reset_seed": cfg.eval_seed})
+    except (ConfigFieldError, TypeError) as e:
+        raise ConfigError(" ".join(str(e).split())) from None
+
+
+def in_hand_benchmark_cfg(cfg: DictConfig, env_cfg: DictConfig):
+    """``in_hand.*`` as the in-hand benchmark's protocol (:mod:`dexwheel.tasks.in_hand.benchmark`), checked against the
+    policy's task and hand; trial ``k`` resets with ``eval_seed + k``. A bad value is refused in one line naming its
+    key."""
+    from dexwheel.fields import ConfigFieldError
+    from dexwheel.tasks.in_hand.benchmark import make_cfg
+
+    task = IN_HAND_TASKS[cfg.benchmark]
+    if env_cfg.task.name != task:
+        raise ConfigError(f"benchmark={cfg.benchmark}: it scores task={task} policies, not task={env_cfg.task.name}")
+    if cfg.backend.name != "mujoco":
+        raise ConfigError(f"benchmark={cfg.benchmark}: runs on backend=mujoco (the in-hand tasks have no Isaac Lab "
+                          "task yet: docs/how-to/in-hand.md)")  # fmt: skip
+    changes = OmegaConf.to_container(cfg.in_hand, resolve=True) if cfg.get("in_hand") is not None else {}
+    hand = env_kwargs(env_cfg).get("hand", "left")
+    try:
+        return make_cfg({**changes, "reset_seed": cfg.eval_seed, "hand": hand})
     except (ConfigFieldError, TypeError) as e:
         raise ConfigError(" ".join(str(e).split())) from None
 
@@ -326,9 +355,11 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     bench = step_benchmark_cfg(cfg) if cfg.get("benchmark") == "steps" else None
     if bench is not None and env_cfg.robot.family != "wheel_leg":
         raise ConfigError(f"benchmark=steps: the step benchmark is for the wheel-leg robots, not {env_cfg.robot.name}")
-    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, bench.trials if bench else cfg.episodes, backend,
-                     changed, "steps" if bench else None)  # fmt: skip
-    suffixes = [*(video_suffix(r) for r in robots if cfg.video), *([PLOT_SUFFIX] if bench is not None else [])]
+    hand_bench = in_hand_benchmark_cfg(cfg, env_cfg) if cfg.get("benchmark") in IN_HAND_TASKS else None
+    trials = bench.trials if bench else (hand_bench.trials if hand_bench else cfg.episodes)
+    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, trials, backend, changed, cfg.get("benchmark"))
+    plotted = bench is not None or hand_bench is not None
+    suffixes = [*(video_suffix(r) for r in robots if cfg.video), *([PLOT_SUFFIX] if plotted else [])]
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, suffixes)
     env_overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
     if bench is not None:
@@ -353,6 +384,10 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
                 results[robot] = _step_benchmark(cfg, bench, rcfg, run, run_cfg, checkpoint, exported, robot,
                                                  {**render, **env_overrides}, video)  # fmt: skip
                 continue
+            if hand_bench is not None:
+                results[robot] = _in_hand_benchmark(cfg, hand_bench, rcfg, run, run_cfg, checkpoint, exported, robot,
+                                                    {**render, **env_overrides}, video)  # fmt: skip
+                continue
             env = make_env(rcfg, **render, **env_overrides)
             if checkpoint is not None:
                 policy = load_policy(run, str(checkpoint), run_cfg)
@@ -375,7 +410,11 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
             "robots": robots,
             "backend": backend,
             "eval_seed": cfg.eval_seed,
-            **({"benchmark": "steps", "protocol": _protocol(bench)} if bench else {"episodes": cfg.episodes}),
+            **(
+                {"benchmark": cfg.benchmark, "protocol": _protocol(bench or hand_bench)}
+                if plotted
+                else {"episodes": cfg.episodes}
+            ),
             "overrides": changed,
             "env_overrides": env_overrides,
             "results": results,
@@ -385,6 +424,11 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
 
             files[PLOT_SUFFIX] = plot_step_benchmark(_temporary(out, PLOT_SUFFIX),
                                                      {r: res["rows"] for r, res in results.items()}, name)  # fmt: skip
+        elif hand_bench is not None:
+            from dexwheel.rl.curves import plot_in_hand_benchmark
+
+            files[PLOT_SUFFIX] = plot_in_hand_benchmark(_temporary(out, PLOT_SUFFIX),
+                                                        {r: res["rows"] for r, res in results.items()}, name)  # fmt: skip
         out = save(out, json.dumps(record, indent=1), files, fixed=bool(cfg.out), overwrite=cfg.overwrite)
     finally:
         for tmp in files.values():
@@ -394,12 +438,18 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
 
         for robot, result in results.items():
             print(steps_table(result["rows"], f"step benchmark: {robot}"))
+    elif hand_bench is not None:
+        from dexwheel.tasks.in_hand.benchmark import format_table as in_hand_table
+
+        for robot, result in results.items():
+            print(in_hand_table(result["rows"], f"{cfg.benchmark} benchmark: {robot}"))
     else:
         print(format_table(results))
     for robot in robots if cfg.video else []:
-        what = "one climb per height" if bench else f"{min(cfg.video_episodes, cfg.episodes)} episode(s)"
+        what = ("one climb per height" if bench else "one trial of the first object" if hand_bench
+                else f"{min(cfg.video_episodes, cfg.episodes)} episode(s)")  # fmt: skip
         print(f"video: {companion(out, video_suffix(robot))} ({what})")
-    if bench is not None:
+    if plotted:
         print(f"plot: {companion(out, PLOT_SUFFIX)}")
     print(f"metrics: {out}")
     return results
@@ -434,6 +484,39 @@ def _step_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | N
 
     return run_step_benchmark(lambda desc: make_env(rcfg, terrain=desc, **fixed, **env_kwargs_), policy_for, bench,
                               video_path=video, progress=True)  # fmt: skip
+
+
+def _in_hand_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | None, run_cfg: DictConfig,
+                       checkpoint: Path | None, exported: Any, robot: str, env_kwargs_: dict[str, Any],
+                       video: Path | None) -> dict[str, Any]:  # fmt: skip
+    """The in-hand benchmark (:mod:`dexwheel.tasks.in_hand.benchmark`) on ``rcfg``'s env with each object."""
+    from dexwheel.tasks.in_hand import benchmark as in_hand
+
+    clash = sorted({"object", "grasps", "episode_length_s"} & set(env_kwargs_))
+    if clash:
+        raise ConfigError(f"env_overrides: {clash} are fixed by the in-hand benchmark's protocol")
+    trained = load_policy(run, str(checkpoint), run_cfg) if checkpoint is not None else None
+
+    def run_trials(spec, video_path):
+        import dataclasses
+
+        env = make_env(rcfg, object=dataclasses.asdict(spec), grasps=None, episode_length_s=bench.seconds,
+                       **env_kwargs_)  # fmt: skip
+        try:
+            if trained is not None:
+                policy = trained
+            elif exported is not None:
+                policy = exported.policy(env, robot)
+            else:
+                policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
+            print(f"{cfg.benchmark} benchmark: {in_hand.label(spec)}: {bench.trials} trials", flush=True)
+            done = run_episodes(env, policy, rcfg.task.name, bench.trials, bench.reset_seed, video_path=video_path,
+                                progress=True)  # fmt: skip
+        finally:
+            env.close()
+        return done.episodes
+
+    return in_hand.run(bench, run_trials, video)
 
 
 def _check_fixed(bench: Any, env_overrides: dict[str, Any]) -> None:

@@ -43,7 +43,7 @@ from dexwheel.atomic import write_atomic
 from dexwheel.rl.checkpoints import check_checkpoint, load_rsl, load_vecnormalize, resolve_checkpoint
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
-from dexwheel.rl.run_config import run_config
+from dexwheel.rl.run_config import env_id, run_config
 from dexwheel.rl.schema import RSL_ALGOS, ConfigError
 from dexwheel.tasks.spaces import IntegerBox
 
@@ -305,7 +305,7 @@ def build_metadata(run_dir: Path, run_cfg: DictConfig, algo: str, checkpoint: Pa
         "run_absolute": str(Path(run_dir).resolve()),
         "robot": str(run_cfg.robot.name),
         "family": str(run_cfg.robot.family),
-        "env_id": str(run_cfg.robot.env_id),
+        "env_id": env_id(run_cfg),
         "task": str(run_cfg.task.name),
         "algo": algo,
         "checkpoint": _relative(checkpoint, run_dir),

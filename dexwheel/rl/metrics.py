@@ -94,8 +94,31 @@ class RoughTrackingMetrics(VelocityTrackingMetrics):
         return out
 
 
+@dataclass
+class InHandMetrics:
+    """The in-hand tasks: the object's mean angular velocity about the axis (rad/s) and its total turn (rad), a drop
+    (the episode ended by a termination), the goals reached (reorientation)."""
+
+    name: str = "in_hand"
+    rates: list[float] = field(default_factory=list)
+    angle: float = 0.0
+    successes: float = 0.0
+
+    def step(self, info: dict[str, Any]) -> None:
+        self.rates.append(_require(info, "rotation_rate", self.name))
+        self.angle = _require(info, "rotation_angle", self.name)
+        self.successes = _require(info, "successes", self.name)
+
+    def episode(self, terminated: bool) -> dict[str, float]:
+        out = {"rotation_rate": float(np.mean(self.rates)) if self.rates else float("nan"),
+               "rotation_angle": self.angle, "drop": float(terminated), "successes": self.successes}  # fmt: skip
+        self.rates.clear()
+        self.angle = self.successes = 0.0
+        return out
+
+
 TASK_METRICS = {"velocity": VelocityTrackingMetrics, "velocity_rough": RoughTrackingMetrics,
-                "hand_pose": HandPoseMetrics}  # fmt: skip
+                "hand_pose": HandPoseMetrics, "in_hand_rotate": InHandMetrics, "in_hand_reorient": InHandMetrics}  # fmt: skip
 
 
 def make_metrics(task: str):

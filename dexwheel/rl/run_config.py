@@ -64,6 +64,12 @@ class Override:
         return self.root == "hydra"
 
 
+def env_id(cfg: DictConfig) -> str:
+    """The Gymnasium id the config builds: the task's own (``task.env_id``: the in-hand tasks' G20Rotate-v0) or the
+    robot's (``robot.env_id``: G20Hand-v0, Solenopsis-v0, whose task fields select the variant)."""
+    return str(cfg.task.get("env_id") or cfg.robot.env_id)
+
+
 def env_section(cfg: DictConfig, group: str) -> str:
     """The section of ``group`` that holds the env's keyword arguments: the task's own name for the task group
     (``task.hand_pose.*``: one name per task), the robot's family for the others (``drive.hand.*``)."""

@@ -418,6 +418,13 @@ class PDDrive(_BatchDrive):
         if self.batch is not None:  # the env's simulation is its batch row; its MjData was scratch
             self.batch.load_state(i, self.datas[i])
 
+    @property
+    def sensordata(self) -> np.ndarray:
+        """``(N, nsensordata)``: every env's sensors at the last physics step of the last :meth:`step`."""
+        if self.batch is None:
+            return self.datas[0].sensordata[None]
+        return self._record["sensordata"][:, -1]
+
     def sync_data(self, i: int) -> mujoco.MjData:
         """Env ``i``'s MjData at its current state, forward-computed (for rendering)."""
         if self.batch is not None:

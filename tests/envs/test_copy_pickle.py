@@ -38,12 +38,15 @@ SINGLE = {
     "solenopsis": ("Solenopsis-v0", {}),
     "solenopsis-events": ("Solenopsis-v0", {**WHEEL_EVENTS, "layers": ("policy", "override")}),
     "m20_legacy-events": ("M20Legacy-v0", WHEEL_EVENTS),
+    "g20-rotate": ("G20Rotate-v0", {"action_delay_steps": (0, 2)}),
+    "g20-reorient": ("G20Reorient-v0", {"commands": {"success_tolerance": 3.0}}),  # a goal reached every step
 }
 #: Vector envs whose episodes end within the test (autoreset draws from each env's generator).
 VECTOR = {
     "g20-vec-hard_write": ("G20Hand-v0", {"drive": "hard_write", "max_episode_steps": 4, "goal_switch_steps": 3}),
     "g20-vec-pd": ("G20Hand-v0", {"drive": "pd", "max_episode_steps": 4}),
     "solenopsis-vec": ("Solenopsis-v0", {**WHEEL_EVENTS, "episode_length_s": 0.1}),
+    "g20-vec-rotate": ("G20Rotate-v0", {"episode_length_s": 0.2}),
 }
 CASES = {**SINGLE, **VECTOR}
 FULL_PHYSICS = mujoco.mjtState.mjSTATE_FULLPHYSICS

@@ -135,7 +135,9 @@ def test_evaluate_runs_it_on_isaaclab_and_writes_its_json(tmp_path, isaac_device
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "step benchmark: solenopsis" in done.stdout and "step benchmark: step 0.050 up: T" in done.stdout
     saved = json.loads(
-        (tmp_path / "outputs" / "eval" / "steps_zero_solenopsis_isaaclab_seed20000_tr1_task-velocity_rough.json").read_text()
+        (
+            tmp_path / "outputs" / "eval" / "steps_zero_solenopsis_isaaclab_seed20000_tr1_task-velocity_rough.json"
+        ).read_text()
     )
     assert saved["backend"] == "isaaclab" and saved["benchmark"] == "steps" and saved["protocol"]["trials"] == 1
     assert saved["results"]["solenopsis"]["outcomes"] == {"step 0.050 up": "T"}  # the zero policy stands there

@@ -110,6 +110,7 @@ def test_an_unknown_rsl_schedule_fails_naming_it():
 
 def test_every_group_option_is_covered_above():
     assert options("robot") == sorted(HANDS + WHEEL_LEGS)
+    assert options("task") == ["hand_pose", "in_hand_reorient", "in_hand_rotate", "velocity", "velocity_rough"]
     assert options("drive") == ["hard_write", "pd", "track_test"]
     assert options("action") == ["delta", "nominal", "normalized", "sdk255", "wheel_leg"]
     assert options("composer") == ["hold_thumb", "policy", "safety_stop", "wheels_only"]
@@ -210,3 +211,38 @@ def test_gym_make_and_train_py_build_the_same_task_by_default(robot, env_id, kwa
         return dataclasses.asdict(env.cfg if hasattr(env, "cfg") else env.config)
 
     assert config(trained) == config(made)
+
+
+@pytest.mark.parametrize(
+    ("task", "env_id"), [("in_hand_rotate", "G20Rotate-v0"), ("in_hand_reorient", "G20Reorient-v0")]
+)
+@pytest.mark.parametrize("robot", HANDS)
+def test_an_object_task_builds_its_own_env_with_the_pd_drive(robot, task, env_id):
+    """``robot=g20_left task=in_hand_rotate``: the task's env id, PD, no projection, the delta mapping; the same
+    config gymnasium.make builds."""
+    import dataclasses
+
+    c = cfg(f"robot={robot}", f"task={task}")
+    assert (c.drive.name, c.collision.name, c.action.name) == ("pd", "off", "delta")
+    env = make_env(c)
+    assert env.spec.id == env_id
+    hand = robot.removeprefix("g20_")
+    made = gym.make(env_id, hand=hand).unwrapped
+    assert dataclasses.asdict(env.unwrapped.config) == dataclasses.asdict(made.config)
+    env.close()
+    sdk = make_env(cfg(f"robot={robot}", f"task={task}", "action=sdk255", "composer=hold_thumb"))
+    assert sdk.unwrapped.config.actions.kind == "sdk255" and sdk.unwrapped.config.composer.layers == ("policy", "hold")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        (["drive=hard_write"], r"^drive.hand.drive: 'hard_write': the object tasks drive the hand's PD actuators only"),
+        (["collision=projection"], r"^collision.hand.collision_projection: true: collision projection is the hard-write"),
+        (["task.in_hand_rotate.object.size=0.3"], r"^task.in_hand_rotate.object.size: 0.3 m is outside \[0.04, 0.08\]"),
+        (["robot=solenopsis"], r"^task=in_hand_rotate is not available for robot solenopsis"),
+    ],
+)  # fmt: skip
+def test_an_object_task_refuses_what_it_cannot_run_naming_the_key(overrides, match):
+    with pytest.raises(ConfigError, match=match):
+        make_env(cfg("robot=g20_left", "task=in_hand_rotate", *overrides))

@@ -27,7 +27,6 @@ from dexwheel.control import (
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.mappings import invalid_entries
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS, SDK_CHANNELS, SDK_MAX_VALUE
-from dexwheel.tasks.hand_pose.config import G20HandConfig
 from dexwheel.tasks.spaces import IntegerBox
 
 
@@ -41,15 +40,18 @@ class G20ActionMap:
     an invalid row is handed to the mapping itself, which raises with its own message (field, joint, range).
     """
 
-    def __init__(self, cfg: G20HandConfig, coupling: MimicCompletion, num_envs: int) -> None:
-        self.kind = cfg.action
+    def __init__(self, kind: str, hand: str, coupling: MimicCompletion, num_envs: int, *, out_of_range: str,
+                 delta_scale: float) -> None:  # fmt: skip
+        """``kind`` of :data:`~dexwheel.tasks.hand_pose.config.ACTIONS` for the ``hand`` ("left"/"right": the SDK's
+        channel order); ``out_of_range`` "clip" or "raise"; ``delta_scale`` rad per step at 1 (``delta``)."""
+        self.kind = kind
         self.num_envs = num_envs
-        self.clip = cfg.out_of_range == "clip"
+        self.clip = out_of_range == "clip"
         self.lower = coupling.active_lower.copy()
         self.upper = coupling.active_upper.copy()
         self.half_span = 0.5 * (self.upper - self.lower)
-        self.delta_scale = np.full(len(ACTIVE_JOINTS), float(cfg.delta_scale))
-        self._sdk = G20SdkMapping(cfg.hand)
+        self.delta_scale = np.full(len(ACTIVE_JOINTS), float(delta_scale))
+        self._sdk = G20SdkMapping(hand)
         #: {joint: radians} actions and configured goals check their names and values here, whatever the kind
         self.nominal = g20_nominal_mapping()
         if self.kind == "sdk255":

@@ -108,7 +108,9 @@ class G20HandTask:
         self.projector = CollisionProjector(
             model, self.coupling, self.qpos_adr, cfg.penetration_tol, cfg.projection_iters, cfg.projection_group_free
         )
-        self.actions = G20ActionMap(cfg, self.coupling, n)
+        self.actions = G20ActionMap(
+            cfg.action, cfg.hand, self.coupling, n, out_of_range=cfg.out_of_range, delta_scale=cfg.delta_scale
+        )
         self.presets = {name: self.actions.preset(name) for name in GOAL_PRESETS}
         #: mapped goals -> composer layers -> resolver -> the drive's joint targets
         self.command_path = HandActionPath(cfg.composer_layers, cfg.hold_joints, self.presets[cfg.hold_pose],

@@ -37,6 +37,10 @@ PALM_CENTRE = np.array([-0.0734, 0.0, 0.0122])
 PALM_NORMAL = np.array([0.0, 0.0, 1.0])
 TORSIONAL_FRICTION = 0.005  # m: a 1 cm contact patch
 FLOOR_Z = -0.15  # the rendered floor, well below the hand (render only)
+#: What an object may be (m, kg, sliding friction): from what the fingers can wrap (4 cm: the flexed fingertips
+#: still reach it; 8 cm: the palm's width less a finger) and lift (the 8 N m actuators hold 0.5 kg with margin),
+#: and friction from wet plastic to rubber.
+SIZE_RANGE, MASS_RANGE, FRICTION_RANGE = (0.04, 0.08), (0.02, 0.5), (0.3, 2.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +58,23 @@ class ObjectSpec:
         return self.size / 2
 
 
+def validate_object(obj: ObjectSpec, where: str = "object") -> None:
+    """Refuse, in one line naming the key and its allowed values, an object the hand cannot hold."""
+    from dexwheel.fields import ConfigFieldError
+
+    if obj.shape not in SHAPES:
+        raise ConfigFieldError(f"{where}.shape", f"{where}.shape: {obj.shape!r}; choose one of {list(SHAPES)}")
+    for name, (lo, hi), unit in (
+        ("size", SIZE_RANGE, " m"),
+        ("mass", MASS_RANGE, " kg"),
+        ("friction", FRICTION_RANGE, ""),
+    ):
+        v = getattr(obj, name)
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and lo <= v <= hi):
+            raise ConfigFieldError(f"{where}.{name}", f"{where}.{name}: {v!r}{unit} is outside [{lo:g}, {hi:g}]{unit} "
+                                                      "(what the G20 can hold)")  # fmt: skip
+
+
 def _geom_size(obj: ObjectSpec) -> list[float]:
     h = obj.size / 2
     return {"cube": [h, h, h], "cylinder": [h, h, 0.0], "sphere": [h, 0.0, 0.0]}[obj.shape]
@@ -63,9 +84,39 @@ _TYPES = {"cube": mujoco.mjtGeom.mjGEOM_BOX, "cylinder": mujoco.mjtGeom.mjGEOM_C
           "sphere": mujoco.mjtGeom.mjGEOM_SPHERE}  # fmt: skip
 
 
-def scene_spec(hand: str, obj: ObjectSpec) -> mujoco.MjSpec:
-    """The scene's ``MjSpec`` (see the module docstring)."""
+#: The bodies whose contacts with the object the tasks observe (thumb first, then index ... pinky).
+FINGERTIPS = ("thumb_distal", "index_distal", "middle_distal", "ring_distal", "pinky_distal")
+TIP_SENSOR, FORCE_SENSOR = "object_contact:{}", "actuator_force:{}"
+
+
+def add_task_sensors(spec: mujoco.MjSpec) -> None:
+    """Per fingertip, the number of its contacts with the object (``found``, at most 1 counted); per actuator,
+    the force it applies (N m): what the terms read each step, from the last physics step's ``sensordata``."""
+    one = [1, 0, 1]  # data "found", no reduction, one slot
+    for tip in FINGERTIPS:
+        spec.add_sensor(name=TIP_SENSOR.format(tip), type=mujoco.mjtSensor.mjSENS_CONTACT,
+                        objtype=mujoco.mjtObj.mjOBJ_BODY, objname=tip, reftype=mujoco.mjtObj.mjOBJ_BODY,
+                        refname=OBJECT_BODY, intprm=one)  # fmt: skip
+    for name in ACTUATOR_NAMES:
+        spec.add_sensor(name=FORCE_SENSOR.format(name), type=mujoco.mjtSensor.mjSENS_ACTUATORFRC,
+                        objtype=mujoco.mjtObj.mjOBJ_ACTUATOR, objname=name)  # fmt: skip
+
+
+def sensor_columns(model: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray]:
+    """Where the fingertips' contact counts and the actuators' forces sit in ``sensordata``."""
+    tips = [model.sensor_adr[model.sensor(TIP_SENSOR.format(t)).id] for t in FINGERTIPS]
+    forces = [model.sensor_adr[model.sensor(FORCE_SENSOR.format(a)).id] for a in ACTUATOR_NAMES]
+    return np.array(tips, dtype=np.intp), np.array(forces, dtype=np.intp)
+
+
+def scene_spec(
+    hand: str, obj: ObjectSpec, contact_excludes: tuple[tuple[str, str], ...] | None = None
+) -> mujoco.MjSpec:
+    """The scene's ``MjSpec`` (see the module docstring); ``contact_excludes``: the hand's body pairs whose contacts
+    are excluded (None: the spec's)."""
     desc = get_robot(f"g20_{hand}")
+    if contact_excludes is not None:
+        desc = dataclasses.replace(desc, contact_excludes=contact_excludes)
     spec = build_spec(desc)
     spec.body("hand_base").quat = list(PALM_UP)
     add_deepest_contact_sensor(spec)  # the hand's deepest contact (the penetration reward, as the pose task's)
@@ -75,13 +126,16 @@ def scene_spec(hand: str, obj: ObjectSpec) -> mujoco.MjSpec:
     body.add_geom(name=OBJECT_GEOM, type=_TYPES[obj.shape], size=_geom_size(obj), mass=obj.mass, condim=4,
                   friction=[obj.friction, TORSIONAL_FRICTION, 0.0001], solref=list(c.solref), solimp=[*c.solimp, 0.5, 2.0],
                   margin=c.margin, rgba=[0.85, 0.45, 0.15, 1.0])  # fmt: skip
+    add_task_sensors(spec)
     add_studio(spec, FLOOR_Z, VISUAL_GROUP)
     return spec
 
 
-def build_scene(hand: str, obj: ObjectSpec) -> mujoco.MjModel:
+def build_scene(
+    hand: str, obj: ObjectSpec, contact_excludes: tuple[tuple[str, str], ...] | None = None
+) -> mujoco.MjModel:
     """The compiled scene, the hand's joints and actuators checked."""
-    model = scene_spec(hand, obj).compile()
+    model = scene_spec(hand, obj, contact_excludes).compile()
     check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source=f"g20_{hand} in-hand scene")
     return model
 

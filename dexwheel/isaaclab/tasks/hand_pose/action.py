@@ -62,7 +62,9 @@ class HandPoseAction(ActionTerm):
         self._joint_ids = torch.tensor(ids, device=self.device, dtype=torch.int32)
         self.completion = G20_MIMIC
         self._active_cols = self._joint_ids[torch.as_tensor(G20_MIMIC.active_idx, device=self.device)].long()
-        self.map = G20ActionMap(task, G20_MIMIC, 1)
+        self.map = G20ActionMap(
+            task.action, task.hand, G20_MIMIC, 1, out_of_range=task.out_of_range, delta_scale=task.delta_scale
+        )
         self.kind, self.hard_write = task.action, task.drive == "hard_write"
         self.path = HandActionPath(task.composer_layers, task.hold_joints, self.map.preset(task.hold_pose),
                                     (G20_MIMIC.active_lower, G20_MIMIC.active_upper), n, xp=torch,

@@ -1,0 +1,74 @@
+"""Benchmark G20Rotate-v0: the native vector env over raw ``mujoco.batch`` stepping the same scene.
+
+Run: ``python benchmarks/bench_in_hand.py [--quick]``. At N = 32 and 128 envs (128: the rotation task's training
+count), random delta actions: the vector env's env-steps per second, and its time over ``mujoco.batch`` rolling
+out the same model and states with the same actuator targets (the env's last control step's, 25 physics steps of
+2 ms), measured in interleaved rounds in the same run; the median ratio and its quartiles are printed (the budget
+is 1.5x: what the action path, the object's state, the terms and the observation may add to the physics).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import gymnasium as gym  # noqa: E402
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+
+import dexwheel  # noqa: E402, F401  (registers the env ids)
+
+
+def bench_raw_batch(n: int, steps: int, rounds: int) -> float:
+    """The median ratio of the vector env's time over raw ``mujoco.batch``'s, printed with the env-steps/s."""
+    from mujoco import batch as mj_batch
+
+    venv = gym.make_vec("G20Rotate-v0", num_envs=n, vectorization_mode="vector_entry_point", episode_length_s=1e3)
+    venv.reset(seed=0)
+    task = venv.unwrapped.task
+    drive = task.drive
+    raw = mj_batch.Batch(task.model, n, nthread=task.num_threads)
+    raw.state[:] = drive.batch._batch.state  # the same states: the grasps the resets drew
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, 16)).astype(np.float32) * 0.2
+    ctrl = raw.bind("ctrl")
+
+    def vec_pass() -> float:
+        t0 = time.perf_counter()
+        for a in actions:
+            venv.step(a)
+        return time.perf_counter() - t0
+
+    def raw_pass() -> float:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            ctrl[:] = drive.control[:, -1]  # the env's last targets: the same physics work
+            raw.step(nstep=task.nsub)
+        return time.perf_counter() - t0
+
+    ratio = [vec_pass() / raw_pass() for _ in range(rounds)]
+    q1, med, q3 = statistics.quantiles(ratio, n=4)
+    sps = n * steps / statistics.median([vec_pass() for _ in range(3)])
+    print(f"N = {n:3d}: native vector env over raw mujoco.batch (x{task.nsub} substeps) {statistics.median(ratio):4.2f}x "
+          f"(median of {rounds} interleaved rounds; quartiles {q1:4.2f}-{q3:4.2f}x), {sps:7.0f} env-steps/s")  # fmt: skip
+    venv.close()
+    return statistics.median(ratio)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps and rounds (smoke run)")
+    args = parser.parse_args()
+    steps, rounds = (10, 3) if args.quick else (40, 15)
+    print(f"G20Rotate-v0 benchmark: {os.cpu_count()} CPUs, mujoco {mujoco.__version__}, gymnasium {gym.__version__}")
+    for n in (8,) if args.quick else (32, 128):
+        bench_raw_batch(n, steps, rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+"""The in-hand tasks' configuration (``G20Rotate-v0``, ``G20Reorient-v0``; Hydra ``task=in_hand_rotate`` /
+``in_hand_reorient``), without MuJoCo: sections (scene, object, actions, drive, commands) and the term tables, built
+by the one config builder (:mod:`dexwheel.tasks.config_builder`).
+
+The object tasks drive the hand's PD actuators only: the real hand's servos are position-controlled, and an object
+is moved by contact forces, which a hard-written pose does not have (it teleports the fingers through the object's
+surface and resolves the penetration afterwards), so ``drive="hard_write"`` is refused naming that reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from dexwheel.fields import ConfigFieldError, check_types
+from dexwheel.tasks.action_delay import delay_range
+from dexwheel.tasks.config_builder import build_cfg
+from dexwheel.tasks.hand_pose.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
+from dexwheel.tasks.in_hand.scene import ObjectSpec, validate_object
+from dexwheel.tasks.terms import (
+    EventTermCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+    check_params,
+    validate_terms,
+)
+
+TASKS = ("rotate", "reorient")
+ACTIONS = ("normalized", "sdk255", "nominal", "delta")
+_R = "dexwheel.tasks.in_hand.rewards:"
+_O = "dexwheel.tasks.in_hand.observations:"
+_T = "dexwheel.tasks.in_hand.terminations:"
+_E = "dexwheel.tasks.in_hand.events:"
+
+
+@dataclass(frozen=True)
+class InHandActionCfg:
+    """The hand's actions, through the G20's action path (:mod:`dexwheel.tasks.hand_pose.action`)."""
+
+    kind: str = "delta"  # the goal moved by delta_scale * a per step (HORA's, the LEAP hand's): small corrections
+    out_of_range: str = "clip"
+    delta_scale: float = 0.05  # rad per step at a = 1: 1 rad/s at 20 Hz
+    delay_steps: int | tuple[int, int] = 0
+
+
+@dataclass(frozen=True)
+class InHandDriveCfg:
+    """The PD drive (the only one the object tasks take); ``track_test`` (the pose task's vendor track test) is
+    refused."""
+
+    kind: str = "pd"
+    slew_rad_s: float = 5.0
+    track_test: bool = False
+
+
+@dataclass(frozen=True)
+class InHandComposerCfg:
+    """The composer layers of the pose task's action path (:mod:`dexwheel.tasks.hand_pose.action_path`):
+    ``("policy", "hold")`` holds ``hold_joints`` at the preset ``hold_pose`` while the policy drives the rest."""
+
+    layers: tuple[str, ...] = ("policy",)
+    hold_joints: str | tuple[str, ...] = HOLD_JOINTS
+    hold_pose: str = HOLD_POSE
+
+    def __post_init__(self) -> None:  # lists (Hydra's, JSON's) as the tuples a frozen config holds
+        object.__setattr__(self, "layers", tuple(self.layers))
+        if not isinstance(self.hold_joints, str):
+            object.__setattr__(self, "hold_joints", tuple(self.hold_joints))
+
+
+@dataclass(frozen=True)
+class InHandCollisionCfg:
+    """The hand's contacts: ``contact_excludes`` body pairs (None: the spec's). Collision projection is the
+    hard-write drive's, so ``projection`` must stay False (its settings, the pose task's keywords, are accepted at
+    any value and take no part: PD meets the object with real contacts)."""
+
+    projection: bool = False
+    penetration_tol: float = 5e-4
+    projection_iters: int = 12
+    projection_group_free: bool = True
+    contact_excludes: tuple[tuple[str, str], ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.contact_excludes is not None:
+            object.__setattr__(self, "contact_excludes", tuple(tuple(p) for p in self.contact_excludes))
+
+
+@dataclass(frozen=True)
+class InHandCommandCfg:
+    """``axis``: the rotation axis in the world frame (the palm's normal: up). ``success_tolerance``: a reorientation
+    goal is reached within this angle (rad), and a new one drawn."""
+
+    axis: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    success_tolerance: float = 0.4
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "axis", tuple(self.axis))
+
+
+#: The rotation task's rewards, in the order they are summed: the clipped angular velocity about the axis (the task),
+#: the object's velocity, drift and tilt (turn in place), effort and smoothness, and a drop's price.
+ROTATE_REWARDS: dict[str, RewardTermCfg] = {
+    "rotation_velocity": RewardTermCfg(_R + "rotation_velocity", 1.0, {"max_rate": 0.6}),
+    "object_lin_vel_l2": RewardTermCfg(_R + "object_lin_vel_l2", -2.0),
+    "object_drift_l2": RewardTermCfg(_R + "object_drift_l2", -50.0),
+    "object_tilt": RewardTermCfg(_R + "object_tilt", -0.1),
+    "joint_torques_l2": RewardTermCfg(_R + "joint_torques_l2", -1e-3),
+    "action_rate_l2": RewardTermCfg(_R + "action_rate_l2", -0.01),
+    "termination_penalty": RewardTermCfg(_R + "is_terminated", -10.0),
+}
+#: The reorientation task's rewards: Isaac Lab's Shadow-hand shape (1 / (error + eps), a bonus per goal reached).
+REORIENT_REWARDS: dict[str, RewardTermCfg] = {
+    "orientation_tracking": RewardTermCfg(_R + "orientation_tracking", 0.1, {"eps": 0.1}),
+    "goal_reached": RewardTermCfg(_R + "goal_reached", 50.0),
+    "object_drift_l2": RewardTermCfg(_R + "object_drift_l2", -50.0),
+    "joint_torques_l2": RewardTermCfg(_R + "joint_torques_l2", -1e-3),
+    "action_rate_l2": RewardTermCfg(_R + "action_rate_l2", -0.01),
+    "termination_penalty": RewardTermCfg(_R + "is_terminated", -10.0),
+}
+#: Observations: proprioception for the actor (joint positions with a history of 3 frames, the last action); the
+#: object's state, the fingers' contacts and the command for the critic (an asymmetric actor-critic).
+_CRITIC = {
+    "object_pos_rel": ObservationTermCfg(_O + "object_pos_rel", group="critic"),
+    "object_quat": ObservationTermCfg(_O + "object_quat", group="critic"),
+    "object_lin_vel": ObservationTermCfg(_O + "object_lin_vel", group="critic"),
+    "object_ang_vel": ObservationTermCfg(_O + "object_ang_vel", group="critic", scale=0.2),
+    "fingertip_contacts": ObservationTermCfg(_O + "fingertip_contacts", group="critic"),
+}
+ROTATE_OBSERVATIONS: dict[str, ObservationTermCfg] = {
+    "joint_pos": ObservationTermCfg(_O + "joint_pos", history_length=3),
+    "last_action": ObservationTermCfg(_O + "last_action"),
+    **_CRITIC,
+    "rotation_axis": ObservationTermCfg(_O + "rotation_axis", group="critic"),
+}
+REORIENT_OBSERVATIONS: dict[str, ObservationTermCfg] = {
+    "joint_pos": ObservationTermCfg(_O + "joint_pos", history_length=3),
+    "last_action": ObservationTermCfg(_O + "last_action"),
+    "goal_quat": ObservationTermCfg(_O + "goal_quat"),  # the command: the actor needs it
+    **_CRITIC,
+}
+TERMINATIONS: dict[str, TerminationTermCfg] = {
+    "object_dropped": TerminationTermCfg(_T + "object_dropped", {"max_distance": 0.05, "min_height": -0.02}),
+}
+#: Reset events, in order: the start state drawn from the grasp cache (its joints, the object's pose).
+EVENTS: dict[str, EventTermCfg] = {
+    "reset_from_grasps": EventTermCfg(_E + "reset_from_grasps"),
+}
+_TERM_KINDS = {"rewards": RewardTermCfg, "observations": ObservationTermCfg, "terminations": TerminationTermCfg,
+               "events": EventTermCfg}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class InHandCfg:
+    """Every tunable of the in-hand tasks; ``gymnasium.make`` keywords are these fields, sections as dicts, or a
+    name of :data:`RENAMES`."""
+
+    task: str = "rotate"
+    hand: str = "left"
+    object: ObjectSpec = field(default_factory=ObjectSpec)
+    #: The grasp cache (a path; None: the one made for this hand and object, dexwheel/tasks/in_hand/grasps/).
+    grasps: str | None = None
+    actions: InHandActionCfg = field(default_factory=InHandActionCfg)
+    drive: InHandDriveCfg = field(default_factory=InHandDriveCfg)
+    composer: InHandComposerCfg = field(default_factory=InHandComposerCfg)
+    collision: InHandCollisionCfg = field(default_factory=InHandCollisionCfg)
+    commands: InHandCommandCfg = field(default_factory=InHandCommandCfg)
+    control_hz: float = 20.0  # HORA's and the LEAP hand's rate
+    episode_length_s: float = 20.0
+    #: Append the "critic" observation group (the object's state): an asymmetric actor-critic.
+    privileged_obs: bool = True
+    observations: dict[str, ObservationTermCfg] = field(default_factory=lambda: dict(ROTATE_OBSERVATIONS))
+    rewards: dict[str, RewardTermCfg] = field(default_factory=lambda: dict(ROTATE_REWARDS))
+    terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
+    events: dict[str, EventTermCfg] = field(default_factory=lambda: dict(EVENTS))
+    num_threads: int | None = None
+    render_mode: str | None = None
+    width: int = 480
+    height: int = 480
+
+
+#: Flat keywords (the G20 pose task's names, which the Hydra groups drive, action, composer and collision give every
+#: hand task) -> where they live here.
+RENAMES: dict[str, str] = {
+    "action": "actions.kind",
+    "out_of_range": "actions.out_of_range",
+    "delta_scale": "actions.delta_scale",
+    "action_delay_steps": "actions.delay_steps",
+    "slew_rad_s": "drive.slew_rad_s",
+    "track_test": "drive.track_test",
+    "composer_layers": "composer.layers",
+    "hold_joints": "composer.hold_joints",
+    "hold_pose": "composer.hold_pose",
+    "collision_projection": "collision.projection",
+    "penetration_tol": "collision.penetration_tol",
+    "projection_iters": "collision.projection_iters",
+    "projection_group_free": "collision.projection_group_free",
+    "contact_excludes": "collision.contact_excludes",
+    "axis": "commands.axis",
+    "success_tolerance": "commands.success_tolerance",
+}
+
+
+def _drive(cfg: InHandCfg, value: Any, key: str) -> Any:
+    return {"kind": value} if isinstance(value, str) else value
+
+
+def _bad(field_name: str, detail: str) -> ConfigFieldError:
+    return ConfigFieldError(field_name, f"{field_name}: {detail}")
+
+
+def rotate_cfg() -> InHandCfg:
+    return InHandCfg()
+
+
+def reorient_cfg() -> InHandCfg:
+    return InHandCfg(task="reorient", observations=dict(REORIENT_OBSERVATIONS), rewards=dict(REORIENT_REWARDS))
+
+
+def make_cfg(cfg: InHandCfg | None = None, **kwargs: Any) -> InHandCfg:
+    """``cfg`` (default: the ``task`` keyword's own config, the rotation task's without it) with keyword changes
+    applied (:func:`build_cfg`) and checked."""
+    if cfg is None:
+        task = kwargs.get("task", "rotate")
+        if task not in TASKS:
+            raise _bad("task", f"{task!r}; choose one of {list(TASKS)}")
+        cfg = reorient_cfg() if task == "reorient" else rotate_cfg()
+    if "object" in kwargs and isinstance(kwargs["object"], dict):
+        kwargs = {**kwargs, "object": {**dataclasses.asdict(cfg.object), **kwargs["object"]}}
+    cfg = build_cfg(cfg, kwargs, tables=_TERM_KINDS, renames=RENAMES,
+                    convert={"drive": _drive, "object": lambda c, v, k: ObjectSpec(**v) if isinstance(v, dict) else v})  # fmt: skip
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: InHandCfg) -> None:
+    """Refuse a config the tasks cannot run, in one line naming the key and its allowed values."""
+    check_types(cfg)
+    if cfg.task not in TASKS:
+        raise _bad("task", f"{cfg.task!r}; choose one of {list(TASKS)}")
+    if cfg.hand not in ("left", "right"):
+        raise _bad("hand", f"{cfg.hand!r}; choose one of ['left', 'right']")
+    if cfg.drive.kind != "pd":
+        raise _bad("drive", f"{cfg.drive.kind!r}: the object tasks drive the hand's PD actuators only ('pd'): an "
+                            "object moves by contact forces, which a hard-written pose has not (it moves the fingers "
+                            "through the object's surface)")  # fmt: skip
+    if cfg.drive.track_test:
+        raise _bad("track_test", "true: the vendor track test belongs to the pose task (G20Hand-v0); false here")
+    if cfg.collision.projection:
+        raise _bad("collision_projection", "true: collision projection is the hard-write drive's; the object tasks "
+                                           "drive PD, whose contacts are real (collision=off)")  # fmt: skip
+    validate_object(cfg.object, "object")
+    HandActionPath.check(cfg.composer.layers, cfg.composer.hold_joints, cfg.composer.hold_pose)
+    if cfg.actions.kind not in ACTIONS:
+        raise _bad("actions.kind", f"{cfg.actions.kind!r}; choose one of {list(ACTIONS)}")
+    if cfg.actions.out_of_range not in ("raise", "clip"):
+        raise _bad("actions.out_of_range", f"{cfg.actions.out_of_range!r}; choose one of ['raise', 'clip']")
+    delay_range(cfg.actions.delay_steps, "actions.delay_steps")
+    for name, value, low in (("actions.delta_scale", cfg.actions.delta_scale, 0.0), ("drive.slew_rad_s",
+                             cfg.drive.slew_rad_s, 0.0), ("control_hz", cfg.control_hz, 0.0),
+                             ("episode_length_s", cfg.episode_length_s, 0.0),
+                             ("commands.success_tolerance", cfg.commands.success_tolerance, 0.0)):  # fmt: skip
+        if not (math.isfinite(value) and value > low):
+            raise _bad(name, f"must be a finite number > {low:g}, got {value!r}")
+    axis = cfg.commands.axis
+    if len(axis) != 3 or not all(map(math.isfinite, axis)) or math.hypot(*axis) < 1e-6:
+        raise _bad("commands.axis", f"expected a non-zero (x, y, z), got {axis!r}")
+    for section in _TERM_KINDS:
+        table = getattr(cfg, section)
+        validate_terms(table, section)
+        check_params(table, section)

@@ -1,0 +1,67 @@
+"""The in-hand tasks' reward terms, each ``func(task, **params) -> (N,)`` over the batched
+:class:`~dexwheel.tasks.in_hand.task.InHandTask` (its object state in the world frame: ``object_pos``,
+``object_quat``, ``object_lin_vel``, ``object_ang_vel``; the command: ``axis``, ``goal_quat``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import numpy as np
+
+from dexwheel.tasks import kernels
+from dexwheel.tasks.in_hand.geometry import quat_angle
+from dexwheel.tasks.terms import Check
+
+
+def rotation_velocity(task, max_rate: Annotated[float, Check(gt=0, unit="rad/s")] = 0.6) -> np.ndarray:
+    """The object's angular velocity about the commanded axis, clipped to +-``max_rate`` (HORA's and the LEAP hand's
+    rotation reward): turning faster earns nothing more, so the policy keeps the object in hand rather than flick it."""
+    rate = np.einsum("ij,ij->i", task.object_ang_vel, task.axis)
+    return np.clip(rate, -max_rate, max_rate)
+
+
+def object_lin_vel_l2(task) -> np.ndarray:
+    """``|v|^2`` of the object (m/s)^2: it should turn in place, not slide or bounce."""
+    return kernels.sum_sq(task.object_lin_vel)
+
+
+def object_drift_l2(task) -> np.ndarray:
+    """The object's squared distance (m^2) from where the episode started it: a rotation in place."""
+    return kernels.sum_sq(task.object_pos - task.object_start)
+
+
+def object_tilt(task) -> np.ndarray:
+    """The angle (rad) between the object's vertical axis and the rotation axis: spin about the axis, not roll."""
+    w, x, y, z = task.object_quat.T
+    up = np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
+    return np.arccos(np.clip(np.einsum("ij,ij->i", up, task.axis), -1.0, 1.0))
+
+
+def joint_torques_l2(task) -> np.ndarray:
+    """``sum tau^2`` over the hand's 21 actuators (N m)^2: effort."""
+    return kernels.sum_sq(task.actuator_force)
+
+
+def action_rate_l2(task) -> np.ndarray:
+    """``sum (a - a_prev)^2`` of the actions scaled to [-1, 1]: smoothness."""
+    return kernels.sum_sq_diff(task.action, task.last_action)
+
+
+def orientation_error(task) -> np.ndarray:
+    """The angle (rad) between the object's orientation and the goal's."""
+    return quat_angle(task.object_quat, task.goal_quat)
+
+
+def orientation_tracking(task, eps: Annotated[float, Check(gt=0, unit="rad")] = 0.1) -> np.ndarray:
+    """``1 / (error + eps)``: Isaac Lab's and the Shadow hand tasks' reorientation reward, sharpest at the goal."""
+    return 1.0 / (quat_angle(task.object_quat, task.goal_quat) + eps)
+
+
+def goal_reached(task) -> np.ndarray:
+    """1 in the step a goal is reached (then a new goal is drawn): the success bonus."""
+    return task.goal_reached.astype(np.float64)
+
+
+def is_terminated(task) -> np.ndarray:
+    """1 where the episode just ended by a termination term (a drop): its one-off price."""
+    return task.terminated.astype(np.float64)

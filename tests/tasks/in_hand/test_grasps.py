@@ -1,0 +1,78 @@
+"""The grasp caches: each stored grasp holds, each file is what its command makes, and a cache is checked on read."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dexwheel.fields import ConfigFieldError
+from dexwheel.tasks.in_hand import grasps
+from dexwheel.tasks.in_hand.scene import ObjectSpec
+
+CACHES = sorted(grasps.GRASP_DIR.glob("*.npz"))
+
+
+def test_the_caches_cover_both_hands_and_the_benchmark_objects():
+    names = {p.stem for p in CACHES}
+    assert {"left_cube_60mm", "right_cube_60mm", "left_cube_50mm", "left_cube_70mm", "left_cylinder_60mm",
+            "left_sphere_60mm"} <= names  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CACHES, ids=lambda p: p.stem)
+def test_every_stored_grasp_holds_and_its_file_is_named_after_what_it_was_made_for(path):
+    """Started at rest in the grasp with the fingers commanded to it, the object stays within 5 mm and 0.05 rad for a
+    second (grasps.holds); every grasp has at least a palm contact and two more (the sampler's rule)."""
+    cache = grasps.load(path)
+    assert grasps.path_for(cache.hand, cache.object) == path and len(cache) >= 128
+    scene = grasps._Scene(cache.hand, cache.object)
+    failed = [k for k in range(len(cache)) if not grasps.holds(scene, cache.joints[k], cache.object_pose[k])]
+    assert failed == []
+    assert np.allclose(np.linalg.norm(cache.object_pose[:, 3:], axis=1), 1.0)
+
+
+@pytest.mark.slow
+def test_a_cache_is_what_its_command_makes_from_its_seed():
+    """The stored cache's first grasps are the sampler's output for its recorded seed (so the file is the code's, and
+    regenerating it on purpose gives it back)."""
+    path = grasps.path_for("left", ObjectSpec())
+    stored = grasps.load(path)
+    made = grasps.sample("left", stored.object, count=2, seed=stored.seed)
+    np.testing.assert_array_equal(made.joints, stored.joints[:2])
+    np.testing.assert_array_equal(made.object_pose, stored.object_pose[:2])
+    with np.load(path) as z:
+        assert json.loads(str(z["meta"]))["command"] == grasps.COMMAND
+
+
+def test_a_cache_is_checked_on_read(tmp_path):
+    cache = grasps.load(grasps.path_for("left", ObjectSpec()))
+    with pytest.raises(
+        ConfigFieldError, match=r"^grasps: the cache was made for the left hand, this task runs the right"
+    ):
+        grasps.check(cache, "right", ObjectSpec())
+    with pytest.raises(ConfigFieldError, match=r"^grasps: the cache was made for a cube of 0.06 m, this task's object "
+                                               r"is a sphere of 0.06 m; python scripts/sample_grasps.py --shape sphere"):  # fmt: skip
+        grasps.check(cache, "left", ObjectSpec(shape="sphere"))
+    bad = grasps.GraspCache("left", ObjectSpec(), np.zeros((3, 15)), np.zeros((3, 7)))
+    path = grasps.save(bad, tmp_path / "bad.npz")
+    with pytest.raises(ConfigFieldError, match=r"holds joints \(3, 15\) and object poses \(3, 7\); expected \(K, 16\)"):
+        grasps.load(path)
+
+
+def test_the_script_refuses_an_existing_file_and_a_bad_object(tmp_path):
+    import subprocess
+    import sys
+
+    script = [sys.executable, str(grasps.GRASP_DIR.parents[3] / "scripts" / "sample_grasps.py")]
+    taken = tmp_path / "taken.npz"
+    taken.write_bytes(b"mine")
+    done = subprocess.run([*script, "--out", str(taken)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().endswith(f"--out: {taken} exists; choose another --out or pass "
+                                                                 "--overwrite")  # fmt: skip
+    assert taken.read_bytes() == b"mine"
+    done = subprocess.run([*script, "--size", "0.2", "--out", str(tmp_path / "x.npz")], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 2 and "--size: 0.2 m is outside [0.04, 0.08] m" in done.stderr
+    assert not (tmp_path / "x.npz").exists()
