@@ -17,7 +17,7 @@ from pathlib import Path
 from dexwheel.cli import Parser, refuse
 from dexwheel.fields import ConfigFieldError
 from dexwheel.tasks.in_hand import grasps
-from dexwheel.tasks.in_hand.scene import SHAPES, ObjectSpec, validate_object
+from dexwheel.tasks.in_hand.objects import SHAPES, ObjectSpec, validate_object
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ from dexwheel.envs import register_envs
 from dexwheel.fields import ConfigFieldError
 from dexwheel.tasks.in_hand import grasps
 from dexwheel.tasks.in_hand.geometry import quat_rotate
-from dexwheel.tasks.in_hand.scene import ObjectSpec
+from dexwheel.tasks.in_hand.objects import ObjectSpec
 
 register_envs()
 IDS = ("G20Rotate-v0", "G20Reorient-v0")

@@ -24,7 +24,7 @@ import numpy as np
 
 from dexwheel.fields import ConfigFieldError
 from dexwheel.tasks.in_hand import grasps
-from dexwheel.tasks.in_hand.scene import ObjectSpec, validate_object
+from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
 
 KINDS = ("rotation", "reorient")
 #: The training cube first, then held-out sizes (their own grasp caches) and masses (the cube's cache).

@@ -18,7 +18,7 @@ from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.tasks.action_delay import delay_range
 from dexwheel.tasks.config_builder import build_cfg
 from dexwheel.tasks.hand_pose.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
-from dexwheel.tasks.in_hand.scene import ObjectSpec, validate_object
+from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
 from dexwheel.tasks.terms import (
     EventTermCfg,
     ObservationTermCfg,

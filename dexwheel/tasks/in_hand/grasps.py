@@ -30,13 +30,8 @@ from dexwheel.atomic import atomic_open
 from dexwheel.control import G20_MIMIC
 from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS
-from dexwheel.tasks.in_hand.scene import (
-    OBJECT_GEOM,
-    PALM_CENTRE,
-    ObjectSpec,
-    build_scene,
-    object_addresses,
-)
+from dexwheel.tasks.in_hand.objects import ObjectSpec
+from dexwheel.tasks.in_hand.scene import OBJECT_GEOM, PALM_CENTRE, build_scene, object_addresses
 
 GRASP_DIR = Path(__file__).with_name("grasps")
 COMMAND = "python scripts/sample_grasps.py"

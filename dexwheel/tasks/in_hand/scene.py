@@ -27,8 +27,8 @@ from dexwheel.robots.mjcf import VISUAL_GROUP, build_spec
 from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.projection import add_deepest_contact_sensor
 from dexwheel.sim.rendering import add_studio
+from dexwheel.tasks.in_hand.objects import ObjectSpec
 
-SHAPES = ("cube", "cylinder", "sphere")
 OBJECT_BODY, OBJECT_JOINT, OBJECT_GEOM = "object", "object_root", "object_col"
 #: The hand base's orientation (w, x, y, z): -90 deg about world y, so the palm normal (+x of hand_base) is world +z.
 PALM_UP = (math.cos(-math.pi / 4), 0.0, math.sin(-math.pi / 4), 0.0)
@@ -37,42 +37,6 @@ PALM_CENTRE = np.array([-0.0734, 0.0, 0.0122])
 PALM_NORMAL = np.array([0.0, 0.0, 1.0])
 TORSIONAL_FRICTION = 0.005  # m: a 1 cm contact patch
 FLOOR_Z = -0.15  # the rendered floor, well below the hand (render only)
-#: What an object may be (m, kg, sliding friction): from what the fingers can wrap (4 cm: the flexed fingertips
-#: still reach it; 8 cm: the palm's width less a finger) and lift (the 8 N m actuators hold 0.5 kg with margin),
-#: and friction from wet plastic to rubber.
-SIZE_RANGE, MASS_RANGE, FRICTION_RANGE = (0.04, 0.08), (0.02, 0.5), (0.3, 2.0)
-
-
-@dataclasses.dataclass(frozen=True)
-class ObjectSpec:
-    """One object: ``shape`` of ``SHAPES``, ``size`` (m), ``mass`` (kg), sliding ``friction``."""
-
-    shape: str = "cube"
-    size: float = 0.06
-    mass: float = 0.1
-    friction: float = 1.0
-
-    @property
-    def half_height(self) -> float:
-        """Its centre's height above the palm when it rests there (m)."""
-        return self.size / 2
-
-
-def validate_object(obj: ObjectSpec, where: str = "object") -> None:
-    """Refuse, in one line naming the key and its allowed values, an object the hand cannot hold."""
-    from dexwheel.fields import ConfigFieldError
-
-    if obj.shape not in SHAPES:
-        raise ConfigFieldError(f"{where}.shape", f"{where}.shape: {obj.shape!r}; choose one of {list(SHAPES)}")
-    for name, (lo, hi), unit in (
-        ("size", SIZE_RANGE, " m"),
-        ("mass", MASS_RANGE, " kg"),
-        ("friction", FRICTION_RANGE, ""),
-    ):
-        v = getattr(obj, name)
-        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and lo <= v <= hi):
-            raise ConfigFieldError(f"{where}.{name}", f"{where}.{name}: {v!r}{unit} is outside [{lo:g}, {hi:g}]{unit} "
-                                                      "(what the G20 can hold)")  # fmt: skip
 
 
 def _geom_size(obj: ObjectSpec) -> list[float]:

@@ -11,7 +11,7 @@ from dexwheel.fields import ConfigFieldError
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.schema import ConfigError
 from dexwheel.tasks.in_hand import benchmark as in_hand
-from dexwheel.tasks.in_hand.scene import ObjectSpec
+from dexwheel.tasks.in_hand.objects import ObjectSpec
 
 ROTATE = ["robot=g20_left", "task=in_hand_rotate", "policy=zero"]
 

@@ -9,7 +9,7 @@ import pytest
 
 from dexwheel.fields import ConfigFieldError
 from dexwheel.tasks.in_hand import grasps
-from dexwheel.tasks.in_hand.scene import ObjectSpec
+from dexwheel.tasks.in_hand.objects import ObjectSpec
 
 CACHES = sorted(grasps.GRASP_DIR.glob("*.npz"))
 
