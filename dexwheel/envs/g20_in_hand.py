@@ -22,7 +22,7 @@ import numpy as np
 
 from dexwheel.envs.base import TaskEnv
 from dexwheel.envs.vector_env import NativeVectorEnv
-from dexwheel.sim.rendering import check_render_mode, render_each
+from dexwheel.sim.rendering import check_render_mode, free_camera, render_each
 from dexwheel.tasks.in_hand.config import InHandCfg, make_cfg
 from dexwheel.tasks.in_hand.task import InHandTask
 
@@ -134,23 +134,9 @@ class G20InHandVectorEnv(NativeVectorEnv):
         if self._renderer is None:
             check_render_mode(self.render_mode, type(self).__name__)
             self._renderer = mujoco.Renderer(self.model, self.config.height, self.config.width)
-            cam = mujoco.MjvCamera()
-            mujoco.mjv_defaultFreeCamera(self.model, cam)
-            for key, value in CAMERA.items():
-                if key == "lookat":
-                    cam.lookat[:] = value
-                else:
-                    setattr(cam, key, value)
-            self._camera = cam
+            self._camera = free_camera(self.model, CAMERA)
         datas = (self.task.drive.sync_data(i) for i in range(self.num_envs))
         return render_each(self._renderer, datas, self._camera)
-
-    def close_extras(self, **kwargs: Any) -> None:
-        super().close_extras(**kwargs)
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
-        self.task.close()
 
 
 __all__ = ["G20InHandEnv", "G20InHandVectorEnv"]

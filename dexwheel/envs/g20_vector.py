@@ -25,7 +25,7 @@ import numpy as np
 from dexwheel.control import ActionError
 from dexwheel.envs.g20_hand import RESET_OPTIONS, G20HandConfig, G20HandTask, camera_config, make_cfg
 from dexwheel.envs.vector_env import NativeVectorEnv
-from dexwheel.sim.rendering import check_render_mode, render_each
+from dexwheel.sim.rendering import check_render_mode, free_camera, render_each
 
 
 class G20HandVectorEnv(NativeVectorEnv):
@@ -88,23 +88,9 @@ class G20HandVectorEnv(NativeVectorEnv):
         if self._renderer is None:
             check_render_mode(self.render_mode, type(self).__name__)
             self._renderer = mujoco.Renderer(self.model, self.config.height, self.config.width)
-            cam = mujoco.MjvCamera()
-            mujoco.mjv_defaultFreeCamera(self.model, cam)
-            for key, value in camera_config(self.task, self.config.default_camera_config).items():
-                if key == "lookat":
-                    cam.lookat[:] = value
-                else:
-                    setattr(cam, key, value)
-            self._camera = cam
+            self._camera = free_camera(self.model, camera_config(self.task, self.config.default_camera_config))
         datas = (self.task.drive.sync_data(i) for i in range(self.num_envs))
         return render_each(self._renderer, datas, self._camera)
-
-    def close_extras(self, **kwargs: Any) -> None:
-        super().close_extras(**kwargs)
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
-        self.task.close()
 
     @property
     def datas(self) -> list[mujoco.MjData]:

@@ -116,6 +116,11 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         self._needs_reset = True  # step() now raises (VectorEnv.close sets `closed` and runs this once)
+        renderer = getattr(self, "_renderer", None)  # a subclass's frames (render()), made on first use
+        if renderer is not None:
+            renderer.close()
+            self._renderer = None
+        self.task.close()
 
     # -- helpers -----------------------------------------------------------------------------------------
     def _checked_seeds(self, seed: Any) -> list[int | None]:

@@ -101,13 +101,6 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
         datas = (self.task.physics.sync_data(i) for i in range(self.num_envs))
         return render_each(self._renderer, datas, self._camera_name or -1)
 
-    def close_extras(self, **kwargs: Any) -> None:
-        super().close_extras(**kwargs)
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
-        self.task.close()
-
 
 class WheelLegRoughVectorEnv(WheelLegVectorEnv):
     """The native vector env of ``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0`` (all envs on one terrain)."""

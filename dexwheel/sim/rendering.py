@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -116,6 +117,19 @@ def check_render_mode(render_mode: str | None, env: str) -> None:
         check_window(f"{env} render_mode='human'")
     elif render_mode is not None:
         check_offscreen(f"{env} render_mode={render_mode!r}")
+
+
+def free_camera(model: mujoco.MjModel, settings: Mapping[str, Any]) -> mujoco.MjvCamera:
+    """A free camera of ``model`` with ``settings`` (``distance``, ``azimuth``, ``elevation``, ``lookat``, as
+    Gymnasium's ``default_cam_config``) applied over MuJoCo's default."""
+    cam = mujoco.MjvCamera()
+    mujoco.mjv_defaultFreeCamera(model, cam)
+    for key, value in settings.items():
+        if key == "lookat":
+            cam.lookat[:] = value
+        else:
+            setattr(cam, key, value)
+    return cam
 
 
 def render_each(
