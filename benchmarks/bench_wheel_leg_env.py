@@ -13,7 +13,9 @@ the same run and printed as ratios (nothing is asserted; shared machines are noi
    before it, with its quartiles (as ``bench_g20_env``).
 3. The native vector env over raw ``mujoco.batch`` stepping the same model (its physics alone).
 4. The rough task (``<Robot>-Rough-v0``: the terrain, the height scan, the curriculum) against the flat one,
-   native vector envs at N = 128, interleaved rounds: the rough env's env-steps/s over the flat env's.
+   native vector envs at N = 128, interleaved rounds: the rough env's env-steps/s over the flat env's; and the
+   rough vector env over raw ``mujoco.batch`` stepping the same rough scene (part 3 on the rough task: the
+   budget is 1.5x).
    ``--rough-types``: the same ratio with every tile one sub-terrain type (``sub_terrains.<name>.proportion``
    1, the rest 0), one type at a time: where the rough env's time goes.
 """
@@ -260,6 +262,8 @@ def main() -> None:
             bench_raw_batch(env_id, n, vsteps, vrounds)
         print("-- the rough task over the flat one (terrain, height scan, curriculum) --")
         bench_rough(env_id, 128, vsteps, vrounds)
+        print("-- the rough task over its own physics (the terrain's collisions included on both sides) --")
+        bench_raw_batch(env_id.replace("-v0", "-Rough-v0"), 128, vsteps, vrounds)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def main(cfg: DictConfig) -> None:
     except (ConfigError, CheckpointError, RenderingError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
-    policy = policy or baseline_policy(cfg.source, env.action_space, cfg.seed)
+    policy = policy or baseline_policy(cfg.source, env, cfg.seed)
     obs, _ = env.reset(seed=cfg.seed)
     model, data = env.unwrapped.model, env.unwrapped.data
     dt = float(getattr(env.unwrapped, "dt", model.opt.timestep))

@@ -11,9 +11,11 @@ The scenes run along x; the robot drives along the path (``x``), the path is ``p
 * ``step`` at height ``h``: flat ground at z = 0 for x < 0 and a raised floor at z = h for x >= 0 (one
   vertical edge across the path at x = 0). ``up`` trials start ``start_distance`` before the edge on the low
   side facing +x; ``down`` trials start as far before it on the high side facing -x.
-* ``stairs``: ``stairs_steps`` risers of ``stairs_riser`` m, ``stairs_tread`` m apart, from the ground at
-  x < 0 up to a landing. ``up`` starts ``start_distance`` before the first riser, ``down`` as far before the
-  top edge on the landing.
+* ``stairs`` at each riser of ``stairs_risers``: ``stairs_steps`` risers, ``stairs_tread`` m apart, from the
+  ground at x < 0 up to a landing. ``up`` starts ``start_distance`` before the first riser, ``down`` as far
+  before the top edge on the landing. The default tread, 0.8 m, is the robot's length (0.77 m over the wheels
+  at the stance): the shortest the climbing gait takes one pair of wheels at a time on
+  (docs/explanation/climbing-gait.md).
 
 A trial's heading is the path direction plus a uniform offset in +-``yaw_range`` rad, its start is offset
 sideways uniformly in +-``lateral_range`` m; the command is ``command`` m/s forward and no turning, held for
@@ -43,6 +45,8 @@ from dexwheel.terrain.config import MAX_HEIGHT_M, MIN_STEP_WIDTH_M
 from dexwheel.terrain.description import TerrainDescription
 
 DIRECTIONS = ("up", "down")
+#: protocol fields that changed name: refused naming the new one
+RENAMED = {"stairs_riser": "stairs_risers"}
 OUTCOMES = ("success", "fall", "timeout")
 #: The default heights: 0.05 to 0.25 m in 0.025 m increments (9 heights).
 DEFAULT_HEIGHTS = tuple(round(0.05 + 0.025 * k, 3) for k in range(9))
@@ -60,10 +64,10 @@ class StepBenchmarkCfg:
     heights: tuple[float, ...] = DEFAULT_HEIGHTS  # m, the single step's heights
     directions: tuple[str, ...] = DIRECTIONS
     trials: int = 20  # per height and direction
-    stairs: bool = True  # also the flight of stairs, up and down
-    stairs_riser: float = 0.10  # m
-    stairs_tread: float = 0.5  # m, riser to riser
-    stairs_steps: int = 4
+    stairs: bool = True  # also a flight of stairs per riser, up and down
+    stairs_risers: tuple[float, ...] = (0.10, 0.15)  # m, one flight each
+    stairs_tread: float = 0.8  # m, riser to riser
+    stairs_steps: int = 3
     start_distance: float = 1.5  # m before the (first) edge, base position
     success_distance: float = 1.0  # m past the (last) edge
     yaw_range: float = 0.1  # rad, +- heading offset
@@ -124,10 +128,17 @@ def validate(cfg: StepBenchmarkCfg, prefix: str = "steps") -> None:
         raise _bad(f"{prefix}.heights", f"expected a list of heights in m, got {heights!r}")
     if not heights and not cfg.stairs:
         raise _bad(f"{prefix}.heights", "no heights and no stairs: nothing to run")
-    for h in (*heights, *([cfg.stairs_riser] if cfg.stairs else [])):
-        if not 0.0 < h <= MAX_HEIGHT_M:
-            key = "heights" if h in heights else "stairs_riser"
-            raise _bad(f"{prefix}.{key}", f"{h!r} m is outside the terrain's range: 0 < height <= {MAX_HEIGHT_M:g} m")
+    risers = cfg.stairs_risers
+    if not (isinstance(risers, Sequence) and not isinstance(risers, str)) or not all(_number(h) for h in risers):
+        raise _bad(f"{prefix}.stairs_risers", f"expected a list of risers in m, got {risers!r}")
+    if cfg.stairs and not risers:
+        raise _bad(f"{prefix}.stairs_risers", "stairs = true and no risers: give one or more, or stairs = false")
+    for key, values in (("heights", heights), ("stairs_risers", risers if cfg.stairs else ())):
+        for h in values:
+            if not 0.0 < h <= MAX_HEIGHT_M:
+                raise _bad(
+                    f"{prefix}.{key}", f"{h!r} m is outside the terrain's range: 0 < height <= {MAX_HEIGHT_M:g} m"
+                )
     bad = [d for d in cfg.directions if d not in DIRECTIONS]
     if bad or not cfg.directions:
         raise _bad(f"{prefix}.directions", f"expected a non-empty list of {list(DIRECTIONS)}, got {cfg.directions!r}")
@@ -145,7 +156,13 @@ def validate(cfg: StepBenchmarkCfg, prefix: str = "steps") -> None:
         if not (_number(v) and v >= 0):
             raise _bad(f"{prefix}.{name}", f"expected a number >= 0, got {v!r}")
     if not (_number(cfg.stairs_tread) and cfg.stairs_tread >= MIN_STEP_WIDTH_M):
-        raise _bad(f"{prefix}.stairs_tread", f"expected >= {MIN_STEP_WIDTH_M:g} m, got {cfg.stairs_tread!r}")
+        raise _bad(f"{prefix}.stairs_tread", f"expected >= {MIN_STEP_WIDTH_M:g} m (the terrain's narrowest tread: two "
+                                             f"wheel radii), got {cfg.stairs_tread!r}")  # fmt: skip
+    top = max(risers, default=0.0)
+    if cfg.stairs and cfg.stairs_steps * top > MAX_HEIGHT_M:
+        raise _bad(f"{prefix}.stairs_steps", f"{cfg.stairs_steps} risers of {top:g} m climb past the terrain's "
+                                             f"range (<= {MAX_HEIGHT_M:g} m): at most {int(MAX_HEIGHT_M / top)} "
+                                             f"steps")  # fmt: skip
     if cfg.lateral_range >= cfg.path_width / 4:
         raise _bad(f"{prefix}.lateral_range", f"expected < path_width / 4 = {cfg.path_width / 4:g} m, "
                                               f"got {cfg.lateral_range!r}")  # fmt: skip
@@ -155,10 +172,13 @@ def make_cfg(changes: dict | None = None, prefix: str = "steps") -> StepBenchmar
     """The default protocol with ``changes`` (a dict of fields) applied and checked."""
     changes = dict(changes or {})
     names = [f.name for f in dataclasses.fields(StepBenchmarkCfg)]
+    for old, new in RENAMED.items():
+        if old in changes:
+            raise _bad(f"{prefix}.{old}", f"renamed {prefix}.{new} (a list: one flight per riser, m)")
     unknown = [k for k in changes if k not in names]
     if unknown:
         raise _bad(prefix, f"unknown field(s) {unknown}; valid: {names}")
-    for key in ("heights", "directions"):
+    for key in ("heights", "directions", "stairs_risers"):
         if key in changes and isinstance(changes[key], Sequence) and not isinstance(changes[key], str):
             changes[key] = tuple(changes[key])
     cfg = dataclasses.replace(StepBenchmarkCfg(), **changes)
@@ -190,10 +210,10 @@ def step_scene(height: float, cfg: StepBenchmarkCfg = StepBenchmarkCfg()) -> Sce
     return _scene("step", height, [(-reach, 0.0, 0.0), (0.0, reach, float(height))], (0.0,), cfg)
 
 
-def stairs_scene(cfg: StepBenchmarkCfg = StepBenchmarkCfg()) -> Scene:
-    """A flight of ``stairs_steps`` risers of ``stairs_riser``, ``stairs_tread`` apart, from the ground (x < 0)
-    up to a landing (past the last riser)."""
-    n, r, w = cfg.stairs_steps, cfg.stairs_riser, cfg.stairs_tread
+def stairs_scene(riser: float, cfg: StepBenchmarkCfg = StepBenchmarkCfg()) -> Scene:
+    """A flight of ``stairs_steps`` risers of ``riser``, ``stairs_tread`` apart, from the ground (x < 0) up to a
+    landing (past the last riser)."""
+    n, r, w = cfg.stairs_steps, float(riser), cfg.stairs_tread
     reach = max(cfg.start_distance, cfg.success_distance) + END_MARGIN_M
     edges = tuple(k * w for k in range(n))
     rects = [(-reach, 0.0, 0.0)]
@@ -203,9 +223,9 @@ def stairs_scene(cfg: StepBenchmarkCfg = StepBenchmarkCfg()) -> Scene:
 
 
 def scenes(cfg: StepBenchmarkCfg) -> list[Scene]:
-    """The protocol's scenes in table order: each step height ascending, then the stairs."""
+    """The protocol's scenes in table order: each step height ascending, then the stairs by riser ascending."""
     out = [step_scene(h, cfg) for h in sorted(cfg.heights)]
-    return out + ([stairs_scene(cfg)] if cfg.stairs else [])
+    return out + ([stairs_scene(r, cfg) for r in sorted(cfg.stairs_risers)] if cfg.stairs else [])
 
 
 # -- trials ----------------------------------------------------------------------------------------------------

@@ -247,6 +247,9 @@ def _check(cfg: DictConfig) -> None:
     for key in ("video", "overwrite"):
         if not isinstance(cfg[key], bool):
             raise ConfigError(f"{key}: must be true or false, got {cfg[key]!r}")
+    if cfg.policy == "climbing" and cfg.backend.name != "mujoco":
+        raise ConfigError(f"policy=climbing: the climbing gait reads MuJoCo's terrain under each wheel; it runs on "
+                          f"backend=mujoco, not backend={cfg.backend.name}")  # fmt: skip
     if cfg.get("benchmark") is not None and cfg.benchmark not in BENCHMARKS:
         raise ConfigError(f"benchmark: {cfg.benchmark!r} is not one of {list(BENCHMARKS)} (or null: episodes)")
 
@@ -394,7 +397,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
             elif exported is not None:
                 policy = exported.policy(env, robot)  # refuses an env whose observation size differs
             else:
-                policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
+                policy = baseline_policy(cfg.policy, env, cfg.eval_seed)
             try:
                 result = run_episodes(env, policy, rcfg.task.name, cfg.episodes, cfg.eval_seed,
                                       video_path=video, progress=True,
@@ -480,7 +483,7 @@ def _step_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | N
             return trained
         if exported is not None:
             return exported.policy(env, robot)
-        return baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
+        return baseline_policy(cfg.policy, env, cfg.eval_seed)
 
     return run_step_benchmark(lambda desc: make_env(rcfg, terrain=desc, **fixed, **env_kwargs_), policy_for, bench,
                               video_path=video, progress=True)  # fmt: skip
@@ -508,7 +511,7 @@ def _in_hand_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path 
             elif exported is not None:
                 policy = exported.policy(env, robot)
             else:
-                policy = baseline_policy(cfg.policy, env.action_space, cfg.eval_seed)
+                policy = baseline_policy(cfg.policy, env, cfg.eval_seed)
             print(f"{cfg.benchmark} benchmark: {in_hand.label(spec)}: {bench.trials} trials", flush=True)
             done = run_episodes(env, policy, rcfg.task.name, bench.trials, bench.reset_seed, video_path=video_path,
                                 progress=True)  # fmt: skip

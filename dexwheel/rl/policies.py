@@ -1,5 +1,6 @@
-"""Policies evaluate.py and view.py can play: a trained checkpoint, random or zero actions (evaluate.py also an
-exported ONNX policy: :class:`dexwheel.rl.export.ExportedPolicy`)."""
+"""Policies evaluate.py and view.py can play: a trained checkpoint, random or zero actions, the scripted climbing gait
+on the MuJoCo rough task (a privileged baseline: :mod:`dexwheel.tasks.velocity.teacher`), and in evaluate.py an
+exported ONNX policy (:class:`dexwheel.rl.export.ExportedPolicy`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from omegaconf import DictConfig
 from dexwheel.rl.checkpoints import check_checkpoint, load_vecnormalize, resolve_checkpoint
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
-from dexwheel.rl.schema import RSL_ALGOS
+from dexwheel.rl.schema import RSL_ALGOS, ConfigError
 
-POLICIES = ("trained", "random", "zero", "onnx")  # onnx: an exported policy (dexwheel.rl.export)
+POLICIES = ("trained", "random", "zero", "climbing", "onnx")  # onnx: an exported policy (dexwheel.rl.export)
 
 
 def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:
@@ -41,11 +42,25 @@ def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:
     return act
 
 
-def baseline_policy(kind: str, space: gym.spaces.Box, seed: int) -> Policy:
+def baseline_policy(kind: str, env: gym.Env, seed: int) -> Policy:
+    """A policy that needs no run: ``zero``, ``random`` (seeded) or ``climbing`` (the gait, reading ``env``'s terrain)."""
+    space = env.action_space
     if kind == "zero":
         zero = np.zeros(space.shape, dtype=space.dtype)
         return lambda obs: zero
     if kind == "random":
         space.seed(seed)
         return lambda obs: space.sample()
+    if kind == "climbing":
+        from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+
+        task = getattr(env.unwrapped, "task", None)
+        if task is None or not hasattr(task, "terrain"):
+            raise ConfigError(f"policy=climbing: the climbing gait drives the wheel-leg rough task on MuJoCo; this env "
+                              f"is {env.spec.id if env.spec else type(env.unwrapped).__name__}")  # fmt: skip
+        try:
+            teacher = ClimbingTeacher(task)
+        except ValueError as e:
+            raise ConfigError(f"policy=climbing: {e}") from None
+        return lambda obs: teacher()[0]
     raise ValueError(f"policy: {kind!r} is not one of {list(POLICIES)}")

@@ -16,8 +16,9 @@ def test_the_default_protocol():
     assert CFG.heights == (0.05, 0.075, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25)
     assert CFG.trials == 20 and CFG.directions == ("up", "down") and CFG.stairs
     scenes = steps.scenes(CFG)
-    assert [s.name for s in scenes] == ["step"] * 9 + ["stairs"]
-    assert len(steps.all_trials(CFG)) == 10 * 2 * 20
+    assert [s.label for s in scenes[9:]] == ["stairs 0.100", "stairs 0.150"]  # risers 0.10 and 0.15 m
+    assert [s.name for s in scenes] == ["step"] * 9 + ["stairs"] * 2
+    assert len(steps.all_trials(CFG)) == 11 * 2 * 20
 
 
 @pytest.mark.parametrize("h", [0.05, 0.125, 0.25])
@@ -36,12 +37,13 @@ def test_a_step_scene_has_its_edge_across_the_path_at_x_0(h):
     assert desc.origins.shape == (1, 1, 3)
 
 
-def test_the_stairs_scene_rises_a_riser_per_tread():
-    scene = steps.stairs_scene()
+@pytest.mark.parametrize("riser", [0.1, 0.15])
+def test_the_stairs_scene_rises_a_riser_per_tread(riser):
+    scene = steps.stairs_scene(riser)
     desc = scene.description
-    assert scene.edges == (0.0, 0.5, 1.0, 1.5)
-    xs = [-1.0, 0.25, 0.75, 1.25, 1.75, 3.0]
-    assert np.allclose(height_at(desc, xs, 0.3), [0.0, 0.1, 0.2, 0.3, 0.4, 0.4])
+    assert scene.edges == (0.0, 0.8, 1.6)  # 3 risers, 0.8 m apart
+    xs = [-1.0, 0.4, 1.2, 2.0, 3.0]
+    assert np.allclose(height_at(desc, xs, 0.3), [0.0, riser, 2 * riser, 3 * riser, 3 * riser])
 
 
 def test_trials_start_before_the_edge_facing_it_and_repeat_across_heights():
@@ -60,10 +62,10 @@ def test_trials_start_before_the_edge_facing_it_and_repeat_across_heights():
     # trial k starts the same way at every height and in both directions (the offset)
     assert [(t.y, t.yaw) for t in steps.trials(high, "up", CFG)] == [(t.y, t.yaw) for t in up]
     assert [t.y for t in down] == [t.y for t in up]
-    stairs = list(steps.trials(steps.stairs_scene(), "up", CFG))
-    assert stairs[0].x == -1.5 and stairs[0].finish_x == 2.5  # 1 m past the top edge at 1.5 m
-    stairs_down = list(steps.trials(steps.stairs_scene(), "down", CFG))
-    assert stairs_down[0].x == 3.0 and stairs_down[0].finish_x == -1.0
+    stairs = list(steps.trials(steps.stairs_scene(0.1), "up", CFG))
+    assert stairs[0].x == -1.5 and stairs[0].finish_x == pytest.approx(2.6)  # 1 m past the top edge at 1.6 m
+    stairs_down = list(steps.trials(steps.stairs_scene(0.1), "down", CFG))
+    assert stairs_down[0].x == pytest.approx(3.1) and stairs_down[0].finish_x == -1.0
 
 
 def _spec(direction="up"):
@@ -115,12 +117,20 @@ def test_the_table_counts_outcomes_per_height_and_direction():
         ({"heights": [0.05, 1.5]}, "steps.heights: 1.5 m is outside the terrain's range: 0 < height <= 1 m"),
         ({"heights": [0.0]}, "steps.heights: 0.0 m is outside the terrain's range"),
         ({"heights": [-0.05]}, "steps.heights: -0.05 m is outside the terrain's range"),
-        ({"stairs_riser": 2.0}, "steps.stairs_riser: 2.0 m is outside the terrain's range"),
+        ({"stairs_risers": [0.1, 2.0]}, "steps.stairs_risers: 2.0 m is outside the terrain's range"),
+        ({"stairs_risers": []}, "steps.stairs_risers: stairs = true and no risers"),
+        ({"stairs_riser": 0.1}, "steps.stairs_riser: renamed steps.stairs_risers (a list"),
         ({"heights": "0.1"}, "steps.heights: expected a list of heights"),
         ({"directions": ["sideways"]}, "steps.directions: expected a non-empty list of ['up', 'down']"),
         ({"trials": 0}, "steps.trials: expected an integer >= 1, got 0"),
         ({"time_limit_s": -1.0}, "steps.time_limit_s: expected a number > 0"),
-        ({"stairs_tread": 0.1}, "steps.stairs_tread: expected >= 0.2 m"),
+        ({"stairs_tread": 0.1}, "steps.stairs_tread: expected >= 0.2 m (the terrain's narrowest tread"),
+        (
+            {"stairs_risers": [0.1, 0.15], "stairs_steps": 7},
+            "steps.stairs_steps: 7 risers of 0.15 m climb past the terrain's range (<= 1 m): at most 6 steps",
+        ),
+        ({"command": 0.0}, "steps.command: expected a number > 0, got 0.0"),
+        ({"command": -0.5}, "steps.command: expected a number > 0, got -0.5"),
         ({"trails": 3}, "steps: unknown field(s) ['trails']"),
     ],
 )

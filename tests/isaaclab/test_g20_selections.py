@@ -121,7 +121,7 @@ from dexwheel.rl.evaluation import run_episodes
 from dexwheel.rl.policies import baseline_policy
 cfg = compose_cfg("evaluate", *json.loads(sys.argv[1]))
 env = make_env(cfg)
-result = run_episodes(env, baseline_policy("zero", env.action_space, cfg.eval_seed), cfg.task.name, cfg.episodes,
+result = run_episodes(env, baseline_policy("zero", env, cfg.eval_seed), cfg.task.name, cfg.episodes,
                       cfg.eval_seed)
 print(json.dumps({"config": OmegaConf.to_container(cfg, resolve=True), "summary": result.summary()}))
 """

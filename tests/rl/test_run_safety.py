@@ -205,7 +205,7 @@ def test_video_streams_only_the_first_episodes_to_the_encoder(tmp_path, monkeypa
 
     monkeypatch.setattr(imageio, "get_writer", spying_writer)
     video = tmp_path / "v.mp4"
-    result = run_episodes(env, baseline_policy("random", env.action_space, 0), "hand_pose", 3, 0,
+    result = run_episodes(env, baseline_policy("random", env, 0), "hand_pose", 3, 0,
                           video_path=video, progress=True, video_episodes=2)  # fmt: skip
     env.close()
     recorded = int(result.episodes[0]["length"] + result.episodes[1]["length"])

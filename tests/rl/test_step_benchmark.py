@@ -124,6 +124,29 @@ def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tm
 
 
 @pytest.mark.slow
+def test_evaluate_scores_the_climbing_gait_and_refuses_it_where_it_cannot_run(tmp_path):
+    """``policy=climbing``: the scripted gait (privileged: the terrain under each wheel) as a baseline on the
+    benchmark, on the rough task's MuJoCo env only."""
+    os.chdir(tmp_path)
+    tiny = ["benchmark=steps", "steps.trials=2", "steps.heights=[0.15]", "steps.stairs=false", "steps.directions=[up]"]
+    results = evaluate(compose_cfg("evaluate", "robot=solenopsis", "task=velocity_rough", "policy=climbing", *tiny))
+    assert results["solenopsis"]["outcomes"] == {
+        "step 0.150 up": "SS"
+    }  # 1.5 wheel radii: tests/tasks/velocity/test_teacher.py
+    assert (tmp_path / "outputs" / "eval" / "steps_climbing_solenopsis_seed20000_tr2.json").exists()
+    with pytest.raises(
+        ConfigError, match=r"^policy=climbing: ClimbingTeacher reads the terrain, and this task has none"
+    ):
+        evaluate(
+            compose_cfg("evaluate", "robot=solenopsis", "policy=climbing", "episodes=1")
+        )  # the flat task's episodes
+    with pytest.raises(ConfigError, match=r"^policy=climbing: the climbing gait reads MuJoCo's terrain under each "
+                                          r"wheel; it runs on backend=mujoco, not backend=isaaclab$"):  # fmt: skip
+        evaluate(compose_cfg("evaluate", "robot=solenopsis", "task=velocity_rough", "policy=climbing", "backend=isaaclab",
+                             *tiny))  # fmt: skip
+
+
+@pytest.mark.slow
 def test_evaluate_sends_the_benchmark_to_isaaclab(tmp_path, monkeypatch, capsys):
     """``backend=isaaclab`` is no longer refused: the Isaac Lab job carries the checked protocol, and its table comes
     back into the same table and JSON (``"backend": "isaaclab"``); bad input is refused before Isaac Lab starts."""
@@ -175,7 +198,7 @@ def test_a_short_rough_run_trains_evaluates_and_takes_the_benchmark(tmp_path, mo
     results = evaluate(compose_cfg("evaluate", f"run={tmp_path}", "episodes=1"))
     assert results["solenopsis"]["episodes"] == 1
     bench = evaluate(compose_cfg("evaluate", f"run={tmp_path}", "benchmark=steps", "steps.trials=1",
-                                 "steps.heights=[0.1]", "steps.time_limit_s=1.0"))  # fmt: skip
+                                 "steps.heights=[0.1]", "steps.time_limit_s=1.0", "steps.stairs_risers=[0.1]"))  # fmt: skip
     rows = bench["solenopsis"]["rows"]
     assert [(r["scene"], r["direction"]) for r in rows] == [("step", "up"), ("step", "down"), ("stairs", "up"),
                                                             ("stairs", "down")]  # fmt: skip

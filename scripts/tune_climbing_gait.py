@@ -1,0 +1,138 @@
+"""Search the climbing gait's numbers (dexwheel/tasks/velocity/teacher.py) on the step benchmark: a cross-entropy
+search over its three phases' knee actions, its reaches and its climbing speed.
+
+python scripts/tune_climbing_gait.py --out /tmp/gait.json                 # 8 rounds of 20 candidates, ~8 min on 2 cores
+python scripts/tune_climbing_gait.py --out /tmp/gait.json --start /tmp/gait.json --rounds 4   # go on from a result
+
+Each candidate runs the protocol below on MuJoCo; its score is the successes minus half the falls. Each round
+draws ``--population`` candidates around the mean, keeps the best ``--elites`` and moves the mean and spread to
+them. Prints each round, writes the best candidate (its ClimbingTeacher keywords, score and outcome letters) to
+``--out`` (refused if it exists, unless --overwrite) after every round, and a log beside it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from dexwheel.atomic import write_atomic
+from dexwheel.cli import Parser, refuse
+
+#: the searched keywords of ClimbingTeacher, each (low, high); the phases' pairs are (leading, trailing) arms
+BOUNDS = {
+    "prepare": ((-1.0, 1.0), (-1.0, 1.0)),
+    "lead": ((-1.0, 1.0), (-1.0, 1.0)),
+    "trail": ((-1.0, 1.0), (-1.0, 1.0)),
+    "lead_reach": ((0.0, 0.15),),
+    "trail_reach": ((0.0, 0.2),),
+    "approach": ((0.1, 0.5),),
+    "climb_speed": ((0.5, 1.5),),
+    "pre_reach": ((0.1, 0.6),),
+}
+LOW = np.array([lo for b in BOUNDS.values() for lo, _ in b])
+HIGH = np.array([hi for b in BOUNDS.values() for _, hi in b])
+#: the protocol a candidate is scored on: the heights and flight that the issue asks for, at the widest start yaw
+PROTOCOL = {"heights": [0.15, 0.2], "directions": ["up"], "stairs_risers": [0.15], "yaw_range": 0.5}
+
+
+def to_keywords(x: np.ndarray) -> dict:
+    out, i = {}, 0
+    for name, bounds in BOUNDS.items():
+        values = [round(float(v), 3) for v in np.clip(x[i : i + len(bounds)], LOW[i : i + len(bounds)],
+                                                      HIGH[i : i + len(bounds)])]  # fmt: skip
+        out[name] = tuple(values) if len(bounds) > 1 else values[0]
+        i += len(bounds)
+    return out
+
+
+def from_keywords(kw: dict) -> np.ndarray:
+    return np.array([v for name in BOUNDS for v in np.atleast_1d(kw[name])], dtype=float)
+
+
+def score(x: np.ndarray, trials: int) -> tuple[float, dict[str, str]]:
+    """A candidate's score and outcome letters (runs in a worker process)."""
+    import gymnasium as gym
+
+    from dexwheel.benchmarks import steps
+    from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
+    from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+
+    kw = to_keywords(x)
+    bench = steps.make_cfg({**PROTOCOL, "trials": trials})
+
+    def make(desc):
+        return gym.make("Solenopsis-Rough-v0", terrain=desc, **benchmark_env_kwargs(bench))
+
+    def policy_for(env):
+        teacher = ClimbingTeacher(env.unwrapped.task, **kw)
+        return lambda obs: teacher()[0]
+
+    letters = run_step_benchmark(make, policy_for, bench)["outcomes"]
+    return sum(s.count("S") - 0.5 * s.count("F") for s in letters.values()), letters
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = Parser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="the best candidate's JSON")
+    parser.add_argument("--start", type=Path, help="a result JSON to start from; default: the gait's defaults")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--population", type=int, default=20)
+    parser.add_argument("--elites", type=int, default=5)
+    parser.add_argument("--spread", type=float, default=0.15, help="the first round's spread, a share of each range")
+    parser.add_argument("--trials", type=int, default=8, help="per scene")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args(argv)
+    for name in ("rounds", "population", "trials", "workers"):
+        if getattr(args, name) < 1:
+            refuse(f"--{name}: expected an integer >= 1, got {getattr(args, name)}")
+    if not 1 <= args.elites <= args.population:
+        refuse(f"--elites: expected 1 <= elites <= --population = {args.population}, got {args.elites}")
+    if args.out.exists() and not args.overwrite:
+        refuse(f"--out: {args.out} exists; choose another --out or pass --overwrite")
+    if args.start is not None:
+        start = json.loads(args.start.read_text())["keywords"]
+    else:
+        from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+
+        params = inspect.signature(ClimbingTeacher).parameters
+        start = {name: params[name].default for name in BOUNDS}
+    log_path = args.out.with_suffix(".log")
+    rng = np.random.default_rng(args.seed)
+    mean, spread = from_keywords(start), (HIGH - LOW) * args.spread
+    best: dict = {"score": -np.inf}
+    with ProcessPoolExecutor(args.workers) as pool, open(log_path, "w") as log:
+
+        def say(line: str) -> None:
+            print(line, flush=True)
+            log.write(line + "\n")
+            log.flush()
+
+        for k in range(args.rounds):
+            xs = np.clip(mean + spread * rng.standard_normal((args.population, len(mean))), LOW, HIGH)
+            if k == 0:
+                xs[0] = np.clip(mean, LOW, HIGH)  # the start itself is scored
+            results = list(pool.map(score, xs, [args.trials] * len(xs)))
+            scores = np.array([s for s, _ in results])
+            order = np.argsort(-scores, kind="stable")
+            elites = xs[order[: args.elites]]
+            mean, spread = elites.mean(axis=0), elites.std(axis=0) + (HIGH - LOW) * 0.02
+            top = order[0]
+            if scores[top] > best["score"]:
+                best = {"score": float(scores[top]), "keywords": to_keywords(xs[top]), "outcomes": results[top][1],
+                        "protocol": {**PROTOCOL, "trials": args.trials}, "round": k}  # fmt: skip
+                write_atomic(args.out, json.dumps(best, indent=1) + "\n")
+            say(f"round {k + 1}/{args.rounds}: best {best['score']:g} (this round {scores[top]:g}, "
+                f"mean {scores.mean():.2f}) {json.dumps(best['keywords'])}")  # fmt: skip
+        say(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
