@@ -26,7 +26,7 @@ import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.benchmarks import steps
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
 from dexwheel.robots.wheel_leg import LEGS
-from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+from dexwheel.tasks.velocity.teacher import gait_policy
 
 
 class EdgeContactCounter:
@@ -59,11 +59,7 @@ def measure(heights: list[float], trials: int, band: float) -> dict:
         counters[round(height, 3)] = task.physics.on_substep = EdgeContactCounter(task.models[0], height, band)
         return env
 
-    def policy_for(env):
-        teacher = ClimbingTeacher(env.unwrapped.task)
-        return lambda obs: teacher()[0]
-
-    outcomes = run_step_benchmark(make, policy_for, bench)["outcomes"]
+    outcomes = run_step_benchmark(make, gait_policy, bench)["outcomes"]
     result = {"mujoco": mujoco.__version__, "band_m": band, "trials": trials, "heights": {}}
     for h in heights:
         counter = counters[round(h, 3)]

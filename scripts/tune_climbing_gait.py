@@ -60,7 +60,7 @@ def score(x: np.ndarray, trials: int) -> tuple[float, dict[str, str]]:
 
     from dexwheel.benchmarks import steps
     from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
-    from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+    from dexwheel.tasks.velocity.teacher import gait_policy
 
     kw = to_keywords(x)
     bench = steps.make_cfg({**PROTOCOL, "trials": trials})
@@ -68,11 +68,7 @@ def score(x: np.ndarray, trials: int) -> tuple[float, dict[str, str]]:
     def make(desc):
         return gym.make("Solenopsis-Rough-v0", terrain=desc, **benchmark_env_kwargs(bench))
 
-    def policy_for(env):
-        teacher = ClimbingTeacher(env.unwrapped.task, **kw)
-        return lambda obs: teacher()[0]
-
-    letters = run_step_benchmark(make, policy_for, bench)["outcomes"]
+    letters = run_step_benchmark(make, lambda env: gait_policy(env, **kw), bench)["outcomes"]
     return sum(s.count("S") - 0.5 * s.count("F") for s in letters.values()), letters
 
 

@@ -52,15 +52,14 @@ def baseline_policy(kind: str, env: gym.Env, seed: int) -> Policy:
         space.seed(seed)
         return lambda obs: space.sample()
     if kind == "climbing":
-        from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+        from dexwheel.tasks.velocity.teacher import gait_policy
 
         task = getattr(env.unwrapped, "task", None)
         if task is None or not hasattr(task, "terrain"):
             raise ConfigError(f"policy=climbing: the climbing gait drives the wheel-leg rough task on MuJoCo; this env "
                               f"is {env.spec.id if env.spec else type(env.unwrapped).__name__}")  # fmt: skip
         try:
-            teacher = ClimbingTeacher(task)
+            return gait_policy(env)
         except ValueError as e:
             raise ConfigError(f"policy=climbing: {e}") from None
-        return lambda obs: teacher()[0]
     raise ValueError(f"policy: {kind!r} is not one of {list(POLICIES)}")

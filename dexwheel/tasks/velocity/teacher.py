@@ -101,3 +101,11 @@ class ClimbingTeacher:
         rim = v[:, None] - self.side[None] * w[:, None] * self.half_track  # m/s per wheel
         wheels = -rim / self.wheel_radius / self.wheel_scale  # a positive wheel velocity rolls backward
         return np.clip(np.concatenate([knees, wheels], axis=1), -1.0, 1.0).astype(np.float32)
+
+
+def gait_policy(env, **kwargs):
+    """The gait as a policy of a single env (``env.unwrapped.task``, its env 0; the observation goes unread): what
+    ``evaluate.py policy=climbing``, the step benchmark's runners and the gait search play. ``kwargs``:
+    :class:`ClimbingTeacher`'s."""
+    teacher = ClimbingTeacher(env.unwrapped.task, **kwargs)
+    return lambda obs: teacher()[0]

@@ -11,7 +11,7 @@ import pytest
 import dexwheel  # noqa: F401
 from dexwheel.benchmarks import steps
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
-from dexwheel.tasks.velocity.teacher import ClimbingTeacher
+from dexwheel.tasks.velocity.teacher import ClimbingTeacher, gait_policy
 
 BENCH = steps.make_cfg({"heights": [0.1], "directions": ["up"], "trials": 1, "stairs": False})
 SCENE = steps.scenes(BENCH)[0]  # a 0.10 m step up across the path at x = 0
@@ -108,12 +108,7 @@ def test_the_gait_crosses_one_and_a_half_wheel_radii_and_both_flights_with_the_s
     20-trial table per seed and speed)."""
     bench = steps.make_cfg({"heights": [0.10, 0.15, 0.20], "trials": 5, "yaw_range": 0.5})
     make = lambda desc: gym.make("Solenopsis-Rough-v0", terrain=desc, **benchmark_env_kwargs(bench))  # noqa: E731
-
-    def teacher_policy(env: gym.Env):
-        teacher = ClimbingTeacher(env.unwrapped.task)
-        return lambda obs: teacher()[0]
-
-    successes = {k: v.count("S") for k, v in run_step_benchmark(make, teacher_policy, bench)["outcomes"].items()}
+    successes = {k: v.count("S") for k, v in run_step_benchmark(make, gait_policy, bench)["outcomes"].items()}
     every = ["step 0.100 up", "step 0.100 down", "step 0.150 up", "step 0.150 down", "stairs 0.100 up"]
     assert {k: successes[k] for k in every} == dict.fromkeys(every, 5)
     assert successes["step 0.200 up"] >= 3 and successes["stairs 0.150 up"] >= 3 and successes["step 0.200 down"] == 5
