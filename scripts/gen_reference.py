@@ -570,7 +570,7 @@ def hydra_page() -> str:
         for option in sorted(group.glob("*.yaml")):
             rows.append([f"`{group.relative_to(CONFIGS).as_posix()}`", f"`{option.stem}`", yaml_comment(option)])
     out.append(table(["group", "option", "what"], rows) + "\n")
-    for name in ("train", "evaluate", "export", "view", "bridge"):
+    for name in ("train", "evaluate", "export", "view", "bridge", "policy_node"):
         path = CONFIGS / f"{name}.yaml"
         out.append(f"## `{name}.yaml`\n\n")
         script = f"scripts/{name}.py"

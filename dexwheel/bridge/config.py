@@ -18,6 +18,7 @@ from dexwheel.control import TimeoutPolicy
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots import get_robot
 from dexwheel.tasks.hand_pose.config import control_substeps
+from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
 
 HANDS = ("left", "right")
 #: Simulations the bridge runs the hand on (``backend=``): MuJoCo (``G20Hand-v0``) or Isaac Lab
@@ -96,6 +97,23 @@ class SourceTimeout:
 
 
 @dataclass(frozen=True)
+class HandObject:
+    """An object in the hand: ``shape`` None is the hand alone (the vendor bridge's scene); a shape of
+    :data:`~dexwheel.tasks.in_hand.objects.SHAPES` is the in-hand tasks' scene (the hand palm up holding the object
+    from the grasp cache made for it), with ``size`` (m), ``mass`` (kg) and sliding ``friction``."""
+
+    shape: str | None = None
+    size: float = ObjectSpec.size
+    mass: float = ObjectSpec.mass
+    friction: float = ObjectSpec.friction
+
+    @property
+    def spec(self) -> ObjectSpec:
+        assert self.shape is not None
+        return ObjectSpec(self.shape, self.size, self.mass, self.friction)
+
+
+@dataclass(frozen=True)
 class BridgeConfig:
     """Every setting of the G20 simulation bridge (``python scripts/bridge.py key=value ...``)."""
 
@@ -134,6 +152,8 @@ class BridgeConfig:
     #: Stop after this many simulation steps (0: run until stopped).
     max_steps: int = 0
     timeout: SourceTimeout = field(default_factory=SourceTimeout)
+    #: An object on the upturned palm (the in-hand scene, PD drive only); ``object.shape`` None: the hand alone.
+    object: HandObject = field(default_factory=HandObject)
     #: At most one warning per source per this many seconds about rejected messages (each one is counted).
     warn_interval_s: float = 5.0
     frame_id: str = ""
@@ -176,6 +196,7 @@ class BridgeConfig:
                 raise _bad(name, f"{name} must be finite and >= 0, got {value!r}")
         self._check_control_hz()
         self._refuse_ignored(typed)
+        self._check_object()
         if self.backend == "isaaclab" and self.projection:
             raise _bad("collision_projection", ISAACLAB_REFUSED["collision_projection"])
         if self.max_steps < 0:
@@ -195,6 +216,28 @@ class BridgeConfig:
     def _check_control_hz(self) -> None:
         """``control_hz`` against the G20 model's physics step (the task's check, here before the transport exists)."""
         control_substeps(self.control_hz, get_robot(f"g20_{self.hand}").timestep, "bridge")
+
+    def _check_object(self) -> None:
+        """An object the hand can hold, on the scene that has one: MuJoCo, the PD drive, no track test."""
+        obj = self.object
+        if obj.shape is None:
+            for name in ("size", "mass", "friction"):
+                if getattr(obj, name) != getattr(HandObject, name):
+                    raise _bad(f"object.{name}", f"object.{name}={_show(getattr(obj, name))} does nothing without an "
+                                                 "object; set object.shape to one of ['cube', 'cylinder', 'sphere']")  # fmt: skip
+            return
+        try:
+            validate_object(obj.spec, "object")
+        except ConfigFieldError as exc:
+            raise _bad(exc.field, exc.detail) from None
+        needs = [("pd_drive", not self.pd_drive, "pd_drive=true: an object moves by contact forces, which a "
+                  "hard-written pose has not (it moves the fingers through the object)"),
+                 ("track_test", self.track_test, "track_test=false: the track test is the hand alone's"),
+                 ("backend", self.backend != "mujoco", "backend=mujoco: the in-hand scene runs on MuJoCo only "
+                  "(Isaac Lab has no in-hand task yet)")]  # fmt: skip
+        for name, bad, why in needs:
+            if bad:
+                raise _bad(name, f"object.shape={obj.shape} needs {why}")
 
     def _refuse_ignored(self, typed: set[str]) -> None:
         """A typed setting that the drive or the track test would ignore is refused, naming both."""
@@ -234,7 +277,7 @@ class BridgeConfig:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> BridgeConfig:
         """From a plain mapping (a resolved Hydra config): unknown keys fail, naming them and the known ones."""
-        sections = {"topics": Topics, "timeout": SourceTimeout}
+        sections = {"topics": Topics, "timeout": SourceTimeout, "object": HandObject}
         known = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(values) - set(known))
         if "drive" in unknown:

@@ -97,6 +97,7 @@ class IsaacLabHand:
         self._action = torch.zeros(1, self._term.action_dim, device=device)
         self._q = self._read_q()
         self._qdot = np.zeros_like(self._q)
+        self.start = start
         self.step(start)  # builds what the first step builds before real time
 
     def _read_q(self) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The bridge's MuJoCo simulation: ``G20Hand-v0`` (``action="nominal"``) stepped with the composed targets.
+"""The bridge's MuJoCo simulations: ``G20Hand-v0`` (``action="nominal"``) stepped with the composed targets, or,
+with an object (``object.shape``), the in-hand tasks' scene (``G20Rotate-v0``: the hand palm up holding the object).
 
 Slew, collision projection, mimic completion and the hard-write or PD drive are the env's (vendor bridge §5).
 """
@@ -12,6 +13,7 @@ import numpy as np
 
 from dexwheel.bridge.config import BridgeConfig
 from dexwheel.envs.g20_hand import G20HandEnv, camera_config
+from dexwheel.envs.g20_in_hand import CAMERA, G20InHandEnv
 from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS
 from dexwheel.sim.model_checks import check_robot_model, require_joints
 
@@ -41,6 +43,7 @@ class MujocoHand:
             goal_mode="presets",
             goal_presets=("open",),
         )
+        self.start = start
         self.model, self.data = self.env.model, self.env.data
         self._qpos_adr = check_model(self.model, f"g20_{cfg.hand} model")
         self.dt = float(self.env.dt)
@@ -61,6 +64,46 @@ class MujocoHand:
     def camera(self) -> dict[str, Any]:
         """The vendor bridge's compare view (§5.6) for the viewer."""
         return camera_config(self.env.task, None)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class MujocoInHand:
+    """The in-hand scene as the bridge's :class:`~dexwheel.bridge.node.HandSimulation`: ``G20Rotate-v0``
+    (``action="nominal"``, PD, the bridge's ``control_hz`` and slew) reset with seed 0, so the hand starts holding
+    the object in a grasp of the cache made for it (``start`` is that grasp's joints, not the open hand). The task's
+    drop termination and episode limit are not acted on: the bridge's scene runs on, as the real one does."""
+
+    name = "MuJoCo (in-hand)"
+
+    def __init__(self, cfg: BridgeConfig, start: np.ndarray) -> None:
+        obj = cfg.object
+        self.env = G20InHandEnv(hand=cfg.hand, object=vars(obj.spec), action="nominal", control_hz=cfg.control_hz,
+                                slew_rad_s=cfg.slew, privileged_obs=False)  # fmt: skip
+        self.model, self.data = self.env.model, self.env.data
+        check_model(self.model, f"g20_{cfg.hand} in-hand scene")
+        self.dt = float(self.env.dt)
+        self.env.reset(seed=0)
+        self._task = self.env.task
+        self.start = self._task.command[0].copy()  # the grasp's active joints
+        self.step(self.start)  # compiles before real time
+
+    def step(self, target: np.ndarray) -> None:
+        self.env.step(target)
+
+    def positions(self) -> np.ndarray:
+        return self._task.qpos[0]
+
+    def velocities(self) -> np.ndarray:
+        return self._task.qvel[0]
+
+    def object_position(self) -> np.ndarray:
+        """The object's centre in the world frame (m)."""
+        return self._task.object_pos[0]
+
+    def camera(self) -> dict[str, Any]:
+        return dict(CAMERA)
 
     def close(self) -> None:
         self.env.close()

@@ -56,6 +56,8 @@ class HandSimulation(Protocol):
     name: str
     #: Simulated seconds per :meth:`step`.
     dt: float
+    #: The active joints' goal it started at (ACTIVE_JOINTS order): the open hand, or the grasp it holds an object in.
+    start: np.ndarray
 
     def step(self, target: np.ndarray) -> None:
         """One control step toward ``target``: the active joints' radians (ACTIVE_JOINTS order), within limits."""
@@ -70,15 +72,15 @@ class HandSimulation(Protocol):
 
 
 def make_simulation(cfg: BridgeConfig, start: np.ndarray) -> HandSimulation:
-    """``cfg.backend``'s simulation, started at ``start`` (active joints). Each is imported here: the MuJoCo one
-    needs the core venv (mujoco 4), the Isaac Lab one the Isaac Lab venv."""
+    """``cfg.backend``'s simulation, started at ``start`` (active joints; with an object, at the grasp that holds
+    it). Each is imported here: the MuJoCo one needs the core venv (mujoco 4), the Isaac Lab one the Isaac Lab venv."""
     if cfg.backend == "isaaclab":
         from dexwheel.bridge.isaac_sim import IsaacLabHand
 
         return IsaacLabHand(cfg, start)
-    from dexwheel.bridge.mujoco_sim import MujocoHand
+    from dexwheel.bridge.mujoco_sim import MujocoHand, MujocoInHand
 
-    return MujocoHand(cfg, start)
+    return MujocoInHand(cfg, start) if cfg.object.shape is not None else MujocoHand(cfg, start)
 
 
 @dataclass
@@ -117,7 +119,11 @@ class G20Bridge:
         # the bridge has no clipping setting (out_of_range is the envs' and the mappings'): it rejects the message
         sdk.raise_hint = "the bridge rejects such a command (it never clips one): send values in range"
         fixed = sdk(GOAL_PRESETS[cfg.timeout.fixed_target])[_ACTIVE_IDX]
-        start = sdk(GOAL_PRESETS["open"])[_ACTIVE_IDX]
+        # -- the simulation: at the open hand (or the grasp holding the object), its first step (kernel compiles)
+        # taken before real time; the goal until the first command is where it started
+        self.sim = make_sim(cfg, sdk(GOAL_PRESETS["open"])[_ACTIVE_IDX])
+        self.dt = float(self.sim.dt)
+        start = np.asarray(self.sim.start, dtype=np.float64)
         # -- the action path: mapping (in the handler) -> latest-value slot -> command layer -> composer --------
         layout = JointLayout(ACTIVE_JOINTS, "g20_command")
         gains = {"kp": ACTUATOR_KP, "kd": ACTUATOR_KV}  # the actuators' own gains; the env's drives fix them
@@ -141,9 +147,6 @@ class G20Bridge:
         self._slot_state: SlotState | None = None
         self.rejections = RateLimitedCounter(log, "rejected malformed messages", cfg.warn_interval_s, clock=clock)
         self.stats = BridgeStats()
-        # -- the simulation: at the open hand, its first step (kernel compiles) taken before real time -----------
-        self.sim = make_sim(cfg, start)
-        self.dt = float(self.sim.dt)
         self._snapshot()
         handler = self.on_nominal if cfg.plan_nominal else self.on_command
         transport.subscribe(cfg.source_topic, handler)

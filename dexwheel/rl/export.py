@@ -275,7 +275,7 @@ def action_description(env: gym.Env, run_cfg: DictConfig) -> dict[str, Any]:
             }[kind]
             out["joint_range"] = {"lower": [float(v) for v in amap.lower], "upper": [float(v) for v in amap.upper]}
             if kind == "delta":
-                out["scaling"] = {"delta_scale": float(u.config.delta_scale)}
+                out["scaling"] = {"delta_scale": float(amap.delta_scale[0])}
     if len(out["joints"]) != size:
         raise ValueError(f"action: {len(out['joints'])} joint names for an action of size {size}")
     out["low"], out["high"] = low, high
