@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dexwheel.isaaclab import cross_backend, hand_cases, scenarios, wheel_leg_cases
+from dexwheel.isaaclab import cross_backend, hand_cases, in_hand_cases, scenarios, wheel_leg_cases
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "cross_backend.py"
 _spec = importlib.util.spec_from_file_location("cross_backend_script", SCRIPT)
@@ -127,6 +127,7 @@ def test_run_numbers_the_halves_and_writes_the_files_outputs_names(monkeypatch, 
     [
         (hand_cases.save, hand_cases.load, {"open": np.zeros((3, 2))}),
         (wheel_leg_cases.save, wheel_leg_cases.load, {"off": {"height": np.zeros(3)}}),
+        (in_hand_cases.save, in_hand_cases.load, {k: np.zeros((3, 2)) for k in ("pos", "quat", "q")}),
     ],
 )
 def test_a_halfs_npz_replaces_the_file_whole(save, load, data, tmp_path):

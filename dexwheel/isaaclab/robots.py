@@ -13,13 +13,15 @@ from dataclasses import dataclass
 
 import isaaclab.sim as sim_utils
 from isaaclab.actuators import ImplicitActuatorCfg
-from isaaclab.assets import ArticulationCfg
-from isaaclab_newton.sim.schemas import NewtonArticulationCfg
+from isaaclab.assets import ArticulationCfg, RigidObjectCfg
+from isaaclab.sim.schemas import MassCfg, UsdPhysicsCollisionCfg, UsdPhysicsRigidBodyCfg
+from isaaclab_newton.sim.schemas import NewtonArticulationCfg, NewtonMaterialPropertiesCfg
 
 from dexwheel.isaaclab.motor_pd import MotorPDArticulation
 from dexwheel.isaaclab.usd import usd_path
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
+from dexwheel.tasks.in_hand.objects import ROLLING_FRICTION, TORSIONAL_FRICTION, ObjectSpec
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,11 @@ def articulation_cfg(
     base_pos: tuple[float, float, float] | None = None,
     motor_pd: bool = True,
     gains: Mapping[str, tuple[float, float]] | None = None,
+    rot: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0),
 ) -> ArticulationCfg:
     """The robot at ``prim_path``; joints start at ``joint_pos`` (others 0), a floating base at ``base_pos``
-    (default: the description's ``base_height`` above the origin); ``gains`` as in :func:`actuator_cfgs`.
+    (default: the description's ``base_height`` above the origin), turned by ``rot`` (x, y, z, w: a fixed base is
+    mounted so, as the in-hand scene's palm-up hand); ``gains`` as in :func:`actuator_cfgs`.
 
     ``motor_pd`` (default): each PD joint is one force-clamped motor, as in the MuJoCo models
     (:mod:`dexwheel.isaaclab.motor_pd`); False keeps Isaac Lab's own split of kp and kd.
@@ -108,9 +112,24 @@ def articulation_cfg(
         ),
         init_state=ArticulationCfg.InitialStateCfg(
             pos=base_pos,
-            rot=(0.0, 0.0, 0.0, 1.0),  # x, y, z, w
+            rot=rot,  # x, y, z, w
             joint_pos={re.escape(j): float(joint_pos.get(j, 0.0)) for j in desc.joint_names},
         ),
         actuators=actuator_cfgs(desc, gains),
         **extra,
     )
+
+
+def object_cfg(obj: ObjectSpec, prim_path: str, init_state: RigidObjectCfg.InitialStateCfg) -> RigidObjectCfg:
+    """An in-hand object as a free rigid body: the MuJoCo scene's shape, size and mass
+    (:func:`dexwheel.tasks.in_hand.scene.scene_spec`), and its friction: sliding ``obj.friction``, torsional and
+    rolling as the MuJoCo geom's (Newton's MuJoCo solver reads both from the material)."""
+    r = obj.size / 2
+    shape = {"cube": lambda **kw: sim_utils.CuboidCfg(size=(obj.size,) * 3, **kw),
+             "cylinder": lambda **kw: sim_utils.CylinderCfg(radius=r, height=obj.size, axis="Z", **kw),
+             "sphere": lambda **kw: sim_utils.SphereCfg(radius=r, **kw)}[obj.shape]  # fmt: skip
+    material = NewtonMaterialPropertiesCfg(static_friction=obj.friction, dynamic_friction=obj.friction,
+                                           torsional_friction=TORSIONAL_FRICTION, rolling_friction=ROLLING_FRICTION)  # fmt: skip
+    spawn = shape(mass_props=MassCfg(mass=obj.mass), rigid_props=UsdPhysicsRigidBodyCfg(rigid_body_enabled=True),
+                  collision_props=UsdPhysicsCollisionCfg(collision_enabled=True), physics_material=material)  # fmt: skip
+    return RigidObjectCfg(prim_path=prim_path, spawn=spawn, init_state=init_state)

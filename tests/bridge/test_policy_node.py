@@ -29,7 +29,7 @@ from dexwheel.rl.export import export_policy  # noqa: E402
 from dexwheel.rl.run_config import run_config  # noqa: E402
 from dexwheel.rl.training import train  # noqa: E402
 from dexwheel.robots.g20 import ACTIVE_JOINTS  # noqa: E402
-from dexwheel.tasks.in_hand.scene import PALM_CENTRE  # noqa: E402
+from dexwheel.tasks.in_hand.objects import PALM_CENTRE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = ["train.total_timesteps=1024", "train.eval_every_steps=1024", "train.checkpoint_every_steps=1024"]

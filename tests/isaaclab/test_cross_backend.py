@@ -7,7 +7,9 @@ within 1e-6 rad at every control step, the PD drive's sdk255 half fist at 1 s wi
 (the same description), Solenopsis driving onto a 0.05 m step: base height within 1 mm and pitch within 2e-3 rad
 up to the edge, 3 cm and 0.15 rad through the impact, the height gained within 1 mm. The wheel-leg task cases
 (:mod:`dexwheel.isaaclab.wheel_leg_cases`): 32 envs of the stance layer, randomisation off (one robot: the
-same means, no spread) and on (means and spreads over the envs as statistics).
+same means, no spread) and on (means and spreads over the envs as statistics). The in-hand scene
+(:mod:`dexwheel.isaaclab.in_hand_cases`): a 6 cm cube dropped on the open palm, then the half fist closing on it: its
+height within 5 mm while it falls and 4 mm over the grasp, orientation within 0.1 rad, end position within 5 mm.
 The halves run as subprocesses (MuJoCo's in the core venv): about 45 s warm, 3 minutes cold.
 """
 
@@ -15,13 +17,18 @@ import math
 
 import pytest
 
-from dexwheel.isaaclab import cross_backend, hand_cases, scenarios, wheel_leg_cases
+from dexwheel.isaaclab import cross_backend, hand_cases, in_hand_cases, scenarios, wheel_leg_cases
 from dexwheel.robots import get_robot
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory):
-    return cross_backend.run(tmp_path_factory.mktemp("cross_backend"))
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cross_backend")
+
+
+@pytest.fixture(scope="module")
+def result(workdir):
+    return cross_backend.run(workdir)
 
 
 def test_every_headline_quantity_is_within_its_tolerance(result):
@@ -29,8 +36,8 @@ def test_every_headline_quantity_is_within_its_tolerance(result):
     asserted = [r for r in result.rows if not math.isinf(r.tol)]
     # 2 wheel-leg robots x 3, 2 hands x 1, the G20 task cases (4 hard-write, 1 PD; the contact case is
     # reported), the step (approach height and pitch, run height and pitch, height gained), the wheel-leg task
-    # cases (randomisation off: 3, on: 4 and 4 draws)
-    assert len(asserted) == 2 * 3 + 2 + 5 + 5 + 11, [r.quantity for r in asserted]
+    # cases (randomisation off: 3, on: 4 and 4 draws), the in-hand case (5)
+    assert len(asserted) == 2 * 3 + 2 + 5 + 5 + 11 + 5, [r.quantity for r in asserted]
     assert not result.failures, scenarios.format_table(result.failures)
 
 
@@ -100,3 +107,15 @@ def test_wheel_leg_task_randomisation_off_is_one_robot_and_on_spreads_alike(resu
     spreads = [r for q, r in rows.items() if "std over envs" in q]
     assert len(spreads) == 2 and all(r.mujoco > 1e-3 and r.isaac > 1e-3 for r in spreads)  # randomised: it spreads
     assert all(r.ok for r in rows.values()), scenarios.format_table([r for r in rows.values() if not r.ok])
+
+
+def test_the_cube_lands_on_the_palm_and_the_fingers_push_it_on_both_backends(result, workdir):
+    """Not only agreement: on each backend the cube lands on the palm (resting on it within 1.5 mm) and the closing
+    fingers move it toward the palm's centre by millimetres, in the same direction."""
+    rest = in_hand_cases.DROP_POINT[2] + in_hand_cases.OBJECT.half_height
+    close = round(in_hand_cases.CLOSE_S / in_hand_cases.TIMESTEP) // in_hand_cases.RECORD_EVERY
+    for half in ("mujoco", "isaaclab"):
+        traces, _ = in_hand_cases.load(str(workdir / f"{half}_in_hand.npz"))
+        assert abs(traces["pos"][close - 1, 2] - rest) < 1.5e-3, half
+        pushed = traces["pos"][-1, 0] - traces["pos"][close - 1, 0]
+        assert 1e-3 < pushed < 2e-2, (half, pushed)  # +x: from the fingers toward the palm's centre

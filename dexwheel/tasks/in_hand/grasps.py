@@ -30,13 +30,11 @@ from dexwheel.atomic import atomic_open
 from dexwheel.control import G20_MIMIC
 from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS
-from dexwheel.tasks.in_hand.objects import ObjectSpec
-from dexwheel.tasks.in_hand.scene import OBJECT_GEOM, PALM_CENTRE, build_scene, object_addresses
+from dexwheel.tasks.in_hand.objects import DROP_POINT, PALM_CENTRE, ObjectSpec
+from dexwheel.tasks.in_hand.scene import OBJECT_GEOM, build_scene, object_addresses
 
 GRASP_DIR = Path(__file__).with_name("grasps")
 COMMAND = "python scripts/sample_grasps.py"
-#: Where the object is dropped: the palm's centre moved 35 mm toward the fingers (their flexed tips reach it there).
-DROP_OFFSET = np.array([-0.035, 0.0, 0.0])
 SETTLE_S, HOLD_S = 1.5, 1.0
 #: What a verified grasp keeps over HOLD_S at rest (m, rad).
 HOLD_DRIFT_M, HOLD_TILT_RAD = 0.005, 0.05
@@ -176,7 +174,7 @@ def sample(hand: str, obj: ObjectSpec, count: int, seed: int = 0, max_tries: int
         tries += 1
         command = _closed_pose(rng)
         yaw = rng.uniform(-np.pi, np.pi)
-        pos = PALM_CENTRE + DROP_OFFSET + np.array([rng.uniform(-0.008, 0.008), rng.uniform(-0.01, 0.01),
+        pos = DROP_POINT + np.array([rng.uniform(-0.008, 0.008), rng.uniform(-0.01, 0.01),
                                                     obj.half_height + 0.0005])  # fmt: skip
         pose = np.array([*pos, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
         scene.start(np.zeros(len(ACTIVE_JOINTS)), pose, command)

@@ -1,9 +1,12 @@
-"""The in-hand tasks' objects (:class:`ObjectSpec`) and what the G20 can hold, without MuJoCo (the configs read it
-in either venv)."""
+"""The in-hand tasks' objects (:class:`ObjectSpec`), what the G20 can hold and where it holds them, without MuJoCo
+(the configs, and both backends' scenes, read it in either venv)."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+
+import numpy as np
 
 from dexwheel.fields import ConfigFieldError
 
@@ -12,6 +15,16 @@ SHAPES = ("cube", "cylinder", "sphere")
 #: still reach it; 8 cm: the palm's width less a finger) and lift (the 8 N m actuators hold 0.5 kg with margin),
 #: and friction from wet plastic to rubber.
 SIZE_RANGE, MASS_RANGE, FRICTION_RANGE = (0.04, 0.08), (0.02, 0.5), (0.3, 2.0)
+#: The hand base's orientation (w, x, y, z): -90 deg about world y, so the palm normal (+x of hand_base) is world +z.
+PALM_UP = (math.cos(-math.pi / 4), 0.0, math.sin(-math.pi / 4), 0.0)
+#: Where the palm's top face is centred in the world (m), and its normal: the object rests there.
+PALM_CENTRE = np.array([-0.0734, 0.0, 0.0122])
+PALM_NORMAL = np.array([0.0, 0.0, 1.0])
+#: Where an object is dropped to be grasped: the palm's centre moved 35 mm toward the fingers (their flexed tips
+#: reach it there).
+DROP_POINT = PALM_CENTRE + np.array([-0.035, 0.0, 0.0])
+#: The object's torsional (m: a 1 cm contact patch) and rolling friction (MuJoCo's default).
+TORSIONAL_FRICTION, ROLLING_FRICTION = 0.005, 0.0001
 
 
 @dataclasses.dataclass(frozen=True)

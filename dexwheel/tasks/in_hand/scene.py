@@ -16,7 +16,6 @@ they limit a grasp).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import mujoco
 import numpy as np
@@ -27,15 +26,16 @@ from dexwheel.robots.mjcf import VISUAL_GROUP, build_spec
 from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.projection import add_deepest_contact_sensor
 from dexwheel.sim.rendering import add_studio
-from dexwheel.tasks.in_hand.objects import ObjectSpec
+from dexwheel.tasks.in_hand.objects import (
+    PALM_CENTRE,
+    PALM_NORMAL,
+    PALM_UP,
+    ROLLING_FRICTION,
+    TORSIONAL_FRICTION,
+    ObjectSpec,
+)
 
 OBJECT_BODY, OBJECT_JOINT, OBJECT_GEOM = "object", "object_root", "object_col"
-#: The hand base's orientation (w, x, y, z): -90 deg about world y, so the palm normal (+x of hand_base) is world +z.
-PALM_UP = (math.cos(-math.pi / 4), 0.0, math.sin(-math.pi / 4), 0.0)
-#: Where the palm's top face is centred in the world (m), and its normal: the object rests there.
-PALM_CENTRE = np.array([-0.0734, 0.0, 0.0122])
-PALM_NORMAL = np.array([0.0, 0.0, 1.0])
-TORSIONAL_FRICTION = 0.005  # m: a 1 cm contact patch
 FLOOR_Z = -0.15  # the rendered floor, well below the hand (render only)
 
 
@@ -88,7 +88,7 @@ def scene_spec(
     body.add_freejoint(name=OBJECT_JOINT)
     c = desc.contact
     body.add_geom(name=OBJECT_GEOM, type=_TYPES[obj.shape], size=_geom_size(obj), mass=obj.mass, condim=4,
-                  friction=[obj.friction, TORSIONAL_FRICTION, 0.0001], solref=list(c.solref), solimp=[*c.solimp, 0.5, 2.0],
+                  friction=[obj.friction, TORSIONAL_FRICTION, ROLLING_FRICTION], solref=list(c.solref), solimp=[*c.solimp, 0.5, 2.0],
                   margin=c.margin, rgba=[0.85, 0.45, 0.15, 1.0])  # fmt: skip
     add_task_sensors(spec)
     add_studio(spec, FLOOR_Z, VISUAL_GROUP)

@@ -117,8 +117,9 @@ def preset_poses(hand: str) -> dict[str, np.ndarray]:
     return {name: sdk.goals(np.asarray(cmd, dtype=np.float64)) for name, cmd in GOAL_PRESETS.items()}
 
 
-def shape_pairs(desc: RobotDescription) -> int:
-    """How many pairs of collision shapes can touch in one hand: MuJoCo-Warp's contact capacity per world.
+def shape_pairs(desc: RobotDescription, free_shapes: int = 0) -> int:
+    """How many pairs of collision shapes can touch in one hand (and ``free_shapes`` more shapes that may touch any
+    of its shapes: an object in it): MuJoCo-Warp's contact capacity per world.
 
     The broadphase reports at most one candidate per shape pair, and MuJoCo-Warp keeps candidates and
     contacts in buffers of ``nconmax`` per world; past them it drops the rest (and with them contacts:
@@ -128,7 +129,8 @@ def shape_pairs(desc: RobotDescription) -> int:
     """
     shapes = {b.name: sum(3 if g.type == "capsule" else 1 for g in b.collision) for b in desc.bodies}
     excluded = {frozenset(pair) for pair in desc.contact_excludes}
-    return sum(shapes[a] * shapes[b] for a, b in combinations(shapes, 2) if frozenset((a, b)) not in excluded)
+    hand = sum(shapes[a] * shapes[b] for a, b in combinations(shapes, 2) if frozenset((a, b)) not in excluded)
+    return hand + free_shapes * sum(shapes.values())
 
 
 @configclass
