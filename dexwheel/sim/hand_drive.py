@@ -73,10 +73,13 @@ class _BatchDrive(PartOfTask):
         coupling: MimicCompletion,
         qpos_adr: np.ndarray,
         ctrl_idx: np.ndarray,
+        models: Sequence[mujoco.MjModel] | None = None,
     ) -> None:
         self.model = model
         self.datas = list(datas)
         self.num_envs = len(self.datas)
+        #: Env ``i`` runs on ``models[i]``: ``model`` for every env, or copies of it that a task randomises.
+        self.models = list(models) if models is not None else [model] * self.num_envs
         self.coupling = coupling
         self.qpos_adr = np.asarray(qpos_adr, dtype=np.intp)
         self.ctrl_idx = np.asarray(ctrl_idx, dtype=np.intp)
@@ -105,7 +108,7 @@ class _BatchDrive(PartOfTask):
         d = self.datas[i]
         self._write(d, full)
         d.qvel[:] = 0.0
-        mujoco.mj_forward(self.model, d)
+        mujoco.mj_forward(self.models[i], d)
         self.depth[i] = contact_depth(d)
 
 
@@ -382,8 +385,9 @@ class PDDrive(_BatchDrive):
         timestep: float,
         nsub: int,
         num_threads: int = 1,
+        models: Sequence[mujoco.MjModel] | None = None,
     ) -> None:
-        super().__init__(model, datas, coupling, qpos_adr, ctrl_idx)
+        super().__init__(model, datas, coupling, qpos_adr, ctrl_idx, models)
         self.slew_rad_s = float(slew_rad_s)
         self.nsub = int(nsub)
         n = self.num_envs
@@ -401,8 +405,8 @@ class PDDrive(_BatchDrive):
             self.qpos, self.qvel = d.qpos[None], d.qvel[None]
             self.batch: BatchPhysics | None = None
             self.monitor = DivergenceMonitor(self.datas)
-        else:  # every env on the one model, in the shared batch wrapper
-            self.batch = BatchPhysics([model] * n, self.nsub, max(1, int(num_threads)))
+        else:  # every env on its model (the one model, or each its copy), in the shared batch wrapper
+            self.batch = BatchPhysics(self.models, self.nsub, max(1, int(num_threads)))
             self.qpos, self.qvel = self.batch.qpos, self.batch.qvel
             self._record = {"sensordata": np.zeros((n, self.nsub, model.nsensordata))}
             self.monitor = self.batch.monitor
@@ -446,7 +450,7 @@ class PDDrive(_BatchDrive):
     def _step_single(self) -> float:
         """Plain mj_step calls, one per ramp row, on the env's own MjData (what env.data shows); returns
         the smallest contact distance the steps saw."""
-        model, d = self.model, self.datas[0]
+        model, d = self.models[0], self.datas[0]
         ctrl, sensors, adr, step = d.ctrl, d.sensordata, self._depth_adr, mujoco.mj_step
         smallest = np.inf
         for row in self._control_rows:

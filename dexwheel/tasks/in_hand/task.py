@@ -24,6 +24,7 @@ The task is written once over a leading batch of envs; the single env is its ``N
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +44,11 @@ from dexwheel.tasks.action_delay import ActionDelay, delay_range
 from dexwheel.tasks.hand_pose.action import G20ActionMap
 from dexwheel.tasks.hand_pose.action_path import HandActionPath
 from dexwheel.tasks.hand_pose.config import control_substeps
+from dexwheel.tasks.in_hand import events as in_hand_events
 from dexwheel.tasks.in_hand import grasps as grasp_cache
 from dexwheel.tasks.in_hand.config import InHandCfg
 from dexwheel.tasks.in_hand.geometry import quat_angle, quat_rotate, random_quat
-from dexwheel.tasks.in_hand.scene import build_scene, object_addresses, sensor_columns
+from dexwheel.tasks.in_hand.scene import OBJECT_BODY, OBJECT_GEOM, build_scene, object_addresses, sensor_columns
 from dexwheel.tasks.kernels import any_row
 from dexwheel.tasks.manager import TermRunner
 from dexwheel.tasks.spaces import reset_options
@@ -102,6 +104,9 @@ class InHandTask:
         self.dt = self.nsub * self.timestep
         self.coupling = c = G20_MIMIC
         self.datas = [mujoco.MjData(model) for _ in range(n)]
+        self._bind_events()
+        # every env on the one model, unless an event randomises the physics: then each on a copy of its own
+        self.models = [copy.copy(model) for _ in range(n)] if (self._randomizes and n > 1) else [model] * n
         a = cfg.actions
         self.actions = G20ActionMap(a.kind, cfg.hand, c, n, out_of_range=a.out_of_range, delta_scale=a.delta_scale)
         hold = self.actions.preset(cfg.composer.hold_pose)
@@ -109,7 +114,9 @@ class InHandTask:
                                             (c.active_lower, c.active_upper), n)  # fmt: skip
         self.num_threads = 1 if n == 1 else (cfg.num_threads or default_threads(n))
         self.drive = PDDrive(model, self.datas, c, self.qpos_adr, ctrl_idx, slew_rad_s=cfg.drive.slew_rad_s,
-                             timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads)  # fmt: skip
+                             timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads,
+                             models=self.models)  # fmt: skip
+        self._init_physics_params(ctrl_idx)
         na, nf, da = c.nactive, c.nfull, self.actions.dim
         self.command = np.zeros((n, na))  # the composed active-joint targets the drive moves toward
         self.raw_action = np.zeros((n, da))  # the last accepted action, as given (the delta mapping's previous)
@@ -154,7 +161,6 @@ class InHandTask:
         self.observation_space = spaces.Box(-np.inf, np.inf, (self.obs_dim,), np.float32)
         self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
         self.term_flags = np.zeros((n, len(cfg.terminations)), dtype=bool)
-        self._events = [terms.bind_event(e, f"events.{k}")[1] for k, e in cfg.events.items()]
         nr = len(cfg.rewards)
         self.info_keys = (*(f"reward_{k}" for k in cfg.rewards), *METRICS,
                           *(f"terminated_{k}" for k in cfg.terminations))  # fmt: skip
@@ -163,6 +169,41 @@ class InHandTask:
         #: The last step's ``info`` values per env, one row each (:attr:`info_keys` order).
         self.values = np.zeros((n, len(self.info_keys)))
         self.metrics = {k: self.values[:, nr + i] for i, k in enumerate(METRICS)}
+
+    def _bind_events(self) -> None:
+        """The reset events, bound; whether one of them randomises the physics (writes an env's model)."""
+        bound = [terms.bind_event(e, f"events.{k}") for k, e in self.cfg.events.items()]
+        self._events = [call for _, call in bound]
+        self._randomizes = any(func in in_hand_events.MODEL_EVENTS for func, _ in bound)
+
+    # -- physics parameters (domain randomisation) ---------------------------------------------------
+    def _init_physics_params(self, ctrl_idx: np.ndarray) -> None:
+        """The nominal physics the randomisation events start from, and each env's parameters (nominal until an
+        event draws them): ``object_mass`` (kg), ``friction`` (the object's and the hand's sliding friction),
+        ``kp_scale`` and ``kd_scale`` (per actuator)."""
+        m, n = self.model, self.num_envs
+        body, geom = m.body(OBJECT_BODY).id, m.geom(OBJECT_GEOM).id
+        self._obj_body, self._actuators = body, ctrl_idx
+        self._contact_geoms = np.flatnonzero((m.geom_contype != 0) | (m.geom_conaffinity != 0))
+        self._nominal = {"mass": float(m.body_mass[body]), "inertia": m.body_inertia[body].copy(),
+                         "friction": m.geom_friction[self._contact_geoms, 0].copy(),
+                         "kp": m.actuator_gainprm[ctrl_idx, 0].copy(), "kd": -m.actuator_biasprm[ctrl_idx, 2]}  # fmt: skip
+        self.object_mass = np.full(n, self._nominal["mass"])
+        self.friction = np.full(n, float(m.geom_friction[geom, 0]))
+        self.kp_scale, self.kd_scale = np.ones((n, len(ctrl_idx))), np.ones((n, len(ctrl_idx)))
+        self._scratch = mujoco.MjData(m) if self._randomizes else None
+
+    def apply_physics(self, i: int) -> None:
+        """Write env ``i``'s physics parameters into its model (from the nominal values), its derived constants
+        refreshed. The object's inertia scales with its mass; the friction is every collision shape's (MuJoCo takes
+        the larger of two touching geoms' values)."""
+        model, nom, b, a = self.models[i], self._nominal, self._obj_body, self._actuators
+        model.body_mass[b] = self.object_mass[i]
+        model.body_inertia[b] = nom["inertia"] * (self.object_mass[i] / nom["mass"])
+        model.geom_friction[self._contact_geoms, 0] = self.friction[i]
+        kp, kd = nom["kp"] * self.kp_scale[i], nom["kd"] * self.kd_scale[i]
+        model.actuator_gainprm[a, 0], model.actuator_biasprm[a, 1], model.actuator_biasprm[a, 2] = kp, -kp, -kd
+        mujoco.mj_setConst(model, self._scratch)  # the masses' derived constants (invweight ...)
 
     # -- state -------------------------------------------------------------------------------------
     def _read(self, rows: slice | np.ndarray, qpos: np.ndarray, qvel: np.ndarray, sensors: np.ndarray) -> None:
@@ -198,7 +239,7 @@ class InHandTask:
             event(self, i, rng)
         q0 = self.start_joints[i].copy()
         d = self.datas[i]
-        mujoco.mj_resetData(self.model, d)
+        mujoco.mj_resetData(self.models[i], d)
         d.qpos[self.obj_qadr : self.obj_qadr + 7] = self.start_object[i]
         self.drive.set_pose(i, self.coupling.complete(q0, clip_mimic=True))
         self.drive.q[i] = q0
@@ -302,7 +343,7 @@ class InHandTask:
               "object_lin_vel", "object_ang_vel", "object_start", "tip_contacts", "actuator_force", "goal_quat",
               "goal_reached", "successes", "start_joints", "start_object", "elapsed", "rngs", "reward", "terminated",
               "truncated", "obs", "values", "_any_diverged", "drive.q", "drive.depth", "drive.control",
-              "drive.monitor._last")  # fmt: skip
+              "drive.monitor._last", "object_mass", "friction", "kp_scale", "kd_scale")  # fmt: skip
 
     def snapshot(self) -> dict[str, Any]:
         """What a copy of this task continues from, by reference (the env deep-copies it)."""
@@ -317,6 +358,9 @@ class InHandTask:
         """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
         snapshot.restore(self, state["attrs"])
         self.terms.load_state(state["terms"])
+        if self._randomizes:  # the models carry the draws: rebuilt from them
+            for i in range(self.num_envs):
+                self.apply_physics(i)
 
     def __reduce__(self) -> tuple:
         return snapshot.reduce_task(self, self.cfg, self.num_envs)
