@@ -182,7 +182,6 @@ class HandPolicy:
         self.obs = np.zeros((1, self.terms.layout.dim), dtype=np.float32)
         self.command = np.zeros((1, len(ACTIVE_JOINTS)))
         self.raw_action = np.zeros((1, self.actions.dim))
-        self.action = np.zeros((1, self.actions.dim))
         self._started = False
 
     @classmethod
@@ -214,7 +213,7 @@ class HandPolicy:
         q0 = np.clip(np.asarray(qpos, dtype=np.float64)[_ACTIVE_IDX], G20_MIMIC.active_lower, G20_MIMIC.active_upper)
         self.command[0] = q0
         self.raw_action[0] = self.actions.hold_action(q0)
-        self.action[0] = self.state.last_action[0] = self.actions.normalize(self.raw_action[0])
+        self.state.last_action[0] = self.actions.normalize(self.raw_action[0])
         self.terms.reset(0)
         self._started = False
 
@@ -235,9 +234,8 @@ class HandPolicy:
             a = np.rint(a)
         goals, raw, _ = self.actions.map(a, self.command, self.raw_action)
         self.command[:] = self.command_path(goals)
-        self.action[:] = self.actions.normalize(raw)
         self.raw_action[:] = raw
-        self.state.last_action[:] = self.action
+        self.state.last_action[:] = self.actions.normalize(raw)  # the last_action term's value, as the env's
         return self.command[0].copy()
 
     def act(self, qpos: np.ndarray, qvel: np.ndarray | None = None) -> np.ndarray:
