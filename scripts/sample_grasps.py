@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dexwheel.cli import Parser, refuse
 from dexwheel.fields import ConfigFieldError
-from dexwheel.tasks.in_hand import grasps
+from dexwheel.tasks.in_hand import grasp_cache, grasps
 from dexwheel.tasks.in_hand.objects import SHAPES, ObjectSpec, validate_object
 
 
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse(str(e).replace("--object.", "--"))
     if args.count < 1:
         refuse(f"--count: expected an integer >= 1, got {args.count}")
-    out = args.out or grasps.path_for(args.hand, obj)
+    out = args.out or grasp_cache.path_for(args.hand, obj)
     if out.exists() and not args.overwrite:
         refuse(f"--out: {out} exists; choose another --out or pass --overwrite")
     start = time.monotonic()
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = grasps.sample(args.hand, obj, args.count, args.seed, progress=progress)
     if len(cache) < args.count:
         print(f"warning: {len(cache)} of {args.count} grasps after {cache.tried} tries", file=sys.stderr)
-    print(f"wrote {grasps.save(cache, out)}: {len(cache)} grasps of {cache.tried} tries")
+    print(f"wrote {grasp_cache.save(cache, out)}: {len(cache)} grasps of {cache.tried} tries")
     return 0
 
 

@@ -31,11 +31,21 @@ TASK_IDS = {
     "g20_left": "Dexwheel-HandPose-G20Left-v0",
     "g20_right": "Dexwheel-HandPose-G20Right-v0",
 }
+#: a task's own Isaac Lab task per robot (the object tasks: the MuJoCo ``task.env_id``'s counterpart)
+TASK_IDS_BY_TASK = {
+    ("in_hand_rotate", "g20_left"): "Dexwheel-InHand-Rotate-G20Left-v0",
+    ("in_hand_rotate", "g20_right"): "Dexwheel-InHand-Rotate-G20Right-v0",
+    ("in_hand_reorient", "g20_left"): "Dexwheel-InHand-Reorient-G20Left-v0",
+    ("in_hand_reorient", "g20_right"): "Dexwheel-InHand-Reorient-G20Right-v0",
+}
 #: a batched policy: the observation groups in, actions out (torch, on the env's device)
 BatchPolicy = Callable[[TensorDict], torch.Tensor]
 
 
 def task_id(cfg: DictConfig) -> str:
+    key = (str(cfg.task.name), str(cfg.robot.name))
+    if key in TASK_IDS_BY_TASK:
+        return TASK_IDS_BY_TASK[key]
     if cfg.robot.name not in TASK_IDS:
         raise ValueError(
             f"robot={cfg.robot.name}: no Isaac Lab task yet; the Isaac Lab tasks are for {sorted(TASK_IDS)}"
@@ -153,9 +163,25 @@ def action_bounds(env) -> tuple[torch.Tensor, torch.Tensor]:
     return -CLIP_ACTIONS * torch.ones(n, device=device), CLIP_ACTIONS * torch.ones(n, device=device)
 
 
-STEP_INFO = {"velocity": _velocity_info, "velocity_rough": _rough_info, "hand_pose": _hand_info}
+def _in_hand_info(env) -> dict[str, np.ndarray]:
+    """What the MuJoCo object envs report per step for their metrics, recorded by the task before its resets
+    (:func:`dexwheel.isaaclab.tasks.in_hand.terminations.in_hand_step`), and the step's termination flags."""
+    from dexwheel.isaaclab.tasks.in_hand.terminations import STEP_INFO_KEYS
+
+    u = env.unwrapped
+    info = getattr(u, "dexwheel_step_info", None)
+    if info is None:  # before the first step
+        return {k: np.zeros(u.num_envs) for k in STEP_INFO_KEYS}
+    manager = u.termination_manager
+    flags = {f"terminated_{name}": manager.get_term(name).cpu().numpy().astype(bool)
+             for name in manager.active_terms if not manager.get_term_cfg(name).time_out and name != "in_hand_step"}  # fmt: skip
+    return {**{k: v.detach().cpu().numpy().astype(np.float64) for k, v in info.items()}, **flags}
+
+
+STEP_INFO = {"velocity": _velocity_info, "velocity_rough": _rough_info, "hand_pose": _hand_info,
+             "in_hand_rotate": _in_hand_info, "in_hand_reorient": _in_hand_info}  # fmt: skip
 #: Tasks whose step info is recorded before the resets (an ended episode's last step is in ``after``).
-PRE_RESET_INFO = {"hand_pose"}
+PRE_RESET_INFO = {"hand_pose", "in_hand_rotate", "in_hand_reorient"}
 
 
 def isaac_episodes(venv, policy: BatchPolicy, task: str, n_episodes: int, seed: int) -> EvalResult:

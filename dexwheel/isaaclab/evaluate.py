@@ -5,7 +5,8 @@ the resolved env config, the policy (an rsl_rl checkpoint, an exported ONNX poli
 baseline), the number of episodes and the seed. Each episode runs in its own Isaac Lab env
 (:func:`~dexwheel.isaaclab.episodes.isaac_episodes`), with the MuJoCo evaluations' metrics; the summary
 comes back as one JSON line. A job with ``steps`` (``benchmark=steps``: the protocol's fields) runs the step
-benchmark instead (:mod:`dexwheel.isaaclab.step_benchmark`) and sends its table back.
+benchmark instead (:mod:`dexwheel.isaaclab.step_benchmark`) and sends its table back; a job with ``in_hand``
+(``benchmark=rotation`` or ``reorient``) the in-hand benchmark (:func:`in_hand_benchmark`).
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ def evaluate(job: dict) -> dict:
         bench = make_cfg(job["steps"])
         return run_step_benchmark(cfg, lambda venv: job_policy(job, cfg, venv, device), bench, device,
                                   job.get("overrides"), progress=True)  # fmt: skip
+    if job.get("in_hand") is not None:
+        return in_hand_benchmark(job, cfg, device)
     n = int(job["episodes"])
     venv = make_task_venv(cfg, n, device, seed, job.get("overrides"))
     try:
@@ -107,6 +110,31 @@ def evaluate(job: dict) -> dict:
         return isaac_episodes(venv, policy, cfg.task.name, n, seed).summary()
     finally:
         venv.close()
+
+
+def in_hand_benchmark(job: dict, cfg: DictConfig, device: str) -> dict:
+    """The in-hand benchmark (:mod:`dexwheel.tasks.in_hand.benchmark`) on Isaac Lab: per object of the protocol, one
+    Isaac Lab env per trial with that object (its grasp cache) and ``seconds`` per episode, all reset with
+    ``reset_seed``; the rows as the MuJoCo side makes them. The grasps are drawn from torch's generator: the same
+    cache, not the same grasp per trial as MuJoCo's seeds ``reset_seed + k``."""
+    import dataclasses
+
+    from dexwheel.rl.isaaclab_launch import log
+    from dexwheel.tasks.in_hand import benchmark
+
+    bench = benchmark.make_cfg(job["in_hand"])
+    rows = []
+    for spec in bench.specs:
+        log.info(f"{cfg.task.name}: {benchmark.label(spec)}: {bench.trials} trials on Isaac Lab")
+        fixed = {"object": dataclasses.asdict(spec), "grasps": None, "episode_length_s": bench.seconds}
+        venv = make_task_venv(cfg, bench.trials, device, bench.reset_seed, {**job.get("overrides", {}), **fixed})
+        try:
+            policy = job_policy(job, cfg, venv, device)
+            episodes = isaac_episodes(venv, policy, cfg.task.name, bench.trials, bench.reset_seed).episodes
+        finally:
+            venv.close()
+        rows.append(benchmark.row(spec, episodes, bench.seconds))
+    return {"rows": rows}
 
 
 def evaluate_job(path: Path) -> dict[str, float]:

@@ -314,9 +314,6 @@ def in_hand_benchmark_cfg(cfg: DictConfig, env_cfg: DictConfig):
     task = IN_HAND_TASKS[cfg.benchmark]
     if env_cfg.task.name != task:
         raise ConfigError(f"benchmark={cfg.benchmark}: it scores task={task} policies, not task={env_cfg.task.name}")
-    if cfg.backend.name != "mujoco":
-        raise ConfigError(f"benchmark={cfg.benchmark}: runs on backend=mujoco (the in-hand tasks have no Isaac Lab "
-                          "task yet: docs/how-to/in-hand.md)")  # fmt: skip
     changes = OmegaConf.to_container(cfg.in_hand, resolve=True) if cfg.get("in_hand") is not None else {}
     hand = env_kwargs(env_cfg).get("hand", "left")
     try:
@@ -367,6 +364,9 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     env_overrides = OmegaConf.to_container(cfg.env_overrides, resolve=True) if cfg.env_overrides else {}
     if bench is not None:
         _check_fixed(bench, env_overrides)
+    clash = sorted({"object", "grasps", "episode_length_s"} & set(env_overrides)) if hand_bench is not None else []
+    if clash:
+        raise ConfigError(f"env_overrides: {clash} are fixed by the in-hand benchmark's protocol")
     configs = {r: env_cfg if r == env_cfg.robot.name else with_robot(env_cfg, r) for r in robots}  # all checked first
     for rcfg in configs.values():
         env_kwargs(rcfg)  # a group option of the other family, named before any episode runs
@@ -377,7 +377,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     try:
         for robot, rcfg in configs.items():
             if backend == "isaaclab":
-                results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, env_overrides, bench)
+                results[robot] = _on_isaaclab(cfg, rcfg, checkpoint, exported, env_overrides, bench, hand_bench)
                 continue
             render = {"render_mode": "rgb_array"} if cfg.video else {}
             video = _temporary(out, video_suffix(robot)) if cfg.video else None
@@ -469,6 +469,11 @@ def _protocol(bench: Any) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(bench).items()}
 
 
+def _protocol_changes(bench: Any) -> dict[str, Any]:
+    """The in-hand protocol as ``make_cfg`` takes it (its fields less the specs it derives)."""
+    return {k: v for k, v in _protocol(bench).items() if k != "specs"}
+
+
 def _step_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | None, run_cfg: DictConfig,
                     checkpoint: Path | None, exported: Any, robot: str, env_kwargs_: dict[str, Any],
                     video: Path | None) -> dict[str, Any]:  # fmt: skip
@@ -495,9 +500,6 @@ def _in_hand_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path 
     """The in-hand benchmark (:mod:`dexwheel.tasks.in_hand.benchmark`) on ``rcfg``'s env with each object."""
     from dexwheel.tasks.in_hand import benchmark as in_hand
 
-    clash = sorted({"object", "grasps", "episode_length_s"} & set(env_kwargs_))
-    if clash:
-        raise ConfigError(f"env_overrides: {clash} are fixed by the in-hand benchmark's protocol")
     trained = load_policy(run, str(checkpoint), run_cfg) if checkpoint is not None else None
 
     def run_trials(spec, video_path):
@@ -532,9 +534,10 @@ def _check_fixed(bench: Any, env_overrides: dict[str, Any]) -> None:
 
 
 def _on_isaaclab(cfg: DictConfig, rcfg: DictConfig, checkpoint: Path | None, exported: Any,
-                 overrides: dict[str, Any], bench: Any = None) -> dict[str, Any]:  # fmt: skip
+                 overrides: dict[str, Any], bench: Any = None, hand_bench: Any = None) -> dict[str, Any]:  # fmt: skip
     """``cfg.episodes`` episodes of ``rcfg``'s Isaac Lab task, or with ``bench`` the step benchmark
-    (:mod:`dexwheel.isaaclab.step_benchmark`), in the Isaac Lab venv (sim-to-sim)."""
+    (:mod:`dexwheel.isaaclab.step_benchmark`), with ``hand_bench`` the in-hand benchmark
+    (:func:`dexwheel.isaaclab.evaluate.in_hand_benchmark`), in the Isaac Lab venv (sim-to-sim)."""
     from dexwheel.rl.isaaclab_launch import evaluate_on_isaaclab
 
     if checkpoint is not None and checkpoint.suffix != ".pt":
@@ -547,4 +550,5 @@ def _on_isaaclab(cfg: DictConfig, rcfg: DictConfig, checkpoint: Path | None, exp
         onnx=exported.path if exported is not None else None,
         metadata=exported.metadata if exported is not None else None, overrides=overrides,
         steps=_protocol(bench) if bench is not None else None,
+        in_hand=_protocol_changes(hand_bench) if hand_bench is not None else None,
     )  # fmt: skip

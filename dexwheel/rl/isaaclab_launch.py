@@ -135,10 +135,12 @@ def train_on_isaaclab(cfg: DictConfig, run_dir: Path, notes: Sequence[str] = (),
 def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_seed: int, device: str = "cpu",
                          checkpoint: Path | None = None, onnx: Path | None = None,
                          metadata: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None,
-                         steps: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+                         steps: dict[str, Any] | None = None,
+                         in_hand: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """``episodes`` deterministic episodes of ``env_cfg``'s Isaac Lab task (one env each); the summary. With
     ``steps`` (a step benchmark protocol's fields, checked) the step benchmark instead: its table
-    (:func:`dexwheel.isaaclab.step_benchmark.run_step_benchmark`)."""
+    (:func:`dexwheel.isaaclab.step_benchmark.run_step_benchmark`); with ``in_hand`` (the in-hand benchmark's
+    protocol) the in-hand benchmark: its rows (:func:`dexwheel.isaaclab.evaluate.in_hand_benchmark`)."""
     job = {
         "config": OmegaConf.to_container(env_cfg, resolve=True),
         "policy": policy,
@@ -150,6 +152,7 @@ def evaluate_on_isaaclab(env_cfg: DictConfig, policy: str, episodes: int, eval_s
         "eval_seed": eval_seed,
         "device": device,
         "steps": steps,
+        "in_hand": in_hand,
     }
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "job.json"

@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from dexwheel.control import ActionError
 from dexwheel.envs import register_envs
 from dexwheel.fields import ConfigFieldError
-from dexwheel.tasks.in_hand import grasps
+from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.geometry import quat_rotate
 from dexwheel.tasks.in_hand.objects import ObjectSpec
 
@@ -52,7 +52,7 @@ def test_the_start_is_a_grasp_of_the_cache_and_holding_still_keeps_the_object():
     hold the object for 2 s within 5 mm, turning it by less than 0.05 rad about the palm normal."""
     env = gym.make("G20Rotate-v0")
     task = env.unwrapped.task
-    cache = grasps.load(grasps.path_for("left", ObjectSpec()))
+    cache = grasp_cache.load(grasp_cache.path_for("left", ObjectSpec()))
     env.reset(seed=3)
     k = np.flatnonzero((cache.object_pose == task.start_object[0]).all(axis=1))
     assert len(k) == 1 and np.array_equal(cache.joints[k[0]], task.start_joints[0])
@@ -136,8 +136,14 @@ def test_a_bad_action_raises_and_changes_nothing():
         ({"object": {"friction": 0.01}}, r"^object.friction: 0.01 is outside \[0.3, 2\]"),
         ({"object": {"shape": "egg"}}, r"^object.shape: 'egg'; choose one of \['cube', 'cylinder', 'sphere'\]"),
         ({"object": {"size": 0.045}}, r"^grasps: no cache at .*left_cube_45mm.npz .*sample_grasps.py --hand left"),
-        ({"grasps": str(grasps.GRASP_DIR / "right_cube_60mm.npz")}, r"^grasps: the cache was made for the right hand"),
-        ({"grasps": str(grasps.GRASP_DIR / "left_cube_50mm.npz")}, r"^grasps: the cache was made for a cube of 0.05 m"),
+        (
+            {"grasps": str(grasp_cache.GRASP_DIR / "right_cube_60mm.npz")},
+            r"^grasps: the cache was made for the right hand",
+        ),
+        (
+            {"grasps": str(grasp_cache.GRASP_DIR / "left_cube_50mm.npz")},
+            r"^grasps: the cache was made for a cube of 0.05 m",
+        ),
         ({"collision_projection": True}, r"^collision_projection: true: collision projection is the hard-write"),
         ({"track_test": True}, r"^track_test: true"),
         ({"commands": {"axis": (0, 0, 0)}}, r"^commands.axis: expected a non-zero"),
@@ -151,8 +157,8 @@ def test_bad_settings_are_refused_in_one_line_naming_the_key(kwargs, message):
 
 
 def test_an_empty_or_foreign_cache_file_is_refused(tmp_path):
-    empty = grasps.GraspCache("left", ObjectSpec(), np.zeros((0, 16)), np.zeros((0, 7)))
-    path = grasps.save(empty, tmp_path / "empty.npz")
+    empty = grasp_cache.GraspCache("left", ObjectSpec(), np.zeros((0, 16)), np.zeros((0, 7)))
+    path = grasp_cache.save(empty, tmp_path / "empty.npz")
     with pytest.raises(ConfigFieldError, match=r"^grasps: the cache holds no grasp; make one with"):
         gym.make("G20Rotate-v0", grasps=str(path))
     (tmp_path / "junk.npz").write_bytes(b"not a cache")

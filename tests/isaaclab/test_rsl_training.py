@@ -5,6 +5,7 @@ Each command is a subprocess in the core venv, which starts the Isaac Lab half i
 """
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -176,3 +177,33 @@ def test_a_g20_run_trains_and_evaluates_on_isaaclab(selection, tmp_path, isaac_d
     log = (run_dir / "train.log").read_text()
     assert " - done step=128 " in log and " - failed" not in log
     assert done.stdout.splitlines()[-1] == f"evaluate it: python {REPO / 'scripts' / 'evaluate.py'} run={run_dir}"
+
+
+#: an object task on Isaac Lab as a user trains it (issue 58), tiny: one PPO iteration of 4 x 32 steps, the final
+#: evaluation's 2 episodes of 0.5 s (10 steps), then the rotation benchmark of the run on Isaac Lab, 2 short trials
+ROTATE_TINY = [
+    "robot=g20_left", "task=in_hand_rotate", "backend=isaaclab", "algo=rsl_ppo", "train.num_envs=4",
+    "train.total_timesteps=128", "train.eval_every_steps=128", "train.eval_episodes=2",
+    "train.checkpoint_every_steps=128", "task.in_hand_rotate.episode_length_s=0.5", "algo.params.num_steps_per_env=32",
+    "algo.params.num_learning_epochs=1",
+]  # fmt: skip
+
+
+def test_a_rotation_run_trains_on_isaaclab_and_takes_the_rotation_benchmark_there(tmp_path, isaac_device):
+    run_dir = tmp_path / "run"
+    run("train.py", *ROTATE_TINY, f"train.device={isaac_device}", f"hydra.run.dir={run_dir}")
+    history = json.loads((run_dir / "eval_history.json").read_text())
+    assert [(int(h["timesteps"]), h["episodes"], h["length"]) for h in history] == [(128, 2, 10), (128, 2, 10)]
+    assert all("rotation_angle" in h and "drop" in h for h in history)
+    out = tmp_path / "bench.json"
+    run("evaluate.py", f"run={run_dir}", "benchmark=rotation", "backend=isaaclab", f"train.device={isaac_device}",
+        "in_hand.trials=2", "in_hand.seconds=0.5", "in_hand.objects=[{shape: cube, size: 0.06, mass: 0.1}, "
+        "{shape: cube, size: 0.05, mass: 0.1}]", f"out={out}")  # fmt: skip
+    record = json.loads(out.read_text())
+    assert record["backend"] == "isaaclab" and record["benchmark"] == "rotation"
+    rows = record["results"]["g20_left"]["rows"]
+    assert [r["object"] for r in rows] == ["cube 60 mm 100 g", "cube 50 mm 100 g"] and all(
+        r["trials"] == 2 for r in rows
+    )
+    assert all(math.isfinite(r["rate_mean"]) and 0.0 <= r["drop_rate"] <= 1.0 for r in rows)
+    assert out.with_suffix(".png").exists()

@@ -485,6 +485,18 @@ def test_an_isaaclab_evaluation_refuses_what_isaac_lab_cannot_run_naming_the_key
     typed = ["robot=solenopsis", "backend=isaaclab", "policy=zero", "task.velocity.scale_rewards_by_dt=false"]
     with pytest.raises(ConfigError, match=r"^task.velocity.scale_rewards_by_dt=false: backend=isaaclab does not"):
         evaluate(compose_cfg("evaluate", *typed), typed)
+    # the object tasks: their own Isaac Lab tasks, which take the USD's contact excludes only
+    typed = ["robot=g20_left", "task=in_hand_rotate", "backend=isaaclab", "policy=zero", "benchmark=rotation",
+             "+env_overrides.contact_excludes=[[hand_base, thumb_distal]]"]  # fmt: skip
+    with pytest.raises(ConfigError, match=r"^env_overrides.contact_excludes=\[\[\"hand_base\", \"thumb_distal\"\]\]: "
+                                          r"backend=isaaclab does not run it: the USD carries"):  # fmt: skip
+        evaluate(compose_cfg("evaluate", *typed), typed)
+    typed = ["robot=g20_left", "task=in_hand_rotate", "backend=isaaclab", "policy=zero", "benchmark=rotation",
+             "+env_overrides.object={size: 0.05}"]  # fmt: skip
+    with pytest.raises(
+        ConfigError, match=r"^env_overrides: \['object'\] are fixed by the in-hand benchmark's protocol"
+    ):
+        evaluate(compose_cfg("evaluate", *typed), typed)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -7,7 +7,9 @@
   ``M20Legacy-Rough-v0`` on the terrain built from the same description (:mod:`dexwheel.isaaclab.terrain`);
 * :mod:`.hand_pose`: ``Dexwheel-HandPose-G20Left-v0`` and ``Dexwheel-HandPose-G20Right-v0``, the MuJoCo
   ``G20Hand-v0`` pose-tracking task with the PD drive;
-* what both tasks' terms share: :mod:`.term_map` (a MuJoCo term table as Isaac Lab terms), :mod:`.terms` (the robot
+* :mod:`.in_hand`: ``Dexwheel-InHand-Rotate-G20Left-v0`` / ``-G20Right-v0`` and ``Dexwheel-InHand-Reorient-G20Left-v0``
+  / ``-G20Right-v0``, the MuJoCo ``G20Rotate-v0`` / ``G20Reorient-v0`` object tasks;
+* what the tasks' terms share: :mod:`.term_map` (a MuJoCo term table as Isaac Lab terms), :mod:`.terms` (the robot
   entity, its joints, env indices, the observation group), :mod:`.action_delay` (the action latency);
 * :mod:`.agents`: the rsl_rl runners of every task, from the one config both backends train with.
 
@@ -32,6 +34,14 @@ TASKS = {
                                              "VelocityRoughM20LegacyPPORunnerCfg"),
     "Dexwheel-HandPose-G20Left-v0": ("hand_pose.config", "HandPoseG20LeftEnvCfg", "HandPoseG20LeftPPORunnerCfg"),
     "Dexwheel-HandPose-G20Right-v0": ("hand_pose.config", "HandPoseG20RightEnvCfg", "HandPoseG20RightPPORunnerCfg"),
+    "Dexwheel-InHand-Rotate-G20Left-v0": ("in_hand.config", "InHandRotateG20LeftEnvCfg",
+                                          "InHandRotateG20LeftPPORunnerCfg"),
+    "Dexwheel-InHand-Rotate-G20Right-v0": ("in_hand.config", "InHandRotateG20RightEnvCfg",
+                                           "InHandRotateG20RightPPORunnerCfg"),
+    "Dexwheel-InHand-Reorient-G20Left-v0": ("in_hand.config", "InHandReorientG20LeftEnvCfg",
+                                            "InHandReorientG20LeftPPORunnerCfg"),
+    "Dexwheel-InHand-Reorient-G20Right-v0": ("in_hand.config", "InHandReorientG20RightEnvCfg",
+                                             "InHandReorientG20RightPPORunnerCfg"),
 }  # fmt: skip
 
 for _task, (_module, _env_cfg, _agent_cfg) in TASKS.items():

@@ -117,7 +117,29 @@ class HandPoseG20RightPPORunnerCfg(DexwheelPPORunnerCfg):
     experiment_name = "hand_pose_g20_right"
 
 
+@configclass
+class InHandRotateG20LeftPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "in_hand_rotate_g20_left"
+
+
+@configclass
+class InHandRotateG20RightPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "in_hand_rotate_g20_right"
+
+
+@configclass
+class InHandReorientG20LeftPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "in_hand_reorient_g20_left"
+
+
+@configclass
+class InHandReorientG20RightPPORunnerCfg(DexwheelPPORunnerCfg):
+    experiment_name = "in_hand_reorient_g20_right"
+
+
 #: Each runner's Hydra task (its rollout length per env): the experiment names above, each its gym id's words.
 TASK_OF = {"velocity_flat_solenopsis": "velocity", "velocity_flat_m20_legacy": "velocity",
            "velocity_rough_solenopsis": "velocity_rough", "velocity_rough_m20_legacy": "velocity_rough",
-           "hand_pose_g20_left": "hand_pose", "hand_pose_g20_right": "hand_pose"}  # fmt: skip
+           "hand_pose_g20_left": "hand_pose", "hand_pose_g20_right": "hand_pose",
+           "in_hand_rotate_g20_left": "in_hand_rotate", "in_hand_rotate_g20_right": "in_hand_rotate",
+           "in_hand_reorient_g20_left": "in_hand_reorient", "in_hand_reorient_g20_right": "in_hand_reorient"}  # fmt: skip

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from dexwheel.fields import ConfigFieldError
-from dexwheel.tasks.in_hand import grasps
+from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
 
 KINDS = ("rotation", "reorient")
@@ -83,10 +83,10 @@ def make_cfg(changes: dict | None = None, prefix: str = "in_hand") -> InHandBenc
                 where, f"{o!r}: an object has the keys {[f.name for f in dataclasses.fields(ObjectSpec)]}"
             ) from None
         validate_object(spec, where)
-        if not grasps.path_for(cfg.hand, spec).exists():
-            made = sorted(p.stem for p in grasps.GRASP_DIR.glob(f"{cfg.hand}_*.npz"))
+        if not grasp_cache.path_for(cfg.hand, spec).exists():
+            made = sorted(p.stem for p in grasp_cache.GRASP_DIR.glob(f"{cfg.hand}_*.npz"))
             raise _bad(where, f"no grasp cache for the {cfg.hand} hand and a {spec.shape} of {spec.size:g} m; caches: "
-                              f"{made}; make one with {grasps.COMMAND} --hand {cfg.hand} --shape {spec.shape} "
+                              f"{made}; make one with {grasp_cache.COMMAND} --hand {cfg.hand} --shape {spec.shape} "
                               f"--size {spec.size:g}")  # fmt: skip
         specs.append(spec)
     return dataclasses.replace(cfg, objects=tuple(dict(o) for o in objects), specs=tuple(specs))

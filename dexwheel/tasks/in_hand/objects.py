@@ -23,6 +23,8 @@ PALM_NORMAL = np.array([0.0, 0.0, 1.0])
 #: Where an object is dropped to be grasped: the palm's centre moved 35 mm toward the fingers (their flexed tips
 #: reach it there).
 DROP_POINT = PALM_CENTRE + np.array([-0.035, 0.0, 0.0])
+#: The bodies whose contacts with the object the tasks observe (thumb first, then index ... pinky).
+FINGERTIPS = ("thumb_distal", "index_distal", "middle_distal", "ring_distal", "pinky_distal")
 #: The object's torsional (m: a 1 cm contact patch) and rolling friction (MuJoCo's default).
 TORSIONAL_FRICTION, ROLLING_FRICTION = 0.005, 0.0001
 

@@ -27,6 +27,7 @@ from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.projection import add_deepest_contact_sensor
 from dexwheel.sim.rendering import add_studio
 from dexwheel.tasks.in_hand.objects import (
+    FINGERTIPS,
     PALM_CENTRE,
     PALM_NORMAL,
     PALM_UP,
@@ -48,8 +49,6 @@ _TYPES = {"cube": mujoco.mjtGeom.mjGEOM_BOX, "cylinder": mujoco.mjtGeom.mjGEOM_C
           "sphere": mujoco.mjtGeom.mjGEOM_SPHERE}  # fmt: skip
 
 
-#: The bodies whose contacts with the object the tasks observe (thumb first, then index ... pinky).
-FINGERTIPS = ("thumb_distal", "index_distal", "middle_distal", "ring_distal", "pinky_distal")
 TIP_SENSOR, FORCE_SENSOR = "object_contact:{}", "actuator_force:{}"
 
 

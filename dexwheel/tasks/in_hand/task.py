@@ -25,7 +25,6 @@ The task is written once over a leading batch of envs; the single env is its ``N
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -33,7 +32,6 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.control import G20_MIMIC
-from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
 from dexwheel.sim import snapshot
 from dexwheel.sim.divergence import contain
@@ -45,7 +43,7 @@ from dexwheel.tasks.hand_pose.action import G20ActionMap
 from dexwheel.tasks.hand_pose.action_path import HandActionPath
 from dexwheel.tasks.hand_pose.config import control_substeps
 from dexwheel.tasks.in_hand import events as in_hand_events
-from dexwheel.tasks.in_hand import grasps as grasp_cache
+from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.config import InHandCfg
 from dexwheel.tasks.in_hand.geometry import quat_angle, quat_rotate, random_quat
 from dexwheel.tasks.in_hand.scene import OBJECT_BODY, OBJECT_GEOM, build_scene, object_addresses, sensor_columns
@@ -66,18 +64,6 @@ METRICS = (
 _BOOL_METRICS = ("action_clipped", "diverged")
 
 
-def load_grasps(cfg: InHandCfg):
-    """The config's grasp cache (``grasps``: a path; None: the one made for its hand and object), checked."""
-    path = Path(cfg.grasps) if cfg.grasps is not None else grasp_cache.path_for(cfg.hand, cfg.object)
-    if not path.exists():
-        raise ConfigFieldError("grasps", f"grasps: no cache at {path} for the {cfg.hand} hand and a {cfg.object.shape} "
-                                         f"of {cfg.object.size:g} m; make one with {grasp_cache.COMMAND} --hand "
-                                         f"{cfg.hand} --shape {cfg.object.shape} --size {cfg.object.size:g}")  # fmt: skip
-    cache = grasp_cache.load(path)
-    grasp_cache.check(cache, cfg.hand, cfg.object)
-    return cache
-
-
 class InHandTask:
     """The whole in-hand task over ``num_envs`` envs: scene, action path, PD drive, object state, terms.
 
@@ -90,7 +76,7 @@ class InHandTask:
     def __init__(self, cfg: InHandCfg, num_envs: int = 1) -> None:
         self.cfg = cfg
         self.num_envs = n = int(num_envs)
-        self.grasps = load_grasps(cfg)
+        self.grasps = grasp_cache.load_for(cfg.hand, cfg.object, cfg.grasps)
         self.model = model = build_scene(cfg.hand, cfg.object, cfg.collision.contact_excludes)
         name = f"g20_{cfg.hand} in-hand scene"
         jid = require_joints(model, ALL_JOINTS, name)
@@ -369,4 +355,4 @@ class InHandTask:
         self.drive.close()
 
 
-__all__ = ["GOAL_PRESETS", "METRICS", "InHandTask", "load_grasps"]
+__all__ = ["GOAL_PRESETS", "METRICS", "InHandTask"]

@@ -70,7 +70,6 @@ def test_evaluate_scores_a_policy_and_writes_its_table_json_and_plot(tmp_path, m
     ("overrides", "message"),
     [
         (["benchmark=reorient"], r"^benchmark=reorient: it scores task=in_hand_reorient policies, not task=in_hand_rotate$"),
-        (["benchmark=rotation", "backend=isaaclab"], r"^benchmark=rotation: runs on backend=mujoco"),
         (["in_hand.trials=3"], r"^in_hand.trials=3: the in-hand benchmark's protocol; needs benchmark=rotation"),
         (["benchmark=rotation", "episodes=3"], r"^episodes=3: benchmark=rotation runs trials, not episodes; set in_hand"),
         (["benchmark=rotation", "steps.trials=3"], r"^steps.trials=3: the step benchmark's protocol; needs benchmark=steps"),

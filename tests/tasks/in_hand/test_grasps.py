@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from dexwheel.fields import ConfigFieldError
-from dexwheel.tasks.in_hand import grasps
+from dexwheel.tasks.in_hand import grasp_cache, grasps
 from dexwheel.tasks.in_hand.objects import ObjectSpec
 
-CACHES = sorted(grasps.GRASP_DIR.glob("*.npz"))
+CACHES = sorted(grasp_cache.GRASP_DIR.glob("*.npz"))
 
 
 def test_the_caches_cover_both_hands_and_the_benchmark_objects():
@@ -25,8 +25,8 @@ def test_the_caches_cover_both_hands_and_the_benchmark_objects():
 def test_every_stored_grasp_holds_and_its_file_is_named_after_what_it_was_made_for(path):
     """Started at rest in the grasp with the fingers commanded to it, the object stays within 5 mm and 0.05 rad for a
     second (grasps.holds); every grasp has at least a palm contact and two more (the sampler's rule)."""
-    cache = grasps.load(path)
-    assert grasps.path_for(cache.hand, cache.object) == path and len(cache) >= 128
+    cache = grasp_cache.load(path)
+    assert grasp_cache.path_for(cache.hand, cache.object) == path and len(cache) >= 128
     scene = grasps._Scene(cache.hand, cache.object)
     failed = [k for k in range(len(cache)) if not grasps.holds(scene, cache.joints[k], cache.object_pose[k])]
     assert failed == []
@@ -37,35 +37,35 @@ def test_every_stored_grasp_holds_and_its_file_is_named_after_what_it_was_made_f
 def test_a_cache_is_what_its_command_makes_from_its_seed():
     """The stored cache's first grasps are the sampler's output for its recorded seed (so the file is the code's, and
     regenerating it on purpose gives it back)."""
-    path = grasps.path_for("left", ObjectSpec())
-    stored = grasps.load(path)
+    path = grasp_cache.path_for("left", ObjectSpec())
+    stored = grasp_cache.load(path)
     made = grasps.sample("left", stored.object, count=2, seed=stored.seed)
     np.testing.assert_array_equal(made.joints, stored.joints[:2])
     np.testing.assert_array_equal(made.object_pose, stored.object_pose[:2])
     with np.load(path) as z:
-        assert json.loads(str(z["meta"]))["command"] == grasps.COMMAND
+        assert json.loads(str(z["meta"]))["command"] == grasp_cache.COMMAND
 
 
 def test_a_cache_is_checked_on_read(tmp_path):
-    cache = grasps.load(grasps.path_for("left", ObjectSpec()))
+    cache = grasp_cache.load(grasp_cache.path_for("left", ObjectSpec()))
     with pytest.raises(
         ConfigFieldError, match=r"^grasps: the cache was made for the left hand, this task runs the right"
     ):
-        grasps.check(cache, "right", ObjectSpec())
+        grasp_cache.check(cache, "right", ObjectSpec())
     with pytest.raises(ConfigFieldError, match=r"^grasps: the cache was made for a cube of 0.06 m, this task's object "
                                                r"is a sphere of 0.06 m; python scripts/sample_grasps.py --shape sphere"):  # fmt: skip
-        grasps.check(cache, "left", ObjectSpec(shape="sphere"))
-    bad = grasps.GraspCache("left", ObjectSpec(), np.zeros((3, 15)), np.zeros((3, 7)))
-    path = grasps.save(bad, tmp_path / "bad.npz")
+        grasp_cache.check(cache, "left", ObjectSpec(shape="sphere"))
+    bad = grasp_cache.GraspCache("left", ObjectSpec(), np.zeros((3, 15)), np.zeros((3, 7)))
+    path = grasp_cache.save(bad, tmp_path / "bad.npz")
     with pytest.raises(ConfigFieldError, match=r"holds joints \(3, 15\) and object poses \(3, 7\); expected \(K, 16\)"):
-        grasps.load(path)
+        grasp_cache.load(path)
 
 
 def test_the_script_refuses_an_existing_file_and_a_bad_object(tmp_path):
     import subprocess
     import sys
 
-    script = [sys.executable, str(grasps.GRASP_DIR.parents[3] / "scripts" / "sample_grasps.py")]
+    script = [sys.executable, str(grasp_cache.GRASP_DIR.parents[3] / "scripts" / "sample_grasps.py")]
     taken = tmp_path / "taken.npz"
     taken.write_bytes(b"mine")
     done = subprocess.run([*script, "--out", str(taken)], capture_output=True, text=True, timeout=120)

@@ -1,0 +1,273 @@
+"""The G20's object tasks on Isaac Lab, built from the MuJoCo tasks' config (:class:`~dexwheel.tasks.in_hand.config.
+InHandCfg`: ``task_overrides`` are ``gymnasium.make("G20Rotate-v0", ...)``'s keywords).
+
+``Dexwheel-InHand-Rotate-G20Left-v0`` / ``-G20Right-v0`` are ``G20Rotate-v0``, ``Dexwheel-InHand-Reorient-G20Left-v0``
+/ ``-G20Right-v0`` are ``G20Reorient-v0``: the hand palm up on its fixed mount (the description's USD turned by
+:data:`~dexwheel.tasks.in_hand.objects.PALM_UP`) with the object spawned from the same
+:class:`~dexwheel.tasks.in_hand.objects.ObjectSpec` (:func:`~dexwheel.isaaclab.robots.object_cfg`: shape, size, mass,
+sliding, torsional and rolling friction); the control rate (``control_hz`` -> decimation) and the episode length
+(``episode_length_s``); the actions through the G20's one action path, slew and PD drive
+(:class:`~dexwheel.isaaclab.tasks.hand_pose.action.HandPoseAction` from the config's ``actions``, ``drive`` and
+``composer`` sections); the command (:class:`.InHandCommand`: the axis or the goal); and the term tables: each
+observation, reward, termination and reset event of the config becomes the Isaac Lab term its function maps to
+(:data:`REWARD_MAP`, :data:`OBSERVATION_MAP`, :data:`TERMINATION_MAP`, :data:`EVENT_MAP`) under the same name, in
+the same order, with the same weight, scale, noise, history and parameters; the "critic" group (``privileged_obs``)
+holds every column, the policy's first, as the MuJoCo env's observation. A term without a counterpart is refused by
+name. MuJoCo-Warp's contact buffers hold every pair of collision shapes that can touch, the object's too
+(:func:`~dexwheel.isaaclab.tasks.hand_pose.config.shape_pairs`).
+
+Where the two differ (and why):
+
+* the grasp drawn at a reset, and the reorientation goals, come from torch's generator: the same distributions,
+  not the same draws as a MuJoCo env with the same seed;
+* Newton zeroes the geom margins (the MuJoCo scene's are 0.5 mm): the object rests 1.1 mm lower on the palm
+  (the cross-backend in-hand case, docs/how-to/isaaclab.md);
+* actions take the ``out_of_range="clip"`` arithmetic and are never raised on (a GPU sync per step); no divergence
+  containment;
+* refused by name (:data:`~dexwheel.rl.isaaclab_support.IN_HAND_REFUSED`): other contact excludes (the USD carries
+  the description's) and rendering; the domain-randomisation events (``randomize_object_mass``,
+  ``randomize_friction``, ``randomize_pd_gains``) have no counterpart here yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import MISSING
+
+import isaaclab.envs.mdp as mdp
+from isaaclab.assets import ArticulationCfg, RigidObjectCfg
+from isaaclab.envs import ManagerBasedRLEnvCfg
+from isaaclab.managers import EventTermCfg as EventTerm
+from isaaclab.managers import RewardTermCfg as RewTerm
+from isaaclab.managers import TerminationTermCfg as DoneTerm
+from isaaclab.scene import InteractiveSceneCfg
+from isaaclab.utils import configclass
+
+from dexwheel.control.g20_sdk import G20_MIMIC
+from dexwheel.isaaclab.robots import articulation_cfg, object_cfg
+from dexwheel.isaaclab.sim import simulation_cfg
+from dexwheel.isaaclab.tasks.hand_pose.action import HandPoseActionCfg
+from dexwheel.isaaclab.tasks.hand_pose.config import preset_poses, shape_pairs
+from dexwheel.isaaclab.tasks.hand_pose.observations import last_action
+from dexwheel.isaaclab.tasks.hand_pose.rewards import action_rate_l2
+from dexwheel.isaaclab.tasks.in_hand import observations as obs
+from dexwheel.isaaclab.tasks.in_hand import rewards as rew
+from dexwheel.isaaclab.tasks.in_hand.commands import InHandCommandCfg
+from dexwheel.isaaclab.tasks.in_hand.events import reset_from_grasps
+from dexwheel.isaaclab.tasks.in_hand.terminations import in_hand_step, object_dropped
+from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
+from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
+from dexwheel.rl.isaaclab_support import IN_HAND_ENV_IDS, unsupported
+from dexwheel.robots import get_robot
+from dexwheel.robots.g20 import ALL_JOINTS
+from dexwheel.tasks.hand_pose.config import control_substeps
+from dexwheel.tasks.in_hand.config import InHandCfg, make_cfg
+from dexwheel.tasks.in_hand.objects import DROP_POINT, PALM_NORMAL, PALM_UP
+
+COMMAND = "object_goal"
+ACTION = "joint_targets"
+#: The MuJoCo env each task is, by the config's ``task``.
+MUJOCO_ENV_IDS = {task: env_id for env_id, task in IN_HAND_ENV_IDS.items()}
+_R = "dexwheel.tasks.in_hand.rewards:"
+_O = "dexwheel.tasks.in_hand.observations:"
+_T = "dexwheel.tasks.in_hand.terminations:"
+_E = "dexwheel.tasks.in_hand.events:"
+_CMD = {"command_name": COMMAND}
+
+
+def _with_command(p: dict) -> dict:
+    return {**p, **_CMD}
+
+
+#: The MuJoCo tasks' term functions and their Isaac Lab counterparts (:func:`~dexwheel.isaaclab.tasks.term_map.mapped`).
+REWARD_MAP = {
+    _R + "rotation_velocity": (rew.rotation_velocity, _with_command),
+    _R + "object_lin_vel_l2": (rew.object_lin_vel_l2, _with_command),
+    _R + "object_drift_l2": (rew.object_drift_l2, _with_command),
+    _R + "object_tilt": (rew.object_tilt, _with_command),
+    _R + "joint_torques_l2": (rew.joint_torques_l2, lambda p: {}),
+    _R + "action_rate_l2": (action_rate_l2, lambda p: {"action_name": ACTION}),
+    _R + "orientation_tracking": (rew.orientation_tracking, _with_command),
+    _R + "goal_reached": (rew.goal_reached, _with_command),
+    _R + "is_terminated": (rew.is_terminated, lambda p: {}),
+}
+OBSERVATION_MAP = {
+    _O + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
+    _O + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
+    _O + "last_action": (last_action, lambda p: {"action_name": ACTION}),
+    _O + "object_pos_rel": (obs.object_pos_rel, _with_command),
+    _O + "object_quat": (obs.object_quat, _with_command),
+    _O + "object_lin_vel": (obs.object_lin_vel, _with_command),
+    _O + "object_ang_vel": (obs.object_ang_vel, _with_command),
+    _O + "fingertip_contacts": (obs.fingertip_contacts, lambda p: {}),
+    _O + "rotation_axis": (obs.rotation_axis, _with_command),
+    _O + "goal_quat": (mdp.generated_commands, _with_command),
+}
+TERMINATION_MAP = {_T + "object_dropped": (object_dropped, _with_command)}
+EVENT_MAP = {_E + "reset_from_grasps": (reset_from_grasps, lambda p: {"action_name": ACTION, **_CMD})}
+
+
+@configclass
+class InHandSceneCfg(InteractiveSceneCfg):
+    # no ground: the MuJoCo scene's floor is render-only
+    robot: ArticulationCfg = MISSING
+    object: RigidObjectCfg = MISSING
+
+
+@configclass
+class CommandsCfg:
+    object_goal: InHandCommandCfg = MISSING
+
+
+@configclass
+class ActionsCfg:
+    joint_targets: HandPoseActionCfg = MISSING
+
+
+@configclass
+class PolicyCfg(ExactObsGroup):
+    """The ``policy`` terms of the observation table."""
+
+
+@configclass
+class CriticCfg(ExactObsGroup):
+    """With ``privileged_obs``: the policy terms, then the table's critic terms (every column, as the MuJoCo env's
+    observation)."""
+
+
+@configclass
+class ObservationsCfg:
+    policy: PolicyCfg = PolicyCfg()
+
+
+@configclass
+class RewardsCfg:
+    """Filled from the reward table (:func:`apply_task_cfg`)."""
+
+
+@configclass
+class TerminationsCfg:
+    time_out: DoneTerm = DoneTerm(func=mdp.time_out, time_out=True)
+    # never terminates: the goals reached and the step's record, before the rewards and resets
+    in_hand_step: DoneTerm = DoneTerm(func=in_hand_step, params=_CMD)
+
+
+@configclass
+class EventsCfg:
+    """Filled from the event table (:func:`apply_task_cfg`)."""
+
+
+def _refuse_unsupported(task: InHandCfg) -> None:
+    bad = unsupported(task)
+    if bad:
+        why = "; ".join(f"{name}: {reason}" for name, reason in bad.items())
+        raise ValueError(f"the Isaac Lab G20 object tasks do not support {list(bad)} as set ({why})")
+
+
+def _observations(task: InHandCfg) -> ObservationsCfg:
+    groups = ("policy", "critic") if task.privileged_obs else ("policy",)
+    table = {k: t for g in groups for k, t in task.observations.items() if t.group == g}
+    policy, critic = PolicyCfg(), CriticCfg()
+    for name, (func, params, t) in mapped(table, OBSERVATION_MAP, "observations", "G20 object").items():
+        term = observation_term(func, params, t, f"observations.{name}")
+        if t.group == "policy":
+            setattr(policy, name, term)
+        setattr(critic, name, term)
+    policy.enable_corruption = corrupted({k: t for k, t in table.items() if t.group == "policy"})
+    critic.enable_corruption = corrupted(table)
+    out = ObservationsCfg(policy=policy)
+    if task.privileged_obs:
+        out.critic = critic
+    return out
+
+
+def _terms(task: InHandCfg) -> tuple[RewardsCfg, TerminationsCfg, EventsCfg]:
+    rewards, terminations, events = RewardsCfg(), TerminationsCfg(), EventsCfg()
+    for name, (func, params, t) in mapped(task.rewards, REWARD_MAP, "rewards", "G20 object").items():
+        setattr(rewards, name, RewTerm(func=func, weight=float(t.weight), params=params))
+    for name, (func, params, _) in mapped(task.terminations, TERMINATION_MAP, "terminations", "G20 object").items():
+        setattr(terminations, name, DoneTerm(func=func, params=params))
+    grasps = {"hand": task.hand, "object": dataclasses.asdict(task.object), "path": task.grasps}
+    for name, (func, params, _) in mapped(task.events, EVENT_MAP, "events", "G20 object").items():
+        extra = grasps if func is reset_from_grasps else {}
+        setattr(events, name, EventTerm(func=func, mode="reset", params={**extra, **params}))
+    return rewards, terminations, events
+
+
+def action_kwargs(task: InHandCfg) -> dict:
+    """The G20 action term's settings (:func:`dexwheel.tasks.hand_pose.config.make_cfg` keywords) of the config's
+    ``actions``, ``drive`` and ``composer`` sections: the pose task's action path, slew and PD drive."""
+    a, c = task.actions, task.composer
+    return {"hand": task.hand, "drive": "pd", "action": a.kind, "out_of_range": a.out_of_range,
+            "delta_scale": a.delta_scale, "action_delay_steps": a.delay_steps, "slew_rad_s": task.drive.slew_rad_s,
+            "track_test": False, "collision_projection": False, "composer_layers": c.layers,
+            "hold_joints": c.hold_joints, "hold_pose": c.hold_pose}  # fmt: skip
+
+
+def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: InHandCfg) -> None:
+    """Fill an Isaac Lab env config from the MuJoCo task's config (see the module docstring)."""
+    _refuse_unsupported(task)
+    robot = f"g20_{task.hand}"
+    desc = get_robot(robot)
+    env.decimation = control_substeps(task.control_hz, desc.timestep, "G20InHand")
+    env.episode_length_s = task.episode_length_s
+    env.sim = simulation_cfg(desc, "cuda:0")  # parse_env_cfg / open_task set the real device
+    env.sim.physics.solver_cfg.nconmax = shape_pairs(desc, free_shapes=1)
+    env.sim.render_interval = env.decimation
+    open_pose = G20_MIMIC.complete(preset_poses(task.hand)["open"], clip_mimic=True)
+    w, x, y, z = PALM_UP
+    env.scene.robot = articulation_cfg(robot, "{ENV_REGEX_NS}/Robot", dict(zip(ALL_JOINTS, open_pose.tolist(),
+                                       strict=True)), rot=(x, y, z, w))  # fmt: skip
+    rest = tuple(float(v) for v in DROP_POINT + PALM_NORMAL * task.object.half_height)
+    env.scene.object = object_cfg(task.object, "{ENV_REGEX_NS}/Object", RigidObjectCfg.InitialStateCfg(pos=rest))
+    env.commands = CommandsCfg(object_goal=InHandCommandCfg(
+        axis=tuple(float(v) for v in task.commands.axis), reorient=task.task == "reorient",
+        success_tolerance=float(task.commands.success_tolerance)))  # fmt: skip
+    env.actions = ActionsCfg(joint_targets=HandPoseActionCfg(asset_name="robot", joint_names=list(ALL_JOINTS),
+                                                             task_kwargs=action_kwargs(task)))  # fmt: skip
+    env.observations = _observations(task)
+    env.rewards, env.terminations, env.events = _terms(task)
+
+
+@configclass
+class InHandEnvCfg(ManagerBasedRLEnvCfg):
+    """A G20 object task; ``task``, ``hand`` and ``task_overrides`` pick the config (:class:`InHandCfg` fields, as
+    ``gymnasium.make("G20Rotate-v0", **kwargs)`` takes them)."""
+
+    task: str = "rotate"
+    hand: str = "left"
+    task_overrides: dict = {}
+    scene: InHandSceneCfg = InHandSceneCfg(num_envs=4096, env_spacing=0.5)
+
+    def __post_init__(self):
+        overrides = dict(self.task_overrides)
+        for key, mine in (("hand", self.hand), ("task", self.task)):
+            given = overrides.pop(key, mine)  # a run's config names its hand and task, as the MuJoCo env's
+            if given != mine:
+                raise ValueError(f"{key}={given!r}: this is the {self.hand} hand's {self.task} task "
+                                 f"({MUJOCO_ENV_IDS[self.task]}); use its own Isaac Lab id")  # fmt: skip
+        apply_task_cfg(self, make_cfg(task=self.task, hand=self.hand, **overrides))
+
+
+@configclass
+class InHandRotateG20LeftEnvCfg(InHandEnvCfg):
+    task: str = "rotate"
+    hand: str = "left"
+
+
+@configclass
+class InHandRotateG20RightEnvCfg(InHandEnvCfg):
+    task: str = "rotate"
+    hand: str = "right"
+
+
+@configclass
+class InHandReorientG20LeftEnvCfg(InHandEnvCfg):
+    task: str = "reorient"
+    hand: str = "left"
+
+
+@configclass
+class InHandReorientG20RightEnvCfg(InHandEnvCfg):
+    task: str = "reorient"
+    hand: str = "right"

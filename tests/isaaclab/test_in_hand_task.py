@@ -1,0 +1,169 @@
+"""The Isaac Lab G20 object tasks (issue 58) are the MuJoCo tasks' config and term tables: the same terms, weights,
+sizes, control rate and episode length; a reset draws a grasp of the same cache; a drop ends the episode with its
+price; a goal reached earns its bonus and a new goal; a run trains on them and the in-hand benchmark scores it there.
+
+The MuJoCo env's sizes come from one short probe of ``G20Rotate-v0`` / ``G20Reorient-v0`` in the core venv.
+"""
+
+import json
+import math
+import subprocess
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import dexwheel.isaaclab.tasks as tasks
+from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
+from dexwheel.isaaclab.episodes import open_task
+from dexwheel.isaaclab.tasks.in_hand.commands import quat_angle, wxyz
+from dexwheel.isaaclab.tasks.in_hand.config import ACTION, COMMAND, InHandRotateG20LeftEnvCfg
+from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS
+from dexwheel.tasks.in_hand import grasp_cache
+from dexwheel.tasks.in_hand.config import reorient_cfg, rotate_cfg
+from dexwheel.tasks.in_hand.objects import ObjectSpec
+
+IDS = {("rotate", "left"): "Dexwheel-InHand-Rotate-G20Left-v0", ("rotate", "right"): "Dexwheel-InHand-Rotate-G20Right-v0",
+       ("reorient", "left"): "Dexwheel-InHand-Reorient-G20Left-v0",
+       ("reorient", "right"): "Dexwheel-InHand-Reorient-G20Right-v0"}  # fmt: skip
+NUM_ENVS = 4
+MUJOCO_PROBE = """
+import json, gymnasium as gym
+import dexwheel
+out = {}
+for env_id in ("G20Rotate-v0", "G20Reorient-v0"):
+    env = gym.make(env_id)
+    t = env.unwrapped.task
+    out[env_id] = {"obs_dim": t.obs_dim, "policy_obs_dim": t.policy_obs_dim, "nsub": t.nsub,
+                   "max_episode_steps": t.max_episode_steps, "slices": {k: [s.start, s.stop] for k, s in t.obs_slices.items()}}
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def mujoco():
+    if not MUJOCO_PYTHON.exists():
+        pytest.skip(f"the MuJoCo half needs the core venv's python at {MUJOCO_PYTHON}")
+    proc = subprocess.run([str(MUJOCO_PYTHON), "-c", MUJOCO_PROBE], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module", params=["rotate", "reorient"])
+def env(request, isaac_device):
+    env = open_task(IDS[(request.param, "left")], NUM_ENVS, isaac_device, 0)
+    env.reset(seed=0)
+    yield env
+    env.close()
+
+
+def test_every_task_and_hand_has_a_registered_id():
+    assert all(task_id in gym.registry and task_id in tasks.TASKS for task_id in IDS.values())
+    from dexwheel.isaaclab.tasks.in_hand.config import InHandReorientG20RightEnvCfg
+
+    cfg = InHandReorientG20RightEnvCfg()
+    assert cfg.scene.robot.spawn.usd_path.endswith("g20_right.usda") and cfg.commands.object_goal.reorient
+
+
+def test_what_isaac_lab_cannot_run_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"do not support \['contact_excludes', 'render_mode'\]"):
+        InHandRotateG20LeftEnvCfg(task_overrides={"render_mode": "rgb_array",
+                                                  "contact_excludes": [["hand_base", "thumb_distal"]]})  # fmt: skip
+    event = {"func": "dexwheel.tasks.in_hand.events:randomize_object_mass"}
+    with pytest.raises(ValueError, match=r"no counterpart of \{'events\.mass': 'dexwheel\.tasks\.in_hand\.events:"
+                                         r"randomize_object_mass'\}"):  # fmt: skip
+        InHandRotateG20LeftEnvCfg(task_overrides={"events": {"mass": event}})
+    with pytest.raises(ValueError, match=r"task='reorient': this is the left hand's rotate task \(G20Rotate-v0\)"):
+        InHandRotateG20LeftEnvCfg(task_overrides={"task": "reorient"})
+    with pytest.raises(ValueError, match=r"drive: 'hard_write': the object tasks drive the hand's PD actuators only"):
+        InHandRotateG20LeftEnvCfg(task_overrides={"drive": "hard_write"})
+
+
+def test_terms_sizes_and_timing_are_the_mujoco_tasks(env, mujoco):
+    u = env.unwrapped
+    task = reorient_cfg() if u.cfg.task == "reorient" else rotate_cfg()
+    probe = mujoco["G20Reorient-v0" if u.cfg.task == "reorient" else "G20Rotate-v0"]
+    assert tuple(u.reward_manager.active_terms) == tuple(task.rewards)
+    for name, term in task.rewards.items():
+        assert u.reward_manager.get_term_cfg(name).weight == term.weight, name
+    assert u.cfg.decimation == probe["nsub"] == 25 and u.physics_dt == pytest.approx(0.002)
+    assert u.max_episode_length == probe["max_episode_steps"] == 400
+    policy = [k for k, t in task.observations.items() if t.group == "policy"]
+    assert u.observation_manager.active_terms["policy"] == policy
+    assert list(u.observation_manager.active_terms["critic"]) == list(probe["slices"])  # the MuJoCo columns' order
+    obs = env.unwrapped.observation_manager.compute()
+    assert obs["policy"].shape == (NUM_ENVS, probe["policy_obs_dim"])
+    assert obs["critic"].shape == (NUM_ENVS, probe["obs_dim"])
+    assert torch.equal(obs["critic"][:, : probe["policy_obs_dim"]], obs["policy"])  # the policy's columns first
+    assert u.action_manager.total_action_dim == len(ACTIVE_JOINTS)
+    assert [t for t in u.termination_manager.active_terms] == ["time_out", "in_hand_step", *task.terminations]
+
+
+def test_a_reset_starts_from_a_grasp_of_the_cache(env):
+    u = env.unwrapped
+    env.reset(seed=3)
+    cache = grasp_cache.load_for("left", ObjectSpec())
+    robot, command = u.scene["robot"], u.command_manager.get_term(COMMAND)
+    cols = [robot.joint_names.index(j) for j in ACTIVE_JOINTS]
+    q = robot.data.joint_pos.torch[:, cols].double().cpu().numpy()
+    pos = command.object_pos().cpu().numpy()
+    quat = wxyz(u.scene["object"].data.root_link_quat_w.torch).cpu().numpy()
+    for i in range(NUM_ENVS):
+        k = int(np.argmin(np.abs(cache.joints - q[i]).max(axis=1)))
+        assert np.abs(cache.joints[k] - q[i]).max() < 1e-5, i  # a grasp's joints (float32 in Isaac Lab)
+        assert np.allclose(pos[i], cache.object_pose[k, :3], atol=1e-5) and np.allclose(
+            command.object_start[i].cpu(), pos[i]
+        )
+        assert abs(abs(float(np.dot(quat[i], cache.object_pose[k, 3:]))) - 1.0) < 1e-5
+    # the hold action keeps the commanded pose: the action term's command is the grasp
+    term = u.action_manager.get_term(ACTION)
+    assert np.allclose(term.processed_actions.cpu().numpy(), q, atol=1e-5)
+    assert len(robot.joint_names) == len(ALL_JOINTS)
+
+
+def test_the_fingertips_touch_the_held_object_and_a_drop_ends_the_episode_with_its_price(env):
+    u = env.unwrapped
+    env.reset(seed=0)
+    hold = torch.zeros(NUM_ENVS, len(ACTIVE_JOINTS))  # delta actions: hold the grasp
+    obs, *_ = env.step(hold)
+    cols = slice(*_columns(u, "fingertip_contacts"))
+    assert obs["critic"][:, cols].sum(dim=1).min() >= 1  # every grasp has a fingertip on the object
+    obj = u.scene["object"]
+    away = obj.data.root_link_pose_w.torch.clone()
+    away[0, 2] += 0.2  # env 0's cube lifted 20 cm out of the hand
+    obj.write_root_pose_to_sim_index(root_pose=away[:1], env_ids=torch.tensor([0], dtype=torch.int32))
+    obs, reward, terminated, truncated, _ = env.step(hold)
+    assert terminated.tolist() == [True, False, False, False] and not truncated.any()
+    price = u.cfg.rewards.termination_penalty.weight
+    assert reward[0] <= price + 1.0 < reward[1:].min()  # the drop's one-off -10 dominates the step's reward
+    assert u.termination_manager.get_term("object_dropped").tolist() == [True, False, False, False]
+
+
+def _columns(u, name: str) -> tuple[int, int]:
+    names, dims = u.observation_manager.active_terms["critic"], u.observation_manager.group_obs_term_dim["critic"]
+    starts = np.cumsum([0] + [int(np.prod(d)) for d in dims])
+    k = names.index(name)
+    return int(starts[k]), int(starts[k + 1])
+
+
+def test_a_goal_reached_earns_its_bonus_counts_and_draws_the_next(env):
+    u = env.unwrapped
+    if u.cfg.task != "reorient":
+        pytest.skip("reorientation only")
+    env.reset(seed=0)
+    command = u.command_manager.get_term(COMMAND)
+    command.goal[:] = command.object_quat()  # env k's goal: where its cube is now, except env 0's
+    command.goal[0] = torch.tensor([0.0, 1.0, 0.0, 0.0])  # upside down: far from any grasp's
+    before = command.goal.clone()
+    _, reward, *_ = env.step(torch.zeros(NUM_ENVS, len(ACTIVE_JOINTS)))
+    reached = command.successes.bool().tolist()
+    assert reached == [False, True, True, True]
+    bonus = u.cfg.rewards.goal_reached.weight
+    assert reward[1:].min() > bonus * 0.9 and reward[0] < bonus * 0.1
+    after = command.goal
+    assert torch.equal(after[0], before[0]) and (quat_angle(after[1:], before[1:]) > 0).all()  # new goals
+    info = u.dexwheel_step_info
+    assert info["successes"].tolist() == [0.0, 1.0, 1.0, 1.0] and float(info["orientation_error"][1]) < 0.4
+    assert math.isclose(float(info["orientation_error"][0]), float(quat_angle(command.object_quat()[:1], before[:1])),
+                        abs_tol=1e-5)  # fmt: skip
