@@ -70,10 +70,9 @@ def test_what_isaac_lab_cannot_run_is_refused_by_name():
     with pytest.raises(ValueError, match=r"do not support \['contact_excludes', 'render_mode'\]"):
         InHandRotateG20LeftEnvCfg(task_overrides={"render_mode": "rgb_array",
                                                   "contact_excludes": [["hand_base", "thumb_distal"]]})  # fmt: skip
-    event = {"func": "dexwheel.tasks.in_hand.events:randomize_object_mass"}
-    with pytest.raises(ValueError, match=r"no counterpart of \{'events\.mass': 'dexwheel\.tasks\.in_hand\.events:"
-                                         r"randomize_object_mass'\}"):  # fmt: skip
-        InHandRotateG20LeftEnvCfg(task_overrides={"events": {"mass": event}})
+    user = {"func": "user_terms:thumb_spread", "weight": -0.5}  # a user's own term (tests/user_terms.py)
+    with pytest.raises(ValueError, match=r"no counterpart of \{'rewards\.user_term': 'user_terms:thumb_spread'\}"):
+        InHandRotateG20LeftEnvCfg(task_overrides={"rewards": {"user_term": user}})
     with pytest.raises(ValueError, match=r"task='reorient': this is the left hand's rotate task \(G20Rotate-v0\)"):
         InHandRotateG20LeftEnvCfg(task_overrides={"task": "reorient"})
     with pytest.raises(ValueError, match=r"drive: 'hard_write': the object tasks drive the hand's PD actuators only"):

@@ -18,20 +18,20 @@ name. MuJoCo-Warp's contact buffers hold every pair of collision shapes that can
 
 Where the two differ (and why):
 
-* the grasp drawn at a reset, and the reorientation goals, come from torch's generator: the same distributions,
-  not the same draws as a MuJoCo env with the same seed;
+* the grasp drawn at a reset, the reorientation goals and the domain randomisations' values come from torch's
+  generator: the same distributions, not the same draws as a MuJoCo env with the same seed;
 * Newton zeroes the geom margins (the MuJoCo scene's are 0.5 mm): the object rests 1.1 mm lower on the palm
   (the cross-backend in-hand case, docs/how-to/isaaclab.md);
 * actions take the ``out_of_range="clip"`` arithmetic and are never raised on (a GPU sync per step); no divergence
   containment;
 * refused by name (:data:`~dexwheel.rl.isaaclab_support.IN_HAND_REFUSED`): other contact excludes (the USD carries
-  the description's) and rendering; the domain-randomisation events (``randomize_object_mass``,
-  ``randomize_friction``, ``randomize_pd_gains``) have no counterpart here yet.
+  the description's) and rendering.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import MISSING
 
 import isaaclab.envs.mdp as mdp
@@ -39,6 +39,7 @@ from isaaclab.assets import ArticulationCfg, RigidObjectCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
 from isaaclab.managers import EventTermCfg as EventTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
+from isaaclab.managers import SceneEntityCfg
 from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.scene import InteractiveSceneCfg
 from isaaclab.utils import configclass
@@ -53,7 +54,7 @@ from dexwheel.isaaclab.tasks.hand_pose.rewards import action_rate_l2
 from dexwheel.isaaclab.tasks.in_hand import observations as obs
 from dexwheel.isaaclab.tasks.in_hand import rewards as rew
 from dexwheel.isaaclab.tasks.in_hand.commands import InHandCommandCfg
-from dexwheel.isaaclab.tasks.in_hand.events import reset_from_grasps
+from dexwheel.isaaclab.tasks.in_hand.events import randomize_friction, reset_from_grasps
 from dexwheel.isaaclab.tasks.in_hand.terminations import in_hand_step, object_dropped
 from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
 from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
@@ -104,7 +105,32 @@ OBSERVATION_MAP = {
     _O + "goal_quat": (mdp.generated_commands, _with_command),
 }
 TERMINATION_MAP = {_T + "object_dropped": (object_dropped, _with_command)}
-EVENT_MAP = {_E + "reset_from_grasps": (reset_from_grasps, lambda p: {"action_name": ACTION, **_CMD})}
+
+
+def _defaults(name: str, p: dict) -> dict:
+    """``p`` over the MuJoCo event ``name``'s parameter defaults (an entry may leave them out)."""
+    from dexwheel.tasks.in_hand import events
+
+    sig = inspect.signature(getattr(events, name)).parameters.values()
+    return {**{q.name: q.default for q in sig if q.default is not inspect.Parameter.empty}, **p}
+
+
+#: Reset events, in table order: the grasp, then the domain randomisations (each env's own draw per episode, as the
+#: MuJoCo task's): the object's mass with its inertia (Isaac Lab's ``randomize_rigid_body_mass``), the friction of
+#: the object and the hand, one value (:class:`.randomize_friction`), and each joint's PD gains times a factor
+#: (Isaac Lab's ``randomize_actuator_gains``).
+EVENT_MAP = {
+    _E + "reset_from_grasps": (reset_from_grasps, lambda p: {"action_name": ACTION, **_CMD}),
+    _E + "randomize_object_mass": (mdp.randomize_rigid_body_mass, lambda p: {
+        "asset_cfg": SceneEntityCfg("object"), "operation": "abs", "distribution": "uniform", "recompute_inertia": True,
+        "mass_distribution_params": tuple(_defaults("randomize_object_mass", p)["mass_range"])}),
+    _E + "randomize_friction": (randomize_friction, lambda p: {
+        "friction_range": tuple(_defaults("randomize_friction", p)["friction_range"])}),
+    _E + "randomize_pd_gains": (mdp.randomize_actuator_gains, lambda p: {
+        "asset_cfg": SceneEntityCfg("robot"), "operation": "scale", "distribution": "uniform",
+        "stiffness_distribution_params": tuple(_defaults("randomize_pd_gains", p)["kp_scale"]),
+        "damping_distribution_params": tuple(_defaults("randomize_pd_gains", p)["kd_scale"])}),
+}  # fmt: skip
 
 
 @configclass

@@ -1,10 +1,14 @@
-"""The in-hand tasks' reset event (the MuJoCo task's ``reset_from_grasps``): a grasp of the cache."""
+"""The in-hand tasks' reset events: a grasp of the cache (the MuJoCo task's ``reset_from_grasps``) and the friction
+randomisation (its ``randomize_friction``); the mass and PD-gain randomisations are Isaac Lab's own terms
+(:data:`dexwheel.isaaclab.tasks.in_hand.config.EVENT_MAP`)."""
 
 from __future__ import annotations
 
 import torch
+import warp as wp
 from isaaclab.envs import ManagerBasedRLEnv
 from isaaclab.managers import EventTermCfg, ManagerTermBase
+from newton import ModelFlags
 
 from dexwheel.isaaclab.tasks.hand_pose.action import HandPoseAction
 from dexwheel.isaaclab.tasks.in_hand.commands import InHandCommand
@@ -46,3 +50,25 @@ class reset_from_grasps(ManagerTermBase):
         obj.write_root_velocity_to_sim_index(root_velocity=torch.zeros(len(ids), 6, device=env.device), env_ids=envs)
         command: InHandCommand = env.command_manager.get_term(command_name)
         command.object_start[ids] = pos
+
+
+class randomize_friction(ManagerTermBase):
+    """The sliding friction of the object and of every hand shape, one value per env uniform in ``friction_range``
+    (the MuJoCo task's ``randomize_friction``: both sides, since both backends take the larger of two touching
+    shapes' values; Isaac Lab's ``randomize_rigid_body_material`` draws each shape its own)."""
+
+    def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv) -> None:
+        super().__init__(cfg, env)
+        self._manager = env.sim.physics_manager
+        model = self._manager.get_model()
+        self._views = [env.scene[name]._root_view.get_attribute("shape_material_mu", model)[:, 0]
+                       for name in ("robot", "object")]  # fmt: skip
+
+    def __call__(self, env: ManagerBasedRLEnv, env_ids, friction_range: tuple[float, float]) -> None:
+        ids = env_index(env_ids, env.num_envs, env.device)
+        low, high = friction_range
+        mu = low + (high - low) * torch.rand(len(ids), 1, device=env.device)
+        for view in self._views:
+            friction = wp.to_torch(view)
+            friction[ids.to(friction.device)] = mu.to(friction.device).expand(-1, friction.shape[1])
+        self._manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
