@@ -28,6 +28,7 @@ MUJOCO_TASKS: dict[str, tuple[str, dict[str, str]]] = {
     "Dexwheel-Velocity-Flat-Solenopsis-v0": ("Solenopsis-v0", {}),
     "Dexwheel-Velocity-Rough-Solenopsis-v0": ("Solenopsis-Rough-v0", {}),
     "Dexwheel-HandPose-G20Left-v0": ("G20Hand-v0", {"hand": "left", "drive": "pd", "goal_mode": "presets"}),
+    "Dexwheel-InHand-Rotate-G20Left-v0": ("G20Rotate-v0", {"hand": "left"}),
 }
 MUJOCO = """
 import json, sys, time, numpy as np, gymnasium as gym, dexwheel

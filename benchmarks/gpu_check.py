@@ -1,19 +1,20 @@
-"""The one prepared GPU check of the Isaac Lab backend: tests, env-steps/s, training rate and two short trainings.
+"""The one prepared GPU check of the Isaac Lab backend: tests, env-steps/s, training rate and three short trainings.
 
 A GPU lease is short (15 minutes, every try counted), so everything it should record runs from one command that
-stays under 8 minutes, each step capped, a failed step recorded with its error while the next one runs::
+stays under 9.5 minutes, each step capped, a failed step recorded with its error while the next one runs::
 
-    python benchmarks/gpu_check.py                      # --device cuda:0: the check itself (about 8 minutes)
+    python benchmarks/gpu_check.py                      # --device cuda:0: the check itself (about 9 minutes)
     python benchmarks/gpu_check.py --smoke              # the same pipeline on the CPU, tiny sizes (a few minutes)
     python benchmarks/gpu_check.py --only train_flat train_rough --train-s 120   # two 2-minute trainings
 
 Steps (docs/how-to/gpu.md#the-gpu-check): ``tests`` runs tests/isaaclab on the device (``DEXWHEEL_ISAAC_DEVICE``);
 ``step_rate`` steps each task at each size in its own process (:func:`bench_isaaclab.isaac_one`) against the
 MuJoCo native vector env of the same task on the CPU; ``train_rate`` runs a few rsl_rl iterations through
-``scripts/train.py ... backend=isaaclab``; ``train_flat`` / ``train_rough`` train for ``--train-s`` seconds' worth
-of iterations (from the measured training rate; rough's scaled by ``step_rate``'s rough / flat ratio) and record
-the final evaluation's tracking errors and the terrain level. A training whose rate steps are not run (``--only``
-without ``train_rate``, or rough without ``step_rate``) first measures its own task's rate with a
+``scripts/train.py ... backend=isaaclab``; ``train_flat`` / ``train_rough`` / ``train_rotate`` (the G20 in-hand
+rotation, whose step rate is measured at 4096 and 8192 envs) train for ``--train-s`` seconds' worth of iterations
+(from the measured training rate; rough's and rotation's scaled by ``step_rate``'s task / flat ratio) and record
+the final evaluation's tracking errors and terrain level, or rotation rate and drops. A training whose rate steps
+are not run (``--only`` without ``train_rate``, or rough or rotation without ``step_rate``) first measures its own task's rate with a
 ``train_rate``-sized run. Results go to ``benchmarks/results/gpu_check-<UTC time>[-smoke].json`` and ``.md``
 (written after every step, through a temporary file and a rename; a new name per run). Runs from either venv:
 nothing here imports torch, the Isaac Lab work runs in ``.venv-isaaclab``, the MuJoCo work in
@@ -56,15 +57,20 @@ RESULTS = ROOT / "benchmarks" / "results"
 FLAT = "Dexwheel-Velocity-Flat-Solenopsis-v0"
 G20 = "Dexwheel-HandPose-G20Left-v0"
 ROUGH = "Dexwheel-Velocity-Rough-Solenopsis-v0"
-STEPS = ("tests", "step_rate", "train_rate", "train_flat", "train_rough")
+ROTATE = "Dexwheel-InHand-Rotate-G20Left-v0"
+STEPS = ("tests", "step_rate", "train_rate", "train_flat", "train_rough", "train_rotate")
 #: the steps that train for ``--train-s``
-TIMED_TRAININGS = ("train_flat", "train_rough")
+TIMED_TRAININGS = ("train_flat", "train_rough", "train_rotate")
 #: the GPU check's defaults (``--smoke`` has its own plan and takes none of them)
-DEVICE, TRAIN_S, BUDGET_S = "cuda:0", 60.0, 470.0
+DEVICE, TRAIN_S, BUDGET_S = "cuda:0", 60.0, 560.0
 #: the scripts/train.py selections of each trained task
-TRAIN_TASKS = {FLAT: ["robot=solenopsis"], ROUGH: ["robot=solenopsis", "task=velocity_rough"]}
+TRAIN_TASKS = {
+    FLAT: ["robot=solenopsis"],
+    ROUGH: ["robot=solenopsis", "task=velocity_rough"],
+    ROTATE: ["robot=g20_left", "task=in_hand_rotate"],
+}
 #: each trained task's Hydra task (its rollout length per env, :func:`steps_per_env`)
-HYDRA_TASK = {FLAT: "velocity", ROUGH: "velocity_rough"}
+HYDRA_TASK = {FLAT: "velocity", ROUGH: "velocity_rough", ROTATE: "in_hand_rotate"}
 #: a step with less than this left of the whole budget is skipped rather than started
 MIN_STEP_S = 20.0
 #: a training's start (both venvs, the env), final evaluation and exit, beyond its iterations (cap = train_s + it)
@@ -100,6 +106,8 @@ class Plan:
     test_workers: int
     tasks: list[str]
     isaac_envs: list[int]
+    #: a task's own sizes instead of ``isaac_envs`` (the rotation task: 4096 and 8192, the LEAP hand's)
+    task_envs: dict[str, list[int]]
     mujoco_envs: list[int]
     isaac_steps: int
     mujoco_steps: int
@@ -111,6 +119,7 @@ class Plan:
     train_s: float
     train_flat_cap: float
     train_rough_cap: float
+    train_rotate_cap: float
     eval_episodes: int
     #: iterations of a training whose rate could not be measured (the training rate step failed)
     fallback_iterations: int
@@ -120,22 +129,24 @@ class Plan:
 
 
 def gpu_plan(device: str, train_s: float, budget_s: float) -> Plan:
-    """The check the issues ask for, capped to fit ``budget_s`` (8 minutes by default) on one H200."""
+    """The check the issues ask for, capped to fit ``budget_s`` (9.3 minutes by default) on one H200."""
     return Plan(device=device, test_paths=["tests/isaaclab"], tests_cap=80, test_workers=xdist_workers(),
-                tasks=[FLAT, G20, ROUGH], isaac_envs=[1024, 4096, 16384], mujoco_envs=[128, 1024],
-                isaac_steps=100, mujoco_steps=30, step_rate_cap=130, step_process_cap=60, train_envs=4096,
-                rate_iterations=5, train_rate_cap=50, train_s=train_s, train_flat_cap=train_s + TRAIN_OVERHEAD_S,
-                train_rough_cap=train_s + TRAIN_OVERHEAD_S, eval_episodes=16, fallback_iterations=20,
+                tasks=[FLAT, G20, ROUGH, ROTATE], isaac_envs=[1024, 4096, 16384], task_envs={ROTATE: [4096, 8192]},
+                mujoco_envs=[128, 1024], isaac_steps=100, mujoco_steps=30, step_rate_cap=170, step_process_cap=60,
+                train_envs=4096, rate_iterations=5, train_rate_cap=50, train_s=train_s,
+                train_flat_cap=train_s + TRAIN_OVERHEAD_S, train_rough_cap=train_s + TRAIN_OVERHEAD_S,
+                train_rotate_cap=train_s + TRAIN_OVERHEAD_S, eval_episodes=16, fallback_iterations=20,
                 budget_s=budget_s)  # fmt: skip
 
 
 def smoke_plan() -> Plan:
     """The same pipeline on the CPU at tiny sizes, so that the script itself is tested without a GPU."""
     return Plan(device="cpu", test_paths=["tests/isaaclab/test_usd.py"], tests_cap=120, test_workers=2,
-                tasks=[FLAT, G20, ROUGH], isaac_envs=[4], mujoco_envs=[4], isaac_steps=10, mujoco_steps=10,
-                step_rate_cap=240, step_process_cap=120, train_envs=4, rate_iterations=1, train_rate_cap=180,
-                train_s=1.0, train_flat_cap=180, train_rough_cap=240, eval_episodes=2, fallback_iterations=1,
-                budget_s=1200, extra_overrides=["task.{task}.episode_length_s=0.5"])  # fmt: skip
+                tasks=[FLAT, G20, ROUGH, ROTATE], isaac_envs=[4], task_envs={}, mujoco_envs=[4], isaac_steps=10,
+                mujoco_steps=10, step_rate_cap=300, step_process_cap=120, train_envs=4, rate_iterations=1,
+                train_rate_cap=180, train_s=1.0, train_flat_cap=180, train_rough_cap=240, train_rotate_cap=180,
+                eval_episodes=2, fallback_iterations=1, budget_s=1400,
+                extra_overrides=["task.{task}.episode_length_s=0.5"])  # fmt: skip
 
 
 def xdist_workers(cpus: int | None = None) -> int:
@@ -244,8 +255,9 @@ def step_rate(plan: Plan, rec: dict[str, Any], cap: float) -> None:
 
     with ThreadPoolExecutor(1) as pool:
         mujoco = pool.submit(mujoco_side)
-        for n in plan.isaac_envs:  # every task at the small sizes before any at the largest
-            for task in plan.tasks:
+        sizes = sorted({n for task in plan.tasks for n in plan.task_envs.get(task, plan.isaac_envs)})
+        for n in sizes:  # every task at the small sizes before any at the largest
+            for task in (t for t in plan.tasks if n in plan.task_envs.get(t, plan.isaac_envs)):
                 one("isaaclab", task, n, isaac_cmd(ISAAC_PYTHON, task, n, plan.isaac_steps, plan.device),
                     plan.isaac_steps)  # fmt: skip
         mujoco.result()
@@ -314,7 +326,16 @@ def train(plan: Plan, task: str, iterations: int, run_dir: Path, cap: float, rec
     final = run_dir / "final_eval.json"
     if final.exists():
         summary = json.loads(final.read_text())
-        for key in ("lin_vel_x_error", "ang_vel_z_error", "fall", "out_of_bounds", "length", "return"):
+        for key in (
+            "lin_vel_x_error",
+            "ang_vel_z_error",
+            "fall",
+            "out_of_bounds",
+            "rotation_rate",
+            "drop",
+            "length",
+            "return",
+        ):
             value = find_metric(summary, key)
             if value is not None:
                 rec[f"eval_{key}"] = value
@@ -426,14 +447,15 @@ def markdown(result: dict[str, Any]) -> str:
             rate = _fmt(r.get("steps_per_s"), ",.0f") if "error" not in r else "failed"
             lines.append(f"| {r['task']} | {r['backend']} | {r['device']} | {r['num_envs']} | {rate} | "
                          f"{_fmt(r.get('build_s'), '.1f')} |")  # fmt: skip
-    trained = [(n, steps[n]) for n in ("train_rate", "train_flat", "train_rough") if n in steps and "task" in steps[n]]
+    trained = [(n, steps[n]) for n in ("train_rate", *TIMED_TRAININGS) if n in steps and "task" in steps[n]]
     if trained:
-        lines += ["", "| training | task | envs | steps | env-steps/s | lin_vel_x_error | ang_vel_z_error | terrain level |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        lines += ["", "| training | task | envs | steps | env-steps/s | lin_vel_x_error | ang_vel_z_error | terrain level "
+                  "| rotation rad/s | drops |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
         for name, r in trained:
             lines.append(f"| {name} | {r['task']} | {r['num_envs']} | {r.get('trained_steps', '-')} | "
                          f"{_fmt(r.get('env_steps_per_s'), ',.0f')} | {_fmt(r.get('eval_lin_vel_x_error'), '.3f')} | "
-                         f"{_fmt(r.get('eval_ang_vel_z_error'), '.3f')} | {_fmt(r.get('terrain_level'), '.2f')} |")  # fmt: skip
+                         f"{_fmt(r.get('eval_ang_vel_z_error'), '.3f')} | {_fmt(r.get('terrain_level'), '.2f')} | "
+                         f"{_fmt(r.get('eval_rotation_rate'), '.3f')} | {_fmt(r.get('eval_drop'), '.2f')} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -489,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", help=f"cpu, cuda or cuda:<index> (default {DEVICE}; not with --smoke)")
     parser.add_argument("--smoke", action="store_true", help="the same pipeline on the CPU at tiny sizes")
     parser.add_argument("--only", nargs="+", choices=STEPS, help="run these steps only")
-    parser.add_argument("--train-s", type=float, help=f"seconds of training of train_flat / train_rough (default "
+    parser.add_argument("--train-s", type=float, help=f"seconds of training of train_flat / train_rough / train_rotate (default "
                         f"{TRAIN_S:g}; not with --smoke)")  # fmt: skip
     parser.add_argument("--budget-s", type=float, help=f"the whole run's time; later steps are skipped (default "
                         f"{BUDGET_S:g}; not with --smoke)")  # fmt: skip
@@ -587,6 +609,9 @@ def main(argv: list[str] | None = None) -> int:
         if "train_rough" in wanted:
             check.step("train_rough", training_cap(ROUGH, plan.train_rough_cap),
                        trained(ROUGH, "train_rough", plan.train_s))  # fmt: skip
+        if "train_rotate" in wanted:
+            check.step("train_rotate", training_cap(ROTATE, plan.train_rotate_cap),
+                       trained(ROTATE, "train_rotate", plan.train_s))  # fmt: skip
     finally:
         check.result["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         check.save()

@@ -19,6 +19,7 @@ TASKS = {
     "Dexwheel-Velocity-Flat-Solenopsis-v0",
     "Dexwheel-HandPose-G20Left-v0",
     "Dexwheel-Velocity-Rough-Solenopsis-v0",
+    "Dexwheel-InHand-Rotate-G20Left-v0",
 }
 
 
@@ -46,7 +47,7 @@ def smoke(tmp_path_factory):
 def test_the_smoke_run_records_every_step(smoke):
     done, result, path = smoke
     steps = result["steps"]
-    assert list(steps) == ["tests", "step_rate", "train_rate", "train_flat", "train_rough"]
+    assert list(steps) == ["tests", "step_rate", "train_rate", "train_flat", "train_rough", "train_rotate"]
     failed = {name: rec.get("error") for name, rec in steps.items() if not rec["ok"]}
     assert not failed and done.returncode == 0, (failed, done.stdout[-4000:])
     assert result["device"] == "cpu" and result["smoke"] and result["probe"]["torch"]
@@ -59,13 +60,16 @@ def test_the_smoke_run_records_every_step(smoke):
     rows = steps["step_rate"]["rows"]
     assert {(r["task"], r["backend"]) for r in rows} == {(t, b) for t in TASKS for b in ("isaaclab", "mujoco")}
     assert all(r["steps_per_s"] > 0 and r["build_s"] > 0 for r in rows)
-    for name in ("train_rate", "train_flat", "train_rough"):
+    for name in ("train_rate", "train_flat", "train_rough", "train_rotate"):
         rec = steps[name]
         assert rec["env_steps_per_s"] > 0 and rec["trained_steps"] == rec["total_timesteps"], name
     assert "iterations_from" in steps["train_flat"] and "iterations_from" in steps["train_rough"]
     flat = steps["train_flat"]
     assert flat["eval_lin_vel_x_error"] >= 0 and flat["eval_ang_vel_z_error"] >= 0
     assert 0 <= steps["train_rough"]["terrain_level"] <= 5  # the curriculum's levels (6 rows)
+    rotate = steps["train_rotate"]
+    assert rotate["task"] == "Dexwheel-InHand-Rotate-G20Left-v0" and 0.0 <= rotate["eval_drop"] <= 1.0
+    assert abs(rotate["eval_rotation_rate"]) < 5.0  # rad/s: a finite rate about the palm normal
     table = path.with_suffix(".md").read_text()
     assert "| train_rough | yes |" in table and "Dexwheel-HandPose-G20Left-v0 | isaaclab | cpu | 4 |" in table
     assert not list(path.parent.glob(".*.tmp"))  # written through a temporary file and a rename
@@ -162,7 +166,10 @@ def test_only_the_trainings_measure_their_own_rate_and_train_for_train_s(tmp_pat
         (["--budget-s", "-1"], "error: --budget-s: -1 is not a number of seconds > 0"),
         (["--budget-s", "5"], "error: --budget-s: 5 s leaves no step the 20 s it needs"),
         (["--device", "gpu"], "error: --device: 'gpu' is not a torch device; use cpu, cuda or cuda:<index>"),
-        (["--only", "tests", "--train-s", "90"], "error: --train-s: sets the length of train_flat / train_rough"),
+        (
+            ["--only", "tests", "--train-s", "90"],
+            "error: --train-s: sets the length of train_flat / train_rough / train_rotate",
+        ),
     ],
 )
 def test_an_option_the_run_would_not_apply_is_refused_before_any_work(tmp_path, monkeypatch, capsys, args, message):
