@@ -117,8 +117,7 @@ def in_hand_benchmark(job: dict, cfg: DictConfig, device: str) -> dict:
     Isaac Lab env per trial with that object (its grasp cache) and ``seconds`` per episode, all reset with
     ``reset_seed``; the rows as the MuJoCo side makes them. The grasps are drawn from torch's generator: the same
     cache, not the same grasp per trial as MuJoCo's seeds ``reset_seed + k``."""
-    import dataclasses
-
+    from dexwheel.rl.env_factory import env_kwargs
     from dexwheel.rl.isaaclab_launch import log
     from dexwheel.tasks.in_hand import benchmark
 
@@ -126,8 +125,9 @@ def in_hand_benchmark(job: dict, cfg: DictConfig, device: str) -> dict:
     rows = []
     for spec in bench.specs:
         log.info(f"{cfg.task.name}: {benchmark.label(spec)}: {bench.trials} trials on Isaac Lab")
-        fixed = {"object": dataclasses.asdict(spec), "grasps": None, "episode_length_s": bench.seconds}
-        venv = make_task_venv(cfg, bench.trials, device, bench.reset_seed, {**job.get("overrides", {}), **fixed})
+        overrides = job.get("overrides", {})
+        fixed = benchmark.trial_env_kwargs(spec, bench.seconds, {**env_kwargs(cfg), **overrides})
+        venv = make_task_venv(cfg, bench.trials, device, bench.reset_seed, {**overrides, **fixed})
         try:
             policy = job_policy(job, cfg, venv, device)
             episodes = isaac_episodes(venv, policy, cfg.task.name, bench.trials, bench.reset_seed).episodes

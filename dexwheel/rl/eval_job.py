@@ -503,10 +503,9 @@ def _in_hand_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path 
     trained = load_policy(run, str(checkpoint), run_cfg) if checkpoint is not None else None
 
     def run_trials(spec, video_path):
-        import dataclasses
 
-        env = make_env(rcfg, object=dataclasses.asdict(spec), grasps=None, episode_length_s=bench.seconds,
-                       **env_kwargs_)  # fmt: skip
+        fixed = in_hand.trial_env_kwargs(spec, bench.seconds, {**env_kwargs(rcfg), **env_kwargs_})
+        env = make_env(rcfg, **{**env_kwargs_, **fixed})
         try:
             if trained is not None:
                 policy = trained

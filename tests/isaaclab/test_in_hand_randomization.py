@@ -10,13 +10,15 @@ NUM_ENVS = 4
 
 
 def test_the_randomisation_terms_draw_each_env_its_own_physics(isaac_device):
-    """The MuJoCo task's three event terms on Isaac Lab: the object's mass (its inertia with it), one friction for the
-    object and every hand shape, each joint's PD gains times a factor; in the solver's model after the reset."""
+    """The MuJoCo task's four event terms on Isaac Lab: the object's mass and size (its shape, inertia and grasp with
+    them), one friction for the object and every hand shape, each joint's PD gains times a factor; in the solver's
+    model after the reset."""
     import warp as wp
     from isaaclab_newton.physics import NewtonManager
 
     E = "dexwheel.tasks.in_hand.events:"
     events = {"mass": {"func": E + "randomize_object_mass", "params": {"mass_range": [0.05, 0.3]}},
+              "size": {"func": E + "randomize_object_size", "params": {"sizes": [0.05, 0.07]}},
               "friction": {"func": E + "randomize_friction"},  # its default range: 0.5-1.5
               "gains": {"func": E + "randomize_pd_gains", "params": {"kp_scale": [0.5, 0.6], "kd_scale": [1.5, 1.6]}}}  # fmt: skip
     env = open_task("Dexwheel-InHand-Rotate-G20Left-v0", NUM_ENVS, isaac_device, 0, {"events": events})
@@ -27,7 +29,21 @@ def test_the_randomisation_terms_draw_each_env_its_own_physics(isaac_device):
         mass = wp.to_torch(m.body_mass)[:, -1].cpu()  # the object: the last body
         inertia = wp.to_torch(m.body_inertia)[:, -1, 0].cpu()
         assert ((mass >= 0.05) & (mass <= 0.3)).all() and len(set(mass.tolist())) == NUM_ENVS
-        assert torch.allclose(inertia, mass * 0.06**2 / 6, rtol=1e-4)  # a uniform 6 cm cube of that mass
+        command = env.unwrapped.command_manager.get_term("object_goal")
+        size = command.object_size.cpu()
+        assert all(min(abs(v - 0.05), abs(v - 0.07)) < 1e-6 for v in size.tolist())  # float32
+        assert torch.allclose(mass, command.object_mass.cpu())
+        assert torch.allclose(inertia, mass * size**2 / 6, rtol=1e-4)  # a uniform cube of that size and mass
+        half = wp.to_torch(m.geom_size)[:, -1].cpu()  # the object's collision box, spawned at 7 cm
+        assert torch.allclose(half, (size / 2)[:, None].expand(-1, 3), atol=1e-7)
+        # each env's grasp is one of its size's cache
+        from dexwheel.tasks.in_hand import grasp_cache
+        from dexwheel.tasks.in_hand.objects import ObjectSpec
+
+        for i, s in enumerate(size.tolist()):
+            poses = grasp_cache.load_for("left", ObjectSpec(size=round(s, 3))).object_pose[:, :3]
+            gap = (torch.as_tensor(poses) - command.object_start[i].cpu().double()).norm(dim=1).min()
+            assert gap < 1e-5, (i, s)
         mu = wp.to_torch(m.geom_friction)[:, :, 0].cpu()  # every shape of each world: one value
         assert torch.equal(mu, mu[:, :1].expand_as(mu)) and ((mu >= 0.5) & (mu <= 1.5)).all()
         gain, bias = wp.to_torch(m.actuator_gainprm)[:, :, 0].cpu(), wp.to_torch(m.actuator_biasprm)[:, :, :3].cpu()

@@ -92,6 +92,25 @@ def make_cfg(changes: dict | None = None, prefix: str = "in_hand") -> InHandBenc
     return dataclasses.replace(cfg, objects=tuple(dict(o) for o in objects), specs=tuple(specs))
 
 
+#: The event terms that change the object: a trial scores the protocol's object, so they are left out of its env.
+OBJECT_EVENTS = (
+    "dexwheel.tasks.in_hand.events:randomize_object_size",
+    "dexwheel.tasks.in_hand.events:randomize_object_mass",
+)
+
+
+def trial_env_kwargs(spec: ObjectSpec, seconds: float, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """What a trial's env takes on top of the policy's env keywords ``env_kwargs``: the object (its own grasp
+    cache), the trial's length, and the events less :data:`OBJECT_EVENTS` (both backends)."""
+    out: dict[str, Any] = {"object": dataclasses.asdict(spec), "grasps": None, "episode_length_s": seconds}
+    events = env_kwargs.get("events")
+    if isinstance(events, dict):
+        out["events"] = {
+            k: e for k, e in events.items() if not (isinstance(e, dict) and e.get("func") in OBJECT_EVENTS)
+        }
+    return out
+
+
 def label(spec: ObjectSpec) -> str:
     """``cube 60 mm 100 g``."""
     return f"{spec.shape} {spec.size * 1000:.0f} mm {spec.mass * 1000:.0f} g"

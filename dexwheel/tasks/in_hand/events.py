@@ -13,15 +13,17 @@ from typing import Annotated
 import numpy as np
 
 from dexwheel.fields import ConfigFieldError
-from dexwheel.tasks.in_hand.objects import FRICTION_RANGE, MASS_RANGE
+from dexwheel.tasks.in_hand.objects import FRICTION_RANGE, MASS_RANGE, SIZE_RANGE
 from dexwheel.tasks.terms import Check
 
 
 def reset_from_grasps(task, env: int, rng: np.random.Generator) -> None:
-    """A grasp of the cache, uniformly (HORA's and the LEAP hand's reset): its joints and its object pose."""
-    k = int(rng.integers(len(task.grasps)))
-    task.start_joints[env] = task.grasps.joints[k]
-    task.start_object[env] = task.grasps.object_pose[k]
+    """A grasp of the cache, uniformly (HORA's and the LEAP hand's reset): its joints and its object pose (the cache
+    of the env's object size: the config's, or :func:`randomize_object_size`'s draw)."""
+    cache = task.grasps_for(float(task.object_size[env]))
+    k = int(rng.integers(len(cache)))
+    task.start_joints[env] = cache.joints[k]
+    task.start_object[env] = cache.object_pose[k]
 
 
 # -- domain randomisation: per env and episode, each a named term (Isaac Lab's randomize_rigid_body_mass,
@@ -32,6 +34,7 @@ def reset_from_grasps(task, env: int, rng: np.random.Generator) -> None:
 MassRange = Annotated[tuple[float, float], Check(ge=MASS_RANGE[0], le=MASS_RANGE[1], unit="kg")]
 FrictionRange = Annotated[tuple[float, float], Check(ge=FRICTION_RANGE[0], le=FRICTION_RANGE[1])]
 Scale = Annotated[tuple[float, float], Check(gt=0.0)]
+Sizes = Annotated[tuple[float, ...], Check(ge=SIZE_RANGE[0], le=SIZE_RANGE[1], unit="m")]
 
 
 def _ranges(*names: str):
@@ -71,8 +74,17 @@ def randomize_pd_gains(task, env: int, rng: np.random.Generator, kp_scale: Scale
     task.apply_physics(env)
 
 
+def randomize_object_size(task, env: int, rng: np.random.Generator, sizes: Sizes = (0.05, 0.06, 0.07)) -> None:
+    """The object's size (m), one of ``sizes`` uniformly (each needs a grasp cache of the hand and shape: checked at
+    construction), its collision shape and inertia scaled with it (the mass stays: it is its own term's), and the
+    episode's start drawn again from that size's cache. A curriculum over sizes, as HORA trains on several objects."""
+    task.object_size[env] = sizes[int(rng.integers(len(sizes)))]
+    task.apply_physics(env)
+    reset_from_grasps(task, env, rng)
+
+
 randomize_object_mass.check_params = _ranges("mass_range")  # type: ignore[attr-defined]
 randomize_friction.check_params = _ranges("friction_range")  # type: ignore[attr-defined]
 randomize_pd_gains.check_params = _ranges("kp_scale", "kd_scale")  # type: ignore[attr-defined]
 #: The events that write an env's model: with any of them, each env runs on a model of its own.
-MODEL_EVENTS = (randomize_object_mass, randomize_friction, randomize_pd_gains)
+MODEL_EVENTS = (randomize_object_mass, randomize_friction, randomize_pd_gains, randomize_object_size)

@@ -25,6 +25,8 @@ The task is written once over a leading batch of envs; the single env is its ``N
 from __future__ import annotations
 
 import copy
+import dataclasses
+import inspect
 from typing import Any
 
 import mujoco
@@ -32,6 +34,7 @@ import numpy as np
 from gymnasium import spaces
 
 from dexwheel.control import G20_MIMIC
+from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
 from dexwheel.sim import snapshot
 from dexwheel.sim.divergence import contain
@@ -157,35 +160,58 @@ class InHandTask:
         self.metrics = {k: self.values[:, nr + i] for i, k in enumerate(METRICS)}
 
     def _bind_events(self) -> None:
-        """The reset events, bound; whether one of them randomises the physics (writes an env's model)."""
+        """The reset events, bound; whether one of them randomises the physics (writes an env's model); the grasp
+        caches of every object size an event may draw (a missing one refused now, naming the event's ``sizes``)."""
         bound = [terms.bind_event(e, f"events.{k}") for k, e in self.cfg.events.items()]
         self._events = [call for _, call in bound]
         self._randomizes = any(func in in_hand_events.MODEL_EVENTS for func, _ in bound)
+        self._caches = {float(self.cfg.object.size): self.grasps}
+        for name, (func, call) in zip(self.cfg.events, bound, strict=True):
+            if func is in_hand_events.randomize_object_size:
+                sizes = call.keywords.get("sizes", inspect.signature(func).parameters["sizes"].default)
+                for size in sizes:
+                    obj = dataclasses.replace(self.cfg.object, size=float(size))
+                    try:
+                        self._caches[float(size)] = grasp_cache.load_for(self.cfg.hand, obj)
+                    except ConfigFieldError as e:
+                        key = f"events.{name}.params.sizes"
+                        raise ConfigFieldError(key, f"{key}: {size:g} m: {e.detail}") from None
+
+    def grasps_for(self, size: float):
+        """The grasp cache of the object at ``size`` (m): the config's, or one an event's ``sizes`` loaded."""
+        return self._caches[size]
 
     # -- physics parameters (domain randomisation) ---------------------------------------------------
     def _init_physics_params(self, ctrl_idx: np.ndarray) -> None:
         """The nominal physics the randomisation events start from, and each env's parameters (nominal until an
-        event draws them): ``object_mass`` (kg), ``friction`` (the object's and the hand's sliding friction),
-        ``kp_scale`` and ``kd_scale`` (per actuator)."""
+        event draws them): ``object_mass`` (kg), ``object_size`` (m), ``friction`` (the object's and the hand's
+        sliding friction), ``kp_scale`` and ``kd_scale`` (per actuator)."""
         m, n = self.model, self.num_envs
         body, geom = m.body(OBJECT_BODY).id, m.geom(OBJECT_GEOM).id
-        self._obj_body, self._actuators = body, ctrl_idx
+        self._obj_body, self._obj_geom, self._actuators = body, geom, ctrl_idx
         self._contact_geoms = np.flatnonzero((m.geom_contype != 0) | (m.geom_conaffinity != 0))
         self._nominal = {"mass": float(m.body_mass[body]), "inertia": m.body_inertia[body].copy(),
                          "friction": m.geom_friction[self._contact_geoms, 0].copy(),
-                         "kp": m.actuator_gainprm[ctrl_idx, 0].copy(), "kd": -m.actuator_biasprm[ctrl_idx, 2]}  # fmt: skip
+                         "kp": m.actuator_gainprm[ctrl_idx, 0].copy(), "kd": -m.actuator_biasprm[ctrl_idx, 2],
+                         "size": float(self.cfg.object.size), "geom_size": m.geom_size[geom].copy(),
+                         "rbound": float(m.geom_rbound[geom]), "aabb": m.geom_aabb[geom].copy()}  # fmt: skip
         self.object_mass = np.full(n, self._nominal["mass"])
+        self.object_size = np.full(n, self._nominal["size"])
         self.friction = np.full(n, float(m.geom_friction[geom, 0]))
         self.kp_scale, self.kd_scale = np.ones((n, len(ctrl_idx))), np.ones((n, len(ctrl_idx)))
         self._scratch = mujoco.MjData(m) if self._randomizes else None
 
     def apply_physics(self, i: int) -> None:
         """Write env ``i``'s physics parameters into its model (from the nominal values), its derived constants
-        refreshed. The object's inertia scales with its mass; the friction is every collision shape's (MuJoCo takes
-        the larger of two touching geoms' values)."""
-        model, nom, b, a = self.models[i], self._nominal, self._obj_body, self._actuators
+        refreshed. The object's inertia scales with its mass and the square of its size, its collision shape (and
+        the broadphase's bounds of it) with its size; the friction is every collision shape's (MuJoCo takes the
+        larger of two touching geoms' values)."""
+        model, nom, b, g, a = self.models[i], self._nominal, self._obj_body, self._obj_geom, self._actuators
+        scale = self.object_size[i] / nom["size"]
         model.body_mass[b] = self.object_mass[i]
-        model.body_inertia[b] = nom["inertia"] * (self.object_mass[i] / nom["mass"])
+        model.body_inertia[b] = nom["inertia"] * (self.object_mass[i] / nom["mass"]) * scale**2
+        model.geom_size[g], model.geom_rbound[g], model.geom_aabb[g] = (nom["geom_size"] * scale, nom["rbound"] * scale,
+                                                                         nom["aabb"] * scale)  # fmt: skip
         model.geom_friction[self._contact_geoms, 0] = self.friction[i]
         kp, kd = nom["kp"] * self.kp_scale[i], nom["kd"] * self.kd_scale[i]
         model.actuator_gainprm[a, 0], model.actuator_biasprm[a, 1], model.actuator_biasprm[a, 2] = kp, -kp, -kd
@@ -329,7 +355,7 @@ class InHandTask:
               "object_lin_vel", "object_ang_vel", "object_start", "tip_contacts", "actuator_force", "goal_quat",
               "goal_reached", "successes", "start_joints", "start_object", "elapsed", "rngs", "reward", "terminated",
               "truncated", "obs", "values", "_any_diverged", "drive.q", "drive.depth", "drive.control",
-              "drive.monitor._last", "object_mass", "friction", "kp_scale", "kd_scale")  # fmt: skip
+              "drive.monitor._last", "object_mass", "object_size", "friction", "kp_scale", "kd_scale")  # fmt: skip
 
     def snapshot(self) -> dict[str, Any]:
         """What a copy of this task continues from, by reference (the env deep-copies it)."""

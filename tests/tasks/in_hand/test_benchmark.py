@@ -80,3 +80,24 @@ def test_evaluate_refuses_what_the_benchmark_cannot_run(tmp_path, monkeypatch, o
     with pytest.raises(ConfigError, match=message):
         evaluate(compose_cfg("evaluate", *ROTATE, *overrides), overrides)
     assert not (tmp_path / "outputs").exists()
+
+
+def test_a_trial_scores_the_protocols_object_without_the_runs_object_randomisation():
+    from dexwheel.tasks.in_hand.benchmark import trial_env_kwargs
+    from dexwheel.tasks.in_hand.objects import ObjectSpec
+
+    e = "dexwheel.tasks.in_hand.events:"
+    events = {"size": {"func": e + "randomize_object_size"}, "mass": {"func": e + "randomize_object_mass"},
+              "friction": {"func": e + "randomize_friction"}}  # fmt: skip
+    out = trial_env_kwargs(ObjectSpec(size=0.05), 20.0, {"hand": "left", "events": events})
+    assert out == {"object": {"shape": "cube", "size": 0.05, "mass": 0.1, "friction": 1.0}, "grasps": None,
+                   "episode_length_s": 20.0, "events": {"friction": events["friction"]}}  # fmt: skip
+    assert "events" not in trial_env_kwargs(ObjectSpec(), 1.0, {"hand": "left"})
+    import gymnasium as gym
+
+    env = gym.make("G20Rotate-v0", **out)  # the trial's env: the 5 cm cube, friction still randomised
+    env.reset(seed=0)
+    assert env.unwrapped.task.object_size[0] == 0.05 and list(env.unwrapped.task.cfg.events) == [
+        "reset_from_grasps",
+        "friction",
+    ]

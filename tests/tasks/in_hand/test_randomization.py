@@ -1,4 +1,4 @@
-"""The in-hand tasks' domain randomisation: object mass, friction and the PD gains, each a named event term that
+"""The in-hand tasks' domain randomisation: object mass, size, friction and the PD gains, each a named event term that
 draws per env and episode into the env's own model (dexwheel/tasks/in_hand/events.py)."""
 
 import copy
@@ -21,6 +21,7 @@ EVENTS = {
         "params": {"kp_scale": [0.8, 1.2], "kd_scale": [0.8, 1.2]},
     },
 }
+SIZES = {"randomize_object_size": {"func": E + "randomize_object_size", "params": {"sizes": [0.05, 0.06, 0.07]}}}
 ACTIONS = np.random.default_rng(0).uniform(-1, 1, (8, 3, 16)).astype(np.float32)
 
 
@@ -59,16 +60,16 @@ def test_randomised_physics_moves_the_hand_differently_and_off_is_the_nominal_mo
 
 
 def test_the_vector_env_is_single_envs_bit_for_bit():
-    _, vector = run_vector(EVENTS)
+    _, vector = run_vector({**EVENTS, **SIZES})
     for i in range(3):
-        env = gym.make("G20Rotate-v0", events=EVENTS)
+        env = gym.make("G20Rotate-v0", events={**EVENTS, **SIZES})
         single = [env.reset(seed=5 + i)[0]] + [env.step(a[i])[0] for a in ACTIONS]
         np.testing.assert_array_equal(vector[:, i], np.asarray(single))
 
 
 @pytest.mark.parametrize("how", ["deepcopy", "pickle"])
 def test_a_copy_keeps_its_draws_and_continues_the_trajectory(how):
-    env = gym.make("G20Rotate-v0", events=EVENTS)
+    env = gym.make("G20Rotate-v0", events={**EVENTS, **SIZES})
     env.reset(seed=1)
     for a in ACTIONS[:3]:
         env.step(a[0])
@@ -76,6 +77,7 @@ def test_a_copy_keeps_its_draws_and_continues_the_trajectory(how):
     task, copied = env.unwrapped.task, other.unwrapped.task
     assert copied.models[0] is not task.models[0]
     assert copied.models[0].body_mass[copied._obj_body] == task.object_mass[0] == copied.object_mass[0]
+    assert copied.object_size[0] == task.object_size[0] and copied.grasps_for(0.05) is not task.grasps_for(0.05)
     for a in ACTIONS[3:]:
         np.testing.assert_array_equal(env.step(a[0])[0], other.step(a[0])[0])
 
@@ -116,3 +118,37 @@ def test_the_documented_overrides_turn_the_terms_on():
     task = env.unwrapped.task
     assert task._randomizes and list(task.cfg.events)[1:] == list(EVENTS)
     assert 0.05 <= task.object_mass[0] <= 0.3 and task.object_mass[0] != 0.1
+
+
+def test_the_object_size_is_drawn_per_env_with_its_own_grasps_shape_and_inertia():
+    from dexwheel.tasks.in_hand import grasp_cache
+    from dexwheel.tasks.in_hand.objects import ObjectSpec
+
+    vec = gym.make_vec("G20Rotate-v0", num_envs=6, vectorization_mode="vector_entry_point", events=SIZES)
+    vec.reset(seed=3)
+    task = vec.unwrapped.task
+    g, b = task._obj_geom, task._obj_body
+    assert set(task.object_size) == {0.05, 0.06, 0.07}  # seed 3 draws every size among 6 envs
+    for i, model in enumerate(task.models):
+        size = task.object_size[i]
+        assert np.allclose(model.geom_size[g], size / 2) and model.geom_rbound[g] == pytest.approx(size / 2 * 3**0.5)
+        assert model.body_inertia[b] == pytest.approx(np.full(3, 0.1 * size**2 / 6))  # a uniform 100 g cube
+        cache = grasp_cache.load_for("left", ObjectSpec(size=float(size)))
+        assert any(np.array_equal(task.start_object[i], pose) for pose in cache.object_pose)  # its size's grasp
+    for a in ACTIONS[:4]:  # every size holds its cube through a few steps
+        _, _, terminated, _, _ = vec.step(np.concatenate([a, a]) * 0.0)
+        assert not terminated.any()
+    # a single env with env i's seed draws the same size and trajectory
+    single = gym.make("G20Rotate-v0", events=SIZES)
+    single.reset(seed=3 + 5)
+    assert single.unwrapped.task.object_size[0] == task.object_size[5]
+
+
+def test_a_size_without_a_grasp_cache_is_refused_at_construction_naming_the_event():
+    with pytest.raises(ConfigFieldError, match=r"^events.randomize_object_size.params.sizes: 0.045 m: grasps: no cache at "
+                                               r".*left_cube_45mm.npz .*sample_grasps.py --hand left --shape cube --size 0.045"):  # fmt: skip
+        gym.make("G20Rotate-v0", events={"randomize_object_size": {"func": E + "randomize_object_size",
+                                                                   "params": {"sizes": [0.05, 0.045]}}})  # fmt: skip
+    with pytest.raises(ConfigFieldError, match=r"sizes: must be finite numbers >= 0.04 and <= 0.08 \(m\)"):
+        gym.make("G20Rotate-v0", events={"randomize_object_size": {"func": E + "randomize_object_size",
+                                                                   "params": {"sizes": [0.05, 0.09]}}})  # fmt: skip

@@ -34,8 +34,9 @@ class InHandCommand(CommandTerm):
     uniformly random one at each reset and after each goal reached, else the identity), the object's start
     position (``object_start``, env frame: the reset event sets it), the episode's turn about the axis so far
     (``rotation_angle``, rad), the goals reached (``successes``) and whether the last step reached one
-    (``goal_reached``; set by the step record, :func:`.terminations.in_hand_step`). The command is ``goal`` with
-    ``w >= 0``."""
+    (``goal_reached``; set by the step record, :func:`.terminations.in_hand_step`), and the object's size and mass
+    (``object_size``, ``object_mass``: the config's until a randomisation event draws them). The command is ``goal``
+    with ``w >= 0``."""
 
     cfg: InHandCommandCfg
 
@@ -50,6 +51,9 @@ class InHandCommand(CommandTerm):
         self.rotation_angle = torch.zeros(n, device=dev)
         self.successes = torch.zeros(n, device=dev)
         self.goal_reached = torch.zeros(n, dtype=torch.bool, device=dev)
+        #: The object's physics per env (the randomisation events draw them: :mod:`.events`).
+        self.object_size = torch.full((n,), float(cfg.object_size), device=dev)
+        self.object_mass = torch.full((n,), float(cfg.object_mass), device=dev)
         self.metrics["rotation_angle"] = self.rotation_angle
         self.metrics["successes"] = self.successes
 
@@ -105,5 +109,11 @@ class InHandCommandCfg(CommandTermCfg):
     axis: tuple[float, float, float] = (0.0, 0.0, 1.0)
     reorient: bool = False
     success_tolerance: float = 0.4
+    object_size: float = 0.06
+    """The config's object size (m) and mass (kg)."""
+    object_mass: float = 0.1
+    spawn_size: float = 0.06
+    """The size the object is spawned at (the largest a size event may draw: MuJoCo-Warp's contact bounds are the
+    spawned shape's, so an env's object is only ever scaled down)."""
     resampling_time_range: tuple[float, float] = (1e9, 1e9)
     """Unused: goals change on a success (:meth:`InHandCommand.compute`), never on CommandTerm's timer."""

@@ -54,7 +54,12 @@ from dexwheel.isaaclab.tasks.hand_pose.rewards import action_rate_l2
 from dexwheel.isaaclab.tasks.in_hand import observations as obs
 from dexwheel.isaaclab.tasks.in_hand import rewards as rew
 from dexwheel.isaaclab.tasks.in_hand.commands import InHandCommandCfg
-from dexwheel.isaaclab.tasks.in_hand.events import randomize_friction, reset_from_grasps
+from dexwheel.isaaclab.tasks.in_hand.events import (
+    randomize_friction,
+    randomize_object_mass,
+    randomize_object_size,
+    reset_from_grasps,
+)
 from dexwheel.isaaclab.tasks.in_hand.terminations import in_hand_step, object_dropped
 from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
 from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
@@ -116,14 +121,15 @@ def _defaults(name: str, p: dict) -> dict:
 
 
 #: Reset events, in table order: the grasp, then the domain randomisations (each env's own draw per episode, as the
-#: MuJoCo task's): the object's mass with its inertia (Isaac Lab's ``randomize_rigid_body_mass``), the friction of
-#: the object and the hand, one value (:class:`.randomize_friction`), and each joint's PD gains times a factor
-#: (Isaac Lab's ``randomize_actuator_gains``).
+#: MuJoCo task's): the object's mass and size (:mod:`.events`: its shape and inertia with them), the friction of the
+#: object and the hand, one value (:class:`.randomize_friction`), and each joint's PD gains times a factor (Isaac
+#: Lab's ``randomize_actuator_gains``).
 EVENT_MAP = {
     _E + "reset_from_grasps": (reset_from_grasps, lambda p: {"action_name": ACTION, **_CMD}),
-    _E + "randomize_object_mass": (mdp.randomize_rigid_body_mass, lambda p: {
-        "asset_cfg": SceneEntityCfg("object"), "operation": "abs", "distribution": "uniform", "recompute_inertia": True,
-        "mass_distribution_params": tuple(_defaults("randomize_object_mass", p)["mass_range"])}),
+    _E + "randomize_object_mass": (randomize_object_mass, lambda p: {
+        "mass_range": tuple(_defaults("randomize_object_mass", p)["mass_range"]), **_CMD}),
+    _E + "randomize_object_size": (randomize_object_size, lambda p: {
+        "sizes": [float(v) for v in _defaults("randomize_object_size", p)["sizes"]], **_CMD}),
     _E + "randomize_friction": (randomize_friction, lambda p: {
         "friction_range": tuple(_defaults("randomize_friction", p)["friction_range"])}),
     _E + "randomize_pd_gains": (mdp.randomize_actuator_gains, lambda p: {
@@ -213,11 +219,22 @@ def _terms(task: InHandCfg) -> tuple[RewardsCfg, TerminationsCfg, EventsCfg]:
         setattr(rewards, name, RewTerm(func=func, weight=float(t.weight), params=params))
     for name, (func, params, _) in mapped(task.terminations, TERMINATION_MAP, "terminations", "G20 object").items():
         setattr(terminations, name, DoneTerm(func=func, params=params))
-    grasps = {"hand": task.hand, "object": dataclasses.asdict(task.object), "path": task.grasps}
+    grasps = {
+        "hand": task.hand,
+        "object": dataclasses.asdict(task.object),
+        "path": task.grasps,
+        "sizes": event_sizes(task),
+    }
     for name, (func, params, _) in mapped(task.events, EVENT_MAP, "events", "G20 object").items():
         extra = grasps if func is reset_from_grasps else {}
         setattr(events, name, EventTerm(func=func, mode="reset", params={**extra, **params}))
     return rewards, terminations, events
+
+
+def event_sizes(task: InHandCfg) -> list[float]:
+    """Every object size the config's ``randomize_object_size`` events may draw (none without one)."""
+    mapped_events = mapped(task.events, EVENT_MAP, "events", "G20 object").values()
+    return [size for func, params, _ in mapped_events if func is randomize_object_size for size in params["sizes"]]
 
 
 def action_kwargs(task: InHandCfg) -> dict:
@@ -244,11 +261,13 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: InHandCfg) -> None:
     w, x, y, z = PALM_UP
     env.scene.robot = articulation_cfg(robot, "{ENV_REGEX_NS}/Robot", dict(zip(ALL_JOINTS, open_pose.tolist(),
                                        strict=True)), rot=(x, y, z, w))  # fmt: skip
-    rest = tuple(float(v) for v in DROP_POINT + PALM_NORMAL * task.object.half_height)
-    env.scene.object = object_cfg(task.object, "{ENV_REGEX_NS}/Object", RigidObjectCfg.InitialStateCfg(pos=rest))
+    spawned = dataclasses.replace(task.object, size=max([task.object.size, *event_sizes(task)]))
+    rest = tuple(float(v) for v in DROP_POINT + PALM_NORMAL * spawned.half_height)
+    env.scene.object = object_cfg(spawned, "{ENV_REGEX_NS}/Object", RigidObjectCfg.InitialStateCfg(pos=rest))
     env.commands = CommandsCfg(object_goal=InHandCommandCfg(
         axis=tuple(float(v) for v in task.commands.axis), reorient=task.task == "reorient",
-        success_tolerance=float(task.commands.success_tolerance)))  # fmt: skip
+        success_tolerance=float(task.commands.success_tolerance), object_size=float(task.object.size),
+        object_mass=float(task.object.mass), spawn_size=float(spawned.size)))  # fmt: skip
     env.actions = ActionsCfg(joint_targets=HandPoseActionCfg(asset_name="robot", joint_names=list(ALL_JOINTS),
                                                              task_kwargs=action_kwargs(task)))  # fmt: skip
     env.observations = _observations(task)

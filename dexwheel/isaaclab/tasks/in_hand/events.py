@@ -1,6 +1,13 @@
-"""The in-hand tasks' reset events: a grasp of the cache (the MuJoCo task's ``reset_from_grasps``) and the friction
-randomisation (its ``randomize_friction``); the mass and PD-gain randomisations are Isaac Lab's own terms
-(:data:`dexwheel.isaaclab.tasks.in_hand.config.EVENT_MAP`)."""
+"""The in-hand tasks' reset events on Isaac Lab: a grasp of the cache (the MuJoCo task's ``reset_from_grasps``) and the
+domain randomisations of the object's size and mass and of the friction (its ``randomize_object_size``,
+``randomize_object_mass``, ``randomize_friction``); the PD gains' is Isaac Lab's own ``randomize_actuator_gains``
+(:data:`dexwheel.isaaclab.tasks.in_hand.config.EVENT_MAP`).
+
+The object's physics per env lives in the command (:class:`.InHandCommand`: ``object_size``, ``object_mass``) and is
+written by one function (:func:`apply_object_physics`), as the MuJoCo task's ``apply_physics``: its collision shape
+scaled with its size, its mass, and its inertia scaled with its mass and the square of its size, whichever event
+drew them and in whichever order.
+"""
 
 from __future__ import annotations
 
@@ -17,39 +24,107 @@ from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.objects import ObjectSpec
 
 
+class _ObjectPhysics:
+    """The object as spawned (its shape's scale, mass and inertia: the scene's ``spawn_size``), to scale from."""
+
+    def __init__(self, env: ManagerBasedRLEnv) -> None:
+        obj = env.scene["object"]
+        self.manager = env.sim.physics_manager
+        self.scale = wp.to_torch(obj._root_view.get_attribute("shape_scale", self.manager.get_model()))
+        self.scale0 = self.scale.clone()
+        self.mass0 = obj.data.body_mass.torch.clone()
+        self.inertia0 = obj.data.body_inertia.torch.clone()
+
+
+def apply_object_physics(env: ManagerBasedRLEnv, ids: torch.Tensor, command_name: str) -> None:
+    """Write envs ``ids``' object size and mass (the command's) into the simulation, from the spawned object's."""
+    command: InHandCommand = env.command_manager.get_term(command_name)
+    if getattr(env, "_dexwheel_object_physics", None) is None:
+        env._dexwheel_object_physics = _ObjectPhysics(env)
+    p: _ObjectPhysics = env._dexwheel_object_physics
+    obj, envs = env.scene["object"], ids.to(torch.int32)
+    ratio = (command.object_size[ids] / command.cfg.spawn_size).to(p.scale.device)
+    p.scale[ids.to(p.scale.device)] = p.scale0[ids.to(p.scale.device)] * ratio.view(-1, *([1] * (p.scale.dim() - 1)))
+    p.manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
+    mass = command.object_mass[ids].view(-1, 1)
+    obj.set_masses_index(masses=mass.float(), env_ids=envs)
+    factor = (mass / p.mass0[ids]) * (command.object_size[ids].view(-1, 1) / command.cfg.spawn_size) ** 2
+    obj.set_inertias_index(inertias=(p.inertia0[ids] * factor[..., None]).float(), env_ids=envs)
+
+
 class reset_from_grasps(ManagerTermBase):
     """A grasp of the cache, uniformly (HORA's and the LEAP hand's reset): the hand at rest at its joints (mimic joints
     completed), its PD targets there, the object at its pose, at rest; the command keeps where the object starts.
-    Params: ``hand``, ``object`` (an :class:`~dexwheel.tasks.in_hand.objects.ObjectSpec` as a dict), ``path`` (the
-    config's ``grasps``), the action and command terms' names. The cache is the MuJoCo task's, read and checked
-    once (:func:`dexwheel.tasks.in_hand.grasp_cache.load_for`); a grasp is drawn from torch's generator (the same
-    distribution as MuJoCo's, not the same draws)."""
+    The cache is the env's object size's (the command's ``object_size``). Params: ``hand``, ``object`` (an
+    :class:`~dexwheel.tasks.in_hand.objects.ObjectSpec` as a dict), ``path`` (the config's ``grasps``), ``sizes``
+    (every size an event may draw, each its own cache), the action and command terms' names. The caches are the
+    MuJoCo task's, read and checked once (:func:`dexwheel.tasks.in_hand.grasp_cache.load_for`); a grasp is drawn from
+    torch's generator (the same distribution as MuJoCo's, not the same draws)."""
 
     def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, env)
         p = cfg.params
-        cache = grasp_cache.load_for(p["hand"], ObjectSpec(**p["object"]), p["path"])
-        self.joints = torch.as_tensor(cache.joints, device=env.device, dtype=torch.float64)
-        pose = torch.as_tensor(cache.object_pose, device=env.device, dtype=torch.float32)
-        self.object_pos, self.object_quat = pose[:, :3], pose[:, [4, 5, 6, 3]]  # w x y z -> x y z w
+        obj = ObjectSpec(**p["object"])
+        caches = {float(obj.size): grasp_cache.load_for(p["hand"], obj, p["path"])}
+        for size in p["sizes"]:
+            caches.setdefault(float(size), grasp_cache.load_for(p["hand"], ObjectSpec(**{**p["object"], "size": size})))
+        self.caches = {}
+        for size, cache in caches.items():
+            pose = torch.as_tensor(cache.object_pose, device=env.device, dtype=torch.float32)
+            joints = torch.as_tensor(cache.joints, device=env.device, dtype=torch.float64)
+            self.caches[size] = (joints, pose[:, :3], pose[:, [4, 5, 6, 3]])  # w x y z -> x y z w
 
-    def __call__(self, env: ManagerBasedRLEnv, env_ids, hand: str, object: dict, path: str | None, action_name: str,
-                 command_name: str) -> None:  # fmt: skip
+    def __call__(self, env: ManagerBasedRLEnv, env_ids, hand: str, object: dict, path: str | None, sizes: list,
+                 action_name: str, command_name: str) -> None:  # fmt: skip
         ids = env_index(env_ids, env.num_envs, env.device)
-        k = torch.randint(len(self.joints), (len(ids),), device=env.device)
+        command: InHandCommand = env.command_manager.get_term(command_name)
+        n, dev = len(ids), env.device
+        q0 = torch.zeros(n, 16, device=dev, dtype=torch.float64)
+        pos, quat = torch.zeros(n, 3, device=dev), torch.zeros(n, 4, device=dev)
+        for size, (joints, positions, orientations) in self.caches.items():
+            rows = torch.isclose(command.object_size[ids], torch.tensor(size, device=dev)).nonzero().flatten()
+            k = torch.randint(len(joints), (len(rows),), device=dev)
+            q0[rows], pos[rows], quat[rows] = joints[k], positions[k], orientations[k]
         term: HandPoseAction = env.action_manager.get_term(action_name)
         robot, obj = env.scene["robot"], env.scene["object"]
-        full = term.completion.clip_and_complete(self.joints[k]).float()
-        joints, envs = term._joint_ids, ids.to(torch.int32)
-        robot.write_joint_position_to_sim_index(position=full, joint_ids=joints, env_ids=envs)
-        robot.write_joint_velocity_to_sim_index(velocity=torch.zeros_like(full), joint_ids=joints, env_ids=envs)
-        robot.actuators.target_command.set_position_index(value=full, joint_ids=joints, env_ids=envs)
-        pos = self.object_pos[k]
-        root = torch.cat([pos + env.scene.env_origins[ids], self.object_quat[k]], dim=1)
+        full = term.completion.clip_and_complete(q0).float()
+        joints_, envs = term._joint_ids, ids.to(torch.int32)
+        robot.write_joint_position_to_sim_index(position=full, joint_ids=joints_, env_ids=envs)
+        robot.write_joint_velocity_to_sim_index(velocity=torch.zeros_like(full), joint_ids=joints_, env_ids=envs)
+        robot.actuators.target_command.set_position_index(value=full, joint_ids=joints_, env_ids=envs)
+        root = torch.cat([pos + env.scene.env_origins[ids], quat], dim=1)
         obj.write_root_pose_to_sim_index(root_pose=root, env_ids=envs)
-        obj.write_root_velocity_to_sim_index(root_velocity=torch.zeros(len(ids), 6, device=env.device), env_ids=envs)
-        command: InHandCommand = env.command_manager.get_term(command_name)
+        obj.write_root_velocity_to_sim_index(root_velocity=torch.zeros(n, 6, device=dev), env_ids=envs)
         command.object_start[ids] = pos
+
+
+def _grasp_term(env: ManagerBasedRLEnv) -> reset_from_grasps:
+    """The task's grasp event (a class term: the event manager holds its instance as the config's ``func``)."""
+    for cfg in env.event_manager._mode_term_cfgs.get("reset", []):
+        if isinstance(cfg.func, reset_from_grasps):
+            return cfg.func
+    raise RuntimeError("the in-hand task has no reset_from_grasps event")
+
+
+def randomize_object_size(env: ManagerBasedRLEnv, env_ids, sizes: list, command_name: str) -> None:
+    """The object's size (m), one of ``sizes`` uniformly per env, its shape and inertia scaled with it (the mass
+    stays), and the episode's start drawn again from that size's cache."""
+    ids = env_index(env_ids, env.num_envs, env.device)
+    command: InHandCommand = env.command_manager.get_term(command_name)
+    choice = torch.as_tensor(sizes, device=env.device, dtype=command.object_size.dtype)
+    command.object_size[ids] = choice[torch.randint(len(sizes), (len(ids),), device=env.device)]
+    apply_object_physics(env, ids, command_name)
+    grasp = _grasp_term(env)
+    grasp(env, ids, **grasp.cfg.params)
+
+
+def randomize_object_mass(env: ManagerBasedRLEnv, env_ids, mass_range: tuple[float, float], command_name: str) -> None:
+    """The object's mass (kg), uniform in ``mass_range`` per env (its inertia with it: the same density)."""
+    ids = env_index(env_ids, env.num_envs, env.device)
+    command: InHandCommand = env.command_manager.get_term(command_name)
+    low, high = mass_range
+    command.object_mass[ids] = low + (high - low) * torch.rand(len(ids), device=env.device)
+    apply_object_physics(env, ids, command_name)
 
 
 class randomize_friction(ManagerTermBase):
