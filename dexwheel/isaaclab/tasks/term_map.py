@@ -57,3 +57,21 @@ def observation_term(func: Callable[..., Any], params: dict, entry: ObservationT
 def corrupted(table: Mapping[str, ObservationTermCfg]) -> bool:
     """Whether a group's terms add noise (Isaac Lab adds a term's noise only in a group with ``enable_corruption``)."""
     return any(t.noise is not None and noise_cfg(t.noise, name) is not None for name, t in table.items())
+
+
+def observation_groups(observations: Mapping[str, ObservationTermCfg], privileged: bool, mapping: TermMap, task: str,
+                       policy: Any, critic: Any,
+                       params_of: Callable[[Callable[..., Any], dict], dict] | None = None) -> tuple[Any, Any | None]:  # fmt: skip
+    """The ``policy`` group and, with ``privileged``, the ``critic`` group (every column, the policy's first: the MuJoCo
+    envs' asymmetric observation) of a MuJoCo observation table, filled into the group configs ``policy`` and
+    ``critic``; ``params_of(func, params)`` may complete a term's parameters."""
+    groups = ("policy", "critic") if privileged else ("policy",)
+    table = {k: t for g in groups for k, t in observations.items() if t.group == g}
+    for name, (func, params, t) in mapped(table, mapping, "observations", task).items():
+        term = observation_term(func, params_of(func, params) if params_of else params, t, f"observations.{name}")
+        if t.group == "policy":
+            setattr(policy, name, term)
+        setattr(critic, name, term)
+    policy.enable_corruption = corrupted({k: t for k, t in table.items() if t.group == "policy"})
+    critic.enable_corruption = corrupted(table)
+    return policy, (critic if privileged else None)

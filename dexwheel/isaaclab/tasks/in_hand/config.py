@@ -61,7 +61,7 @@ from dexwheel.isaaclab.tasks.in_hand.events import (
     reset_from_grasps,
 )
 from dexwheel.isaaclab.tasks.in_hand.terminations import in_hand_step, object_dropped
-from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
+from dexwheel.isaaclab.tasks.term_map import mapped, observation_groups
 from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
 from dexwheel.rl.isaaclab_support import IN_HAND_ENV_IDS, unsupported
 from dexwheel.robots import get_robot
@@ -197,18 +197,10 @@ def _refuse_unsupported(task: InHandCfg) -> None:
 
 
 def _observations(task: InHandCfg) -> ObservationsCfg:
-    groups = ("policy", "critic") if task.privileged_obs else ("policy",)
-    table = {k: t for g in groups for k, t in task.observations.items() if t.group == g}
-    policy, critic = PolicyCfg(), CriticCfg()
-    for name, (func, params, t) in mapped(table, OBSERVATION_MAP, "observations", "G20 object").items():
-        term = observation_term(func, params, t, f"observations.{name}")
-        if t.group == "policy":
-            setattr(policy, name, term)
-        setattr(critic, name, term)
-    policy.enable_corruption = corrupted({k: t for k, t in table.items() if t.group == "policy"})
-    critic.enable_corruption = corrupted(table)
+    policy, critic = observation_groups(task.observations, task.privileged_obs, OBSERVATION_MAP, "G20 object",
+                                        PolicyCfg(), CriticCfg())  # fmt: skip
     out = ObservationsCfg(policy=policy)
-    if task.privileged_obs:
+    if critic is not None:
         out.critic = critic
     return out
 

@@ -53,7 +53,7 @@ from isaaclab.utils import configclass
 from dexwheel.isaaclab.robots import articulation_cfg
 from dexwheel.isaaclab.scenarios import start_height
 from dexwheel.isaaclab.sim import GROUND_FRICTION, ground_cfg, simulation_cfg
-from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
+from dexwheel.isaaclab.tasks.term_map import mapped, observation_groups
 from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
 from dexwheel.isaaclab.tasks.velocity.action import WheelLegComposerActionCfg
 from dexwheel.isaaclab.tasks.velocity.commands import ReversingVelocityCommandCfg
@@ -262,20 +262,14 @@ def _rewards(task: WheelLegEnvCfg) -> RewardsCfg:
 
 def _observations(task: WheelLegEnvCfg) -> ObservationsCfg:
     """The policy group; with ``privileged_obs`` the critic group too (policy columns first, as MuJoCo's)."""
-    groups = ("policy", "critic") if task.privileged_obs else ("policy",)
-    table = {k: t for g in groups for k, t in task.observations.items() if t.group == g}
-    policy, critic = PolicyCfg(), CriticCfg()
-    for name, (func, params, t) in _mapped(table, OBSERVATION_MAP, "observations").items():
-        if func is joint_pos_rel:
-            params["offset"] = list(task.stance_pose)
-        term = observation_term(func, params, t, f"observations.{name}")
-        if t.group == "policy":
-            setattr(policy, name, term)
-        setattr(critic, name, term)
-    policy.enable_corruption = corrupted({k: t for k, t in table.items() if t.group == "policy"})
-    critic.enable_corruption = corrupted(table)
+
+    def params_of(func, params: dict) -> dict:
+        return {**params, "offset": list(task.stance_pose)} if func is joint_pos_rel else params
+
+    policy, critic = observation_groups(task.observations, task.privileged_obs, OBSERVATION_MAP,
+                                        "wheel-leg", PolicyCfg(), CriticCfg(), params_of)  # fmt: skip
     out = ObservationsCfg(policy=policy)
-    if task.privileged_obs:
+    if critic is not None:
         out.critic = critic
     return out
 
