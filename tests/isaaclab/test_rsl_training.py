@@ -207,3 +207,9 @@ def test_a_rotation_run_trains_on_isaaclab_and_takes_the_rotation_benchmark_ther
     )
     assert all(math.isfinite(r["rate_mean"]) and 0.0 <= r["drop_rate"] <= 1.0 for r in rows)
     assert out.with_suffix(".png").exists()
+    # the Isaac Lab run scored on MuJoCo (the GPU recipe's last command, sim-to-sim the other way)
+    back = tmp_path / "mujoco.json"
+    run("evaluate.py", f"run={run_dir}", "benchmark=rotation", "in_hand.trials=2", "in_hand.seconds=0.5",
+        "in_hand.objects=[{shape: cube, size: 0.06, mass: 0.1}]", f"out={back}")  # fmt: skip
+    (row,) = json.loads(back.read_text())["results"]["g20_left"]["rows"]
+    assert row["trials"] == 2 and math.isfinite(row["rate_mean"])
