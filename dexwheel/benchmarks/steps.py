@@ -25,9 +25,12 @@ reset (its start-pose noise).
 
 Outcome of a trial, judged every control step (:class:`TrialJudge`): **success** when the base is
 ``success_distance`` past the last edge in the direction of travel (measured along the path) before any
-fall and within ``time_limit_s``; **fall** when the backend ended the episode first (the task's
+fall and within the trial's time limit; **fall** when the backend ended the episode first (the task's
 terminations: the base touching the ground, a tilt past its limit, leaving the scene); **timeout** when
-the time limit passes first.
+the time limit passes first. The time limit is ``time_limit_s`` for the single step's path (``start_distance +
+success_distance``) and grows with a flight's longer path (its treads added): every scene asks for the same
+average speed (0.25 m/s by default), so a flight's steps count does not decide its outcome by the clock
+(:func:`time_limit`).
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class StepBenchmarkCfg:
     yaw_range: float = 0.1  # rad, +- heading offset
     lateral_range: float = 0.1  # m, +- sideways offset
     command: float = 0.5  # m/s forward
-    time_limit_s: float = 10.0
+    time_limit_s: float = 10.0  # s for the single step's path; a flight's in proportion to its path (time_limit)
     path_width: float = 6.0  # m, the scene across the path
     seed: int = 0  # the start poses
     reset_seed: int = 20000  # the backend's reset of trial k: reset_seed + k
@@ -106,6 +109,7 @@ class TrialSpec:
     command: tuple[float, float]  # forward m/s, yaw rate rad/s
     reset_seed: int
     finish_x: float  # the x the base must pass: success_distance past the last edge in the direction of travel
+    time_limit_s: float  # the scene's (time_limit)
 
     @property
     def sign(self) -> int:
@@ -228,19 +232,32 @@ def scenes(cfg: StepBenchmarkCfg) -> list[Scene]:
     return out + ([stairs_scene(r, cfg) for r in sorted(cfg.stairs_risers)] if cfg.stairs else [])
 
 
+def time_limit(scene: Scene, cfg: StepBenchmarkCfg) -> float:
+    """A trial's time limit on ``scene`` (s): ``time_limit_s`` per ``start_distance + success_distance`` of its path
+    from the start to the finish line (the single step's path; a flight's adds its treads)."""
+    base = cfg.start_distance + cfg.success_distance
+    return cfg.time_limit_s * (base + scene.edges[-1] - scene.edges[0]) / base
+
+
+def longest_time_limit(cfg: StepBenchmarkCfg) -> float:
+    """The longest trial's time limit of the protocol (s): what a backend's episodes must outlast."""
+    return max(time_limit(s, cfg) for s in scenes(cfg))
+
+
 # -- trials ----------------------------------------------------------------------------------------------------
 def trials(scene: Scene, direction: str, cfg: StepBenchmarkCfg) -> Iterator[TrialSpec]:
     """The ``cfg.trials`` trials of ``scene`` driven ``direction``: start poses from trial ``k``'s own generator."""
     sign = 1 if direction == "up" else -1
     first, last = (scene.edges[0], scene.edges[-1]) if sign > 0 else (scene.edges[-1], scene.edges[0])
     heading = 0.0 if sign > 0 else math.pi
+    limit = time_limit(scene, cfg)
     for k in range(cfg.trials):
         yaw_u, lat_u = np.random.default_rng([cfg.seed, k]).random(2)
         yaw = heading + (2.0 * yaw_u - 1.0) * cfg.yaw_range
         yaw = math.atan2(math.sin(yaw), math.cos(yaw))
         lateral = (2.0 * lat_u - 1.0) * cfg.lateral_range
         yield TrialSpec(scene, direction, k, first - sign * cfg.start_distance, lateral, yaw,
-                        (float(cfg.command), 0.0), cfg.reset_seed + k, last + sign * cfg.success_distance)  # fmt: skip
+                        (float(cfg.command), 0.0), cfg.reset_seed + k, last + sign * cfg.success_distance, limit)  # fmt: skip
 
 
 def all_trials(cfg: StepBenchmarkCfg) -> list[TrialSpec]:
@@ -252,10 +269,10 @@ class TrialJudge:
     """A trial's outcome from its base positions, one control step at a time: :meth:`step` returns the outcome
     once it is decided (None while running)."""
 
-    def __init__(self, spec: TrialSpec, cfg: StepBenchmarkCfg, dt: float) -> None:
+    def __init__(self, spec: TrialSpec, dt: float) -> None:
         self.spec = spec
         self.dt = float(dt)
-        self.max_steps = max(1, round(cfg.time_limit_s / self.dt))
+        self.max_steps = max(1, round(spec.time_limit_s / self.dt))
         self.steps = 0
         self.outcome: str | None = None
 
@@ -278,11 +295,10 @@ class TrialJudge:
         return self.steps * self.dt
 
 
-def judge(spec: TrialSpec, cfg: StepBenchmarkCfg, dt: float, xs: Sequence[float],
-          fell: Sequence[bool]) -> tuple[str, float]:  # fmt: skip
+def judge(spec: TrialSpec, dt: float, xs: Sequence[float], fell: Sequence[bool]) -> tuple[str, float]:
     """The outcome and its time (s) of a recorded trajectory: base x and the fall flag per control step (a
     trajectory that ends undecided, e.g. truncated by the backend, is a timeout)."""
-    j = TrialJudge(spec, cfg, dt)
+    j = TrialJudge(spec, dt)
     for x, f in zip(xs, fell, strict=True):
         if j.step(float(x), bool(f)) is not None:
             return j.outcome, j.time_s  # type: ignore[return-value]

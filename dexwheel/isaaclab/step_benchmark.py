@@ -5,7 +5,7 @@ drives both). Per scene, the policy's own task (its robot, task and observations
 with the scene's :class:`~dexwheel.terrain.TerrainDescription` as its terrain
 (:class:`~dexwheel.isaaclab.terrain.DescriptionTerrainImporter`) and the protocol's env settings
 (:func:`~dexwheel.rl.step_benchmark.benchmark_env_kwargs`: domain randomisation and pushes off, episodes a second
-longer than the time limit), with one env per trial of the scene (every direction: ``trials * len(directions)``
+longer than the protocol's longest time limit), with one env per trial of the scene (every direction: ``trials * len(directions)``
 envs; Isaac Lab envs do not collide with each other, so they share the scene). One reset, then each env is moved to
 its trial's start pose as the MuJoCo task's ``place_base`` does it (the reset's knees and velocities, the base
 level, turned to the trial's heading, standing on the ground under the robot's footprint there:
@@ -87,14 +87,13 @@ def start_trials(venv, specs: list[steps.TrialSpec]):
     return venv.get_observations()
 
 
-def run_trials(venv, policy: BatchPolicy, specs: list[steps.TrialSpec],
-               bench: steps.StepBenchmarkCfg) -> list[tuple[str, float]]:  # fmt: skip
+def run_trials(venv, policy: BatchPolicy, specs: list[steps.TrialSpec]) -> list[tuple[str, float]]:
     """Every trial of ``specs`` at once, env ``i`` running ``specs[i]``, until each is decided: ``(outcome, time
     s)`` per trial, in order. An env whose episode ran out undecided (the physics, or the episode length) is a
     timeout, as on MuJoCo."""
     u = venv.unwrapped
     obs = start_trials(venv, specs)
-    judges = [steps.TrialJudge(spec, bench, u.step_dt) for spec in specs]
+    judges = [steps.TrialJudge(spec, u.step_dt) for spec in specs]
     terms = u.termination_manager
     while any(j.outcome is None for j in judges):
         with torch.inference_mode():
@@ -122,7 +121,7 @@ def run_step_benchmark(cfg: DictConfig, policy_for: Callable[[object], BatchPoli
         venv = scene_venv(cfg, scene, bench, n, device, bench.reset_seed if seed is None else seed, overrides)
         try:
             policy = policy_for(venv)
-            yield lambda specs: run_trials(venv, policy, specs, bench)
+            yield lambda specs: run_trials(venv, policy, specs)
         finally:
             venv.close()
 

@@ -4,7 +4,7 @@ loop every backend's runner shares (:func:`run_protocol`; Isaac Lab's is :mod:`d
 Each scene is the env of the policy's own config (its robot, task, observations: blind or with the height
 scan, whatever the policy reads) with the scene as its terrain (a fixed
 :class:`~dexwheel.terrain.TerrainDescription`: no curriculum), nominal physics (domain randomisation and
-pushes off) and episodes a second longer than the trial's time limit. A trial resets the env with the trial's
+pushes off) and episodes a second longer than the protocol's longest time limit. A trial resets the env with the trial's
 seed and start pose and holds its command (``reset(options={"base_pose": ..., "command": ...})``), steps the
 policy until :class:`~dexwheel.benchmarks.steps.TrialJudge` decides, and the table counts the outcomes.
 With a video path, the first ``up`` trial of each scene (one climb per height) is rendered into one MP4.
@@ -29,7 +29,7 @@ from dexwheel.terrain import TerrainDescription
 
 def benchmark_env_kwargs(bench: steps.StepBenchmarkCfg) -> dict[str, Any]:
     """The env settings the protocol fixes on top of the policy's config."""
-    return {"domain_rand": {"enabled": False}, "episode_length_s": bench.time_limit_s + 1.0}
+    return {"domain_rand": {"enabled": False}, "episode_length_s": steps.longest_time_limit(bench) + 1.0}
 
 
 #: Runs a scene's trials (every direction, in table order) in an open scene: each trial's ``(outcome, time s)``, in
@@ -97,7 +97,7 @@ def run_step_benchmark(make_env: Callable[[TerrainDescription], gym.Env], policy
                 def run_scene(specs: list[steps.TrialSpec]) -> Iterator[tuple[str, float]]:
                     for spec in specs:  # one climb per scene on video: its first up trial
                         record = video[0] if video and spec.direction == "up" and spec.index == 0 else None
-                        yield run_trial(env, policy, spec, bench, dt, record)
+                        yield run_trial(env, policy, spec, dt, record)
 
                 yield run_scene
             finally:
@@ -106,12 +106,12 @@ def run_step_benchmark(make_env: Callable[[TerrainDescription], gym.Env], policy
         return run_protocol(bench, open_scene, progress)
 
 
-def run_trial(env: gym.Env, policy: Policy, spec: steps.TrialSpec, bench: steps.StepBenchmarkCfg, dt: float,
+def run_trial(env: gym.Env, policy: Policy, spec: steps.TrialSpec, dt: float,
               add_frame: Callable[[np.ndarray], None] | None = None) -> tuple[str, float]:  # fmt: skip
     """One trial: ``(outcome, time s)``."""
     obs, _ = env.reset(seed=spec.reset_seed, options={"base_pose": (spec.x, spec.y, spec.yaw),
                                                        "command": spec.command})  # fmt: skip
-    judge = steps.TrialJudge(spec, bench, dt)
+    judge = steps.TrialJudge(spec, dt)
     physics = env.unwrapped.task.physics
     while True:
         obs, _, terminated, truncated, _ = env.step(policy(obs))

@@ -76,26 +76,43 @@ def test_success_is_the_base_1m_past_the_edge_before_a_fall_and_the_time_limit()
     dt = 0.02
     xs = np.linspace(-1.5, 1.2, 100)
     k = int(np.argmax(xs >= 1.0))  # the step (from 0) the base reaches x = 1.0
-    outcome, t = steps.judge(_spec(), CFG, dt, xs, [False] * 100)
+    outcome, t = steps.judge(_spec(), dt, xs, [False] * 100)
     assert outcome == "success" and t == pytest.approx(dt * (k + 1))
     # a fall on the way: a fall, even if the base then slides past the line
     fell = [False] * 100
     fell[50] = True
-    assert steps.judge(_spec(), CFG, dt, xs, fell) == ("fall", pytest.approx(51 * dt))
+    assert steps.judge(_spec(), dt, xs, fell) == ("fall", pytest.approx(51 * dt))
     # a fall in the step the base crosses the line: it got there
     fell = [j == k for j in range(100)]
-    assert steps.judge(_spec(), CFG, dt, xs, fell)[0] == "success"
+    assert steps.judge(_spec(), dt, xs, fell)[0] == "success"
     fell = [j == k - 1 for j in range(100)]  # a step earlier: a fall
-    assert steps.judge(_spec(), CFG, dt, xs, fell)[0] == "fall"
+    assert steps.judge(_spec(), dt, xs, fell)[0] == "fall"
     # too slow: the 10 s time limit (500 steps) passes first
     slow = np.linspace(-1.5, 1.2, 600)
-    assert steps.judge(_spec(), CFG, dt, slow, [False] * 600) == ("timeout", pytest.approx(10.0))
+    assert steps.judge(_spec(), dt, slow, [False] * 600) == ("timeout", pytest.approx(10.0))
     # standing still, a trajectory that ends undecided
-    assert steps.judge(_spec(), CFG, dt, [-1.5] * 10, [False] * 10)[0] == "timeout"
+    assert steps.judge(_spec(), dt, [-1.5] * 10, [False] * 10)[0] == "timeout"
     # down: measured toward -x
-    assert steps.judge(_spec("down"), CFG, dt, [1.5, 0.0, -0.99], [False] * 3)[0] == "timeout"
-    assert steps.judge(_spec("down"), CFG, dt, [1.5, 0.0, -1.0], [False] * 3) == ("success", pytest.approx(3 * dt))
-    assert steps.judge(_spec("down"), CFG, dt, [1.5, 2.0, 3.0], [False] * 3)[0] == "timeout"  # the wrong way
+    assert steps.judge(_spec("down"), dt, [1.5, 0.0, -0.99], [False] * 3)[0] == "timeout"
+    assert steps.judge(_spec("down"), dt, [1.5, 0.0, -1.0], [False] * 3) == ("success", pytest.approx(3 * dt))
+    assert steps.judge(_spec("down"), dt, [1.5, 2.0, 3.0], [False] * 3)[0] == "timeout"  # the wrong way
+
+
+def test_a_flights_time_limit_grows_with_its_path_at_the_single_steps_average_speed():
+    step, stairs = steps.step_scene(0.1), steps.stairs_scene(0.1)
+    assert steps.time_limit(step, CFG) == pytest.approx(10.0)  # 2.5 m of path: 0.25 m/s
+    assert steps.time_limit(stairs, CFG) == pytest.approx(16.4)  # 1.5 + 2 treads of 0.8 + 1 = 4.1 m
+    five = steps.make_cfg({"stairs_steps": 5, "stairs_tread": 1.0, "start_distance": 2.0, "time_limit_s": 12.0})
+    assert steps.time_limit(steps.stairs_scene(0.1, five), five) == pytest.approx(12.0 * 7.0 / 3.0)  # 2 + 4 + 1 m
+    assert steps.longest_time_limit(CFG) == pytest.approx(16.4)
+    assert steps.longest_time_limit(steps.make_cfg({"stairs": False})) == pytest.approx(10.0)
+    up = next(steps.trials(stairs, "up", CFG))
+    assert up.time_limit_s == pytest.approx(16.4)
+    dt = 0.02
+    crawl = np.linspace(-1.5, 2.5, 1000)  # never reaches 2.6 m: the clock stops it at 16.4 s (820 steps)
+    assert steps.judge(up, dt, crawl, [False] * 1000) == ("timeout", pytest.approx(16.4))
+    late = np.linspace(-1.5, 2.6, 800)  # over the line at 16 s: past the single step's 10 s, within the flight's
+    assert steps.judge(up, dt, late, [False] * 800) == ("success", pytest.approx(16.0))
 
 
 def test_the_table_counts_outcomes_per_height_and_direction():
