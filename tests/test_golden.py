@@ -6,6 +6,8 @@ is intended: ``python scripts/regen_golden.py``, review its summary, commit the 
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 
 import gymnasium as gym
@@ -26,6 +28,30 @@ def test_replay_matches_recording(case: golden.GoldenCase) -> None:
     assert result.equal, (
         f"{case.env_id} [{case.name}] differs from tests/golden/{case.path.name} ({how}): {result.summary()}. "
         f"If intended: `{golden.REGEN_COMMAND} {case.name}`, review, commit."
+    )
+
+
+def wider_numpy_kernels() -> list[str]:
+    """The SIMD targets numpy dispatches to on this CPU above its baseline (AVX2, AVX-512 ...)."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    return [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+
+
+def test_replay_matches_recording_with_numpys_wider_kernels_off() -> None:
+    """No pinned quantity may depend on numpy's CPU dispatch: the replay with numpy's baseline kernels only (as on a
+    CPU without AVX2 or AVX-512) matches the recordings too, so a CPU-dependent quantity fails on any machine."""
+    wider = wider_numpy_kernels()
+    if not wider:
+        pytest.skip("numpy runs its baseline kernels only on this CPU: nothing to switch off")
+    env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": " ".join(wider)}
+    script = golden.GOLDEN_DIR.parents[1] / "scripts" / "regen_golden.py"
+    run = subprocess.run([sys.executable, str(script), "--check"], env=env, capture_output=True, text=True)
+    changed = [line for line in run.stdout.splitlines() if line.startswith("[") and ": unchanged" not in line]
+    assert run.returncode == 0, (
+        f"with NPY_DISABLE_CPU_FEATURES='{env['NPY_DISABLE_CPU_FEATURES']}' these cases differ from their files: a "
+        f"pinned quantity depends on numpy's SIMD kernels (docs/explanation/determinism.md, A term that stays "
+        f"bit-exact):\n" + "\n".join(changed or [run.stdout[-2000:], run.stderr[-2000:]])
     )
 
 

@@ -232,7 +232,7 @@ class HandPolicy:
         a = np.clip(self._run(self.obs[:, : self.exported.obs_size]), self._low, self._high)
         if self._integer:
             a = np.rint(a)
-        goals, raw, _ = self.actions.map(a, self.command, self.raw_action)
+        goals, raw, _ = self.actions.map(a, self.command)
         self.command[:] = self.command_path(goals)
         self.raw_action[:] = raw
         self.state.last_action[:] = self.actions.normalize(raw)  # the last_action term's value, as the env's

@@ -96,3 +96,45 @@ def joint_pos_tracking_exp(qpos: Array, active_idx: Array, goal: Array, neg_inv_
             sq += e * e
         out[i] = math.exp(sq * neg_inv_var)
     return out
+
+
+@kernel
+def row_dot(a: Array, b: Array) -> Array:
+    """``sum_k a[:, k] * b[:, k]`` per row, left to right (``einsum`` picks its order by the CPU's vector width)."""
+    out = np.empty(a.shape[0])
+    for i in range(a.shape[0]):
+        acc = 0.0
+        for k in range(a.shape[1]):
+            acc += a[i, k] * b[i, k]
+        out[i] = acc
+    return out
+
+
+@kernel
+def row_norm(x: Array) -> Array:
+    """``|x[i]|`` per row: the square root of :func:`sum_sq`'s left-to-right sum."""
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        acc = 0.0
+        for k in range(x.shape[1]):
+            acc += x[i, k] * x[i, k]
+        out[i] = math.sqrt(acc)
+    return out
+
+
+@kernel
+def weigh_rows(values: Array, coef: Array, reward: Array) -> None:
+    """:func:`weigh_and_sum` for every row of ``values``: each env's reward-term columns weighed in place (what
+    ``info["reward_<term>"]`` reports) and their left-to-right sum into ``reward``."""
+    for i in range(values.shape[0]):
+        reward[i] = weigh_and_sum(values[i], coef)
+
+
+@kernel
+def box_muller(u1: Array, u2: Array) -> Array:
+    """Standard normal numbers from two arrays of uniforms in [0, 1) (Box-Muller; libm's ``log1p`` and ``cos``)."""
+    out = np.empty(u1.shape)
+    for i in range(u1.shape[0]):
+        for k in range(u1.shape[1]):
+            out[i, k] = math.sqrt(-2.0 * math.log1p(-u1[i, k])) * math.cos(2.0 * math.pi * u2[i, k])
+    return out

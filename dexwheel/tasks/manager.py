@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dexwheel.fields import ConfigFieldError
+from dexwheel.tasks.kernels import box_muller
 from dexwheel.tasks.terms import (
     BoundTerm,
     ObservationTermCfg,
@@ -106,7 +107,7 @@ class _ObsTerm:
                 v = v + self.noise_scale * (2.0 * u - 1.0)
             else:  # Box-Muller from a second stream of the same counter
                 u2 = counter_uniform(runner.noise_key, runner.obs_step, self.width, self.salt ^ 0x5BD1E995)
-                v = v + self.noise_scale * np.sqrt(-2.0 * np.log1p(-u)) * np.cos(2.0 * np.pi * u2)
+                v = v + self.noise_scale * box_muller(u, u2)
         if self.clip is not None:
             v = np.clip(v, *self.clip)
         if self.scale is not None:

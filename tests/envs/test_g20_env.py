@@ -517,8 +517,10 @@ def test_clip_mode_clips_instead_of_raising():
     env = make(action="sdk255", out_of_range="clip")
     env.reset(seed=0)
     with pytest.warns(ActionClipWarning):
-        _, _, _, _, info = env.step(np.r_[np.full(19, 300.0), np.nan])
+        _, _, _, _, info = env.step(np.r_[np.full(19, 300.0), -4.0])
     assert info["action_clipped"] == 20
+    with pytest.raises(ActionError, match=r"SDK channel 19 \(pinky_pip\) = nan is not finite"):
+        env.step(np.r_[np.full(19, 128.0), np.nan])  # no value to clip a NaN to: refused, as in every env
 
 
 # -- rendering -----------------------------------------------------------------------------------

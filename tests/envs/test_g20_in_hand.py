@@ -87,7 +87,7 @@ def test_a_drop_ends_the_episode_with_its_price():
     env.unwrapped.data.qpos[task.obj_qadr + 2] -= 0.1  # the object below the palm: off the hand
     _, reward, terminated, truncated, info = env.step(np.zeros(16, dtype=np.float32))
     assert terminated and not truncated and info["terminated_object_dropped"]
-    assert info["reward_termination_penalty"] == 1.0 and reward < -9.0
+    assert info["reward_termination_penalty"] == -10.0 and reward < -9.0  # the weighted contribution
 
 
 def test_reorientation_counts_each_goal_reached_and_draws_the_next():
@@ -97,7 +97,7 @@ def test_reorientation_counts_each_goal_reached_and_draws_the_next():
     goals = [task.goal_quat[0].copy()]
     for k in range(1, 4):
         _, _, _, _, info = env.step(np.zeros(16, dtype=np.float32))
-        assert info["successes"] == k and info["reward_goal_reached"] == 1.0
+        assert info["successes"] == k and info["reward_goal_reached"] == 50.0  # the bonus, weighted
         goals.append(task.goal_quat[0].copy())
         assert not np.array_equal(goals[-1], goals[-2])
     assert np.allclose([np.linalg.norm(g) for g in goals], 1.0)

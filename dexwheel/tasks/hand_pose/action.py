@@ -26,7 +26,7 @@ from dexwheel.control import (
 )
 from dexwheel.control.coupling import MimicCompletion
 from dexwheel.control.mappings import invalid_entries
-from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS, SDK_CHANNELS, SDK_MAX_VALUE
+from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS, SDK_CHANNEL_JOINTS, SDK_CHANNELS, SDK_MAX_VALUE
 from dexwheel.tasks.spaces import IntegerBox
 
 
@@ -151,7 +151,7 @@ class G20ActionMap:
             f"env {i}: action[{int(bad[0])}] = {row[bad[0]]!r} is outside [{self.low[bad[0]]}, {self.high[bad[0]]}]"
         )
 
-    def map(self, actions: Any, command: np.ndarray, previous: np.ndarray, stacklevel: int = 3,
+    def map(self, actions: Any, command: np.ndarray, stacklevel: int = 3,
             delay: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
         """``(new command (N, 16), accepted raw action (N, A), clipped entries per env)``; no input is modified.
         With ``delay`` (:class:`~dexwheel.tasks.action_delay.ActionDelay`) the command maps the action it returns
@@ -159,29 +159,40 @@ class G20ActionMap:
         a = self.as_batch(actions)
         clipped = np.zeros(self.num_envs, dtype=np.int64)
         if invalid_entries(a, self.low, self.high, self.integer).any():  # the control mappings' rule
-            a, clipped = self.repair(a, previous, stacklevel=stacklevel + 1)
+            self._refuse_non_finite(a)
+            a, clipped = self.repair(a, stacklevel=stacklevel + 1)
         # the control mappings' own arithmetic, batched; their state (previous goal) is the task's `command`
         new = self.reference.goals(a if delay is None else delay(a), command)
         return new, a, clipped
 
-    def repair(self, a: np.ndarray, previous: np.ndarray, stacklevel: int = 4) -> tuple[np.ndarray, np.ndarray]:
-        """Actions with an out-of-range/NaN/inf entry: raise :class:`ActionError` naming it, or with
-        ``out_of_range="clip"`` return ``(clipped copy, clipped entries per env)`` (NaN holds ``previous``).
+    def _refuse_non_finite(self, a: np.ndarray) -> None:
+        """A NaN or inf entry is refused whatever ``out_of_range`` says (there is no value to clip it to), naming the
+        env, the entry and its joint or SDK channel, as every registered env does."""
+        bad = ~np.isfinite(a)
+        if not bad.any():
+            return
+        i, j = (int(k) for k in np.argwhere(bad)[0])
+        env = f"env {i}: " if self.num_envs > 1 else ""
+        joint = SDK_CHANNEL_JOINTS[j] or "reserved" if self.kind == "sdk255" else ACTIVE_JOINTS[j]
+        field = f"SDK channel {j} ({joint})" if self.kind == "sdk255" else f"action[{j}] ({joint})"
+        raise ActionError(f"{env}{field} = {float(a[i, j])} is not finite; {self.kind} actions are in "
+                          f"[{self.low[j]:g}, {self.high[j]:g}] (a non-finite action is refused, not clipped)")  # fmt: skip
+
+    def repair(self, a: np.ndarray, stacklevel: int = 4) -> tuple[np.ndarray, np.ndarray]:
+        """Actions with an out-of-range entry (finite: :meth:`map` refuses NaN and inf first): raise
+        :class:`ActionError` naming it, or with ``out_of_range="clip"`` return ``(clipped copy, clipped entries per
+        env)``.
         ``stacklevel``: the warning's, pointing at the caller of ``env.step``. sdk255: fractions are
         invalid too, and clipping rounds them to the nearest integer."""
         bad = invalid_entries(a, self.low, self.high, self.integer)
         if not self.clip:
             i = int(np.flatnonzero(bad.any(axis=1))[0])
             self._raise_for_row(i, a[i])
-        a = a.astype(np.float64)  # a copy
-        nan = np.isnan(a)
-        hold = np.zeros_like(a) if self.kind == "delta" else previous
-        a[nan] = hold[nan]
-        np.clip(a, self.low, self.high, out=a)
+        a = np.clip(a, self.low, self.high)  # a copy
         if self.integer:
             np.rint(a, out=a)
         clipped = bad.sum(axis=1)
-        what = "out-of-range/non-finite/fractional" if self.integer else "out-of-range/non-finite"
+        what = "out-of-range/fractional" if self.integer else "out-of-range"
         warnings.warn(
             f"G20Hand ({self.kind} action): clipped {int(clipped.sum())} {what} entries",
             ActionClipWarning,

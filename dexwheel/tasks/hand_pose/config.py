@@ -105,7 +105,7 @@ class G20HandConfig:
     hand: str = "left"
     drive: str = "hard_write"
     action: str = "normalized"
-    #: ``"raise"``: out-of-range/NaN/inf actions raise ActionError; ``"clip"``: clipped (NaN holds).
+    #: ``"raise"``: out-of-range actions raise ActionError; ``"clip"``: clipped. NaN/inf are refused either way.
     out_of_range: str = "raise"
     #: ``action="delta"``: radians per step at action 1.
     delta_scale: float = 0.05

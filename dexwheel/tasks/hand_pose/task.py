@@ -292,7 +292,7 @@ class G20HandTask:
         The action path, one way: the G20 mapping of :mod:`dexwheel.control` (checks and maps the action,
         stacklevel of its clip warnings: ``env.step``'s caller) -> composer layers -> resolver -> the drive.
         """
-        goals, raw, clipped = self.actions.map(actions, self.command, self.raw_action, stacklevel=4, delay=self.delay)
+        goals, raw, clipped = self.actions.map(actions, self.command, stacklevel=4, delay=self.delay)
         # -- from here on the step commits --------------------------------------------------------
         command = self.command_path(goals)
         self.action[:] = self.actions.normalize(raw)

@@ -9,15 +9,14 @@ from typing import Annotated
 import numpy as np
 
 from dexwheel.tasks import kernels
-from dexwheel.tasks.in_hand.geometry import quat_angle
+from dexwheel.tasks.in_hand.geometry import quat_angle, up_axis_angle
 from dexwheel.tasks.terms import Check
 
 
 def rotation_velocity(task, max_rate: Annotated[float, Check(gt=0, unit="rad/s")] = 0.6) -> np.ndarray:
     """The object's angular velocity about the commanded axis, clipped to +-``max_rate`` (HORA's and the LEAP hand's
     rotation reward): turning faster earns nothing more, so the policy keeps the object in hand rather than flick it."""
-    rate = np.einsum("ij,ij->i", task.object_ang_vel, task.axis)
-    return np.clip(rate, -max_rate, max_rate)
+    return np.clip(kernels.row_dot(task.object_ang_vel, task.axis), -max_rate, max_rate)
 
 
 def object_lin_vel_l2(task) -> np.ndarray:
@@ -32,9 +31,7 @@ def object_drift_l2(task) -> np.ndarray:
 
 def object_tilt(task) -> np.ndarray:
     """The angle (rad) between the object's vertical axis and the rotation axis: spin about the axis, not roll."""
-    w, x, y, z = task.object_quat.T
-    up = np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1)
-    return np.arccos(np.clip(np.einsum("ij,ij->i", up, task.axis), -1.0, 1.0))
+    return up_axis_angle(task.object_quat, task.axis)
 
 
 def joint_torques_l2(task) -> np.ndarray:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import math
 from typing import Any
 
 import mujoco
@@ -40,7 +41,7 @@ from dexwheel.sim import snapshot
 from dexwheel.sim.divergence import contain
 from dexwheel.sim.hand_drive import PDDrive, default_threads
 from dexwheel.sim.model_checks import require_actuators, require_joints
-from dexwheel.tasks import terms
+from dexwheel.tasks import kernels, terms
 from dexwheel.tasks.action_delay import ActionDelay, delay_range
 from dexwheel.tasks.hand_pose.action import G20ActionMap
 from dexwheel.tasks.hand_pose.action_path import HandActionPath
@@ -117,8 +118,7 @@ class InHandTask:
         self.object_start = np.zeros((n, 3))
         self.tip_contacts = np.zeros((n, len(self.tip_cols)))
         self.actuator_force = np.zeros((n, len(self.force_cols)))
-        self.axis = np.tile(np.asarray(cfg.commands.axis, dtype=np.float64) / np.linalg.norm(cfg.commands.axis),
-                            (n, 1))  # fmt: skip
+        self.axis = np.tile(np.asarray(cfg.commands.axis, dtype=np.float64) / math.hypot(*cfg.commands.axis), (n, 1))
         self.goal_quat = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
         self.goal_reached = np.zeros(n, dtype=bool)
         self.successes = np.zeros(n)
@@ -282,7 +282,7 @@ class InHandTask:
     def advance(self, actions: Any) -> None:
         """One control step of every env, results in the task's buffers; raises, changing nothing, on an invalid
         action."""
-        goals, raw, clipped = self.actions.map(actions, self.command, self.raw_action, stacklevel=4, delay=self.delay)
+        goals, raw, clipped = self.actions.map(actions, self.command, stacklevel=4, delay=self.delay)
         # -- from here on the step commits --------------------------------------------------------
         self.command[:] = self.command_path(goals)
         self.action[:] = self.actions.normalize(raw)
@@ -304,12 +304,10 @@ class InHandTask:
             self.successes += self.goal_reached
         self.terms.rewards(self.values)
         nr = len(self.cfg.rewards)
-        self.reward[:] = 0.0
-        for k, weight in enumerate(self.terms.reward_coef):  # in table order, per env: a batch's sum is an env's sum
-            self.reward += weight * self.values[:, k]
-        m["rotation_rate"][:] = rate = np.einsum("ij,ij->i", self.object_ang_vel, self.axis)
+        kernels.weigh_rows(self.values, self.terms.reward_coef, self.reward)  # info: each term's contribution
+        m["rotation_rate"][:] = rate = kernels.row_dot(self.object_ang_vel, self.axis)
         m["rotation_angle"] += rate * self.dt  # the turn so far this episode (rad): the rate's sum over its steps
-        m["object_drift"][:] = np.linalg.norm(self.object_pos - self.object_start, axis=1)
+        m["object_drift"][:] = kernels.row_norm(self.object_pos - self.object_start)
         m["orientation_error"][:] = error
         m["successes"][:] = self.successes
         m["action_clipped"][:] = clipped

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import numpy as np
 
+from dexwheel.tasks import kernels
 from dexwheel.tasks.terms import Check
 
 
@@ -14,4 +15,4 @@ def object_dropped(task, max_distance: Annotated[float, Check(gt=0, unit="m")] =
     """The object left the hand: more than ``max_distance`` from where its episode started, or its centre below
     ``min_height`` relative to its start (off the palm's edge)."""
     offset = task.object_pos - task.object_start
-    return (np.linalg.norm(offset, axis=1) > max_distance) | (offset[:, 2] < min_height)
+    return (kernels.row_norm(offset) > max_distance) | (offset[:, 2] < min_height)
