@@ -30,6 +30,7 @@ $(STAMP): pyproject.toml
 # dexwheel reaches the Isaac Lab venv as source through a .pth file: a package install would pull the
 # core dependencies (mujoco 4) into it.
 $(ISAACLAB_STAMP): requirements-isaaclab.txt
+	@echo "isaaclab-venv: building $(ISAACLAB_VENV) from requirements-isaaclab.txt (Isaac Lab 3: about 7.8 GB, 2-3 minutes; make test-core and test-fast never build it)"
 	@test -n "$(ISAACLAB_PYTHON)" || { echo "isaaclab-venv: no Python 3.12 found; set ISAACLAB_PYTHON=/path/to/python3.12"; exit 1; }
 	test -d $(ISAACLAB_VENV) || $(ISAACLAB_PYTHON) -m venv $(ISAACLAB_VENV)
 	# without the source .pth while pip checks: through it pip would see the core package's metadata
@@ -46,7 +47,8 @@ isaaclab-venv: $(ISAACLAB_STAMP)
 train: $(STAMP)
 	$(BIN)/python scripts/train.py $(ARGS)
 
-# What CI runs: the core suite, the docs build, then the Isaac Lab tests.
+# What CI runs: the core suite, the docs build, then the Isaac Lab tests (building .venv-isaaclab first when it is
+# missing or older than requirements-isaaclab.txt: about 7.8 GB, 2-3 minutes).
 test: test-core
 	$(MAKE) docs
 	$(MAKE) isaaclab-test

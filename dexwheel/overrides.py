@@ -12,6 +12,7 @@ registered first (importing :mod:`dexwheel.rl` does).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -91,11 +92,37 @@ def missing_key(cfg: DictConfig, key: str) -> str | None:
         if not keys:
             return f"no key {key}: {where} is a value, not a section"
         near = closest(part, keys)
+        fixed = ".".join([*parts[:i], near, *parts[i + 1 :]]) if near is not None else None
+        if fixed is not None and _exists(cfg, fixed):
+            return f"no key {key}; did you mean {fixed}?"
+        # a misspelt or misremembered section (``rotation.trial``): the rest matched in each section here
+        found = [(f, ".".join([*parts[:i], k, f])) for k in keys if (f := _within(node[k], parts[i + 1 :])) is not None]
+        if found:  # the nearest fits only (``trial``: ``steps.trials``, not ``task.train``)
+            best = max(_likeness(parts[-1], f.split(".")[-1]) for f, _ in found)
+            shown = [path for f, path in found if _likeness(parts[-1], f.split(".")[-1]) == best]
+            return f"no key {key}; did you mean {' or '.join(shown)}?"
         if near is None:
             return f"no key {typed}; the keys {f'of {where}' if where else 'at the top'}: {', '.join(keys)}"
-        fixed = ".".join([*parts[:i], near, *parts[i + 1 :]])
-        return f"no key {key}; did you mean {fixed if _exists(cfg, fixed) else '.'.join([*parts[:i], near])}?"
+        return f"no key {key}; did you mean {'.'.join([*parts[:i], near])}?"
     return None
+
+
+def _likeness(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+
+def _within(section: Any, rest: list[str]) -> str | None:
+    """``rest`` (a dotted key's remaining parts) in ``section``, its last part the nearest key there (``trial`` ->
+    ``trials``); None when ``rest`` is empty, a part is missing or nothing is near."""
+    if not rest:
+        return None
+    node = section
+    for part in rest[:-1]:
+        if part not in _keys(node):
+            return None
+        node = node[part]
+    near = closest(rest[-1], _keys(node))
+    return ".".join([*rest[:-1], near]) if near is not None else None
 
 
 def _adds_only_known_keys(name: str, chosen: list[str], line: str) -> bool:

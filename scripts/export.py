@@ -16,6 +16,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from dexwheel.cli import shown_path
 from dexwheel.hydra_app import hydra_main
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.schema import ConfigError, as_paths
@@ -39,8 +40,8 @@ def export(cfg: DictConfig) -> tuple[Path, Path]:
     if not cfg.run:
         raise ConfigError("run: export needs run=<training run folder>")
     onnx_path, meta_path = export_policy(cfg.run, cfg.checkpoint, cfg.out, overwrite=cfg.overwrite)
-    print(f"onnx: {onnx_path}")
-    print(f"metadata: {meta_path}")
+    print(f"onnx: {shown_path(onnx_path)}")
+    print(f"metadata: {shown_path(meta_path)}")
     return onnx_path, meta_path
 
 

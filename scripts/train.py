@@ -26,6 +26,7 @@ from pathlib import Path
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from dexwheel.cli import script_command, shown_path
 from dexwheel.hydra_app import hydra_main
 from dexwheel.rl.checkpoints import CheckpointError
 from dexwheel.rl.evaluation import format_table
@@ -72,9 +73,8 @@ def main(cfg: DictConfig) -> float:
         remove_if_empty(run_dir)
     if summary:  # empty on a distributed run's other processes
         print(format_table({cfg.robot.name: summary}))
-        shown = Path(cfg.train.resume or run_dir)
-        shown = shown.relative_to(Path.cwd()) if shown.is_absolute() and shown.is_relative_to(Path.cwd()) else shown
-        print(f"run: {shown}\nevaluate it: python {Path(sys.argv[0]).with_name('evaluate.py')} run={shown}")
+        shown = shown_path(cfg.train.resume or run_dir)
+        print(f"run: {shown}\nevaluate it: {script_command('evaluate.py', f'run={shown}')}")
     return summary.get("return", 0.0)
 
 

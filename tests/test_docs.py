@@ -100,3 +100,50 @@ def test_mkdocs_build_strict(tmp_path: Path):
     )
     assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors mkdocs gives ``page``'s headings (Python-Markdown's toc slugs; a repeated one gets ``_1``...)."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+    anchors: set[str] = set()
+    for title in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M):
+        slug = re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", re.sub(r"`", "", title)).strip().lower())
+        anchor, k = slug, 0
+        while anchor in anchors:
+            k += 1
+            anchor = f"{slug}_{k}"
+        anchors.add(anchor)
+    return anchors
+
+
+def code_files() -> list[Path]:
+    """What the code and configs are: every place a comment or message may cite a manual page."""
+    return [*sorted((ROOT / "dexwheel").rglob("*.py")), *sorted((ROOT / "scripts").glob("*.py")),
+            *sorted((ROOT / "configs").rglob("*.yaml")), ROOT / "Makefile", ROOT / "pyproject.toml"]  # fmt: skip
+
+
+DOCS_CITATION = re.compile(r"docs/(?P<page>[\w/.-]+?\.md)(?:#(?P<anchor>[\w-]+))?")
+FILE_CITATION = re.compile(r"(?<![\w/])(?P<path>configs/[\w/.-]+\.yaml)")
+
+
+def test_the_code_cites_manual_pages_and_headings_that_exist():
+    """A config's comment linked a heading the page no longer has (issue 68): every ``docs/<page>.md#<anchor>`` the
+    code and configs cite names a page and one of its headings."""
+    dead = []
+    for path in code_files():
+        for m in DOCS_CITATION.finditer(path.read_text(encoding="utf-8")):
+            page = ROOT / "docs" / m["page"]
+            if not page.is_file() or (m["anchor"] and m["anchor"] not in heading_anchors(page)):
+                dead.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+    assert not dead, "citations of pages or headings that do not exist:\n" + "\n".join(sorted(set(dead)))
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_the_manual_names_config_files_that_exist(path: Path):
+    """train-on-terrain.md named configs/task/rough.yaml after it was renamed (issue 68)."""
+    if "notes" in path.parts:  # the dated history names what was there then
+        return
+    gone = {
+        m["path"] for m in FILE_CITATION.finditer(path.read_text(encoding="utf-8")) if not (ROOT / m["path"]).exists()
+    }
+    assert not gone, f"{path.relative_to(ROOT)} names config files that do not exist: {sorted(gone)}"

@@ -32,6 +32,9 @@ ROBOTS = "(robot: g20_left, g20_right, m20_legacy, solenopsis)"
       "submitit_slurm_dexwheel? (hydra/launcher: basic, submitit_local, submitit_local_dexwheel, submitit_slurm, "
       "submitit_slurm_dexwheel)"),
      ("evaluate.py", ["robot=g20_left", "polcy=random"], "polcy=random: no key polcy; did you mean policy?"),
+     ("evaluate.py", ["robot=g20_left", "task=in_hand_rotate", "benchmark=rotation", "rotation.trial=5"],
+      "rotation.trial=5: no key rotation.trial; did you mean steps.trials or in_hand.trials?"),
+     ("evaluate.py", ["steps.trial=5"], "steps.trial=5: no key steps.trial; did you mean steps.trials?"),
      ("export.py", ["rnu=outputs/x"], "rnu=outputs/x: no key rnu; did you mean run?"),
      ("view.py", ["robot=g20_lef"], f"robot=g20_lef: no robot option g20_lef; did you mean g20_left? {ROBOTS}"),
      ("bridge.py", ["drive=pd"], "drive=pd: no key drive; did you mean pd_drive?"),

@@ -117,20 +117,41 @@ def latest_checkpoint(run_dir: Path) -> Path:
     return max(existing, key=lambda p: (-1 if (n := saved_step(p)) is None else n, p.name.startswith("final")))
 
 
-def resolve_checkpoint(run_dir: Path, which: str | Path, algo: str) -> Path:
+def resolve_checkpoint(run_dir: Path, which: str | Path, algo: str, key: str = "checkpoint") -> Path:
     """The checkpoint ``which`` names in a run of ``algo``: ``final``, ``best`` (the final one when the run was too
-    short for a periodic evaluation), ``latest`` (:func:`latest_checkpoint`) or a path."""
+    short for a periodic evaluation), ``latest`` (:func:`latest_checkpoint`) or a path. A run without the final or
+    best one (interrupted, still training) is refused naming the checkpoints it holds and the ``key=`` value that
+    picks one."""
     if which is None or which == "":
-        raise CheckpointError(f"checkpoint: final | best | latest | a path to a checkpoint, got {which!r}")
+        raise CheckpointError(f"{key}: final | best | latest | a path to a checkpoint, got {which!r}")
     if which == "latest":
         return latest_checkpoint(run_dir)
     if which in ("best", "final"):
         suffix = suffix_of(algo)
-        path = Path(run_dir) / CHECKPOINT_DIR / f"{which}{suffix}"
+        folder = Path(run_dir) / CHECKPOINT_DIR
+        path = folder / f"{which}{suffix}"
         if which == "best" and not path.exists():  # a run too short for a periodic evaluation
-            path = Path(run_dir) / CHECKPOINT_DIR / f"final{suffix}"
+            path = folder / f"final{suffix}"
+        if not path.exists() and Path(run_dir).is_dir():
+            raise CheckpointError(_missing(key, which, path, folder, suffix))
         return path
     return Path(which)
+
+
+def _missing(key: str, which: str, path: Path, folder: Path, suffix: str) -> str:
+    """Why ``key=which`` names no file, with what the run holds and the option that picks it."""
+    held = [p for p in (*step_checkpoints(folder.parent), *(folder / f"{n}{suffix}" for n in ("best", "final")))
+            if p.exists()]  # fmt: skip
+    said = f"{key}={which}: {path} does not exist"
+    if not held:
+        return f"{said}, nor does any other checkpoint in {folder} (the run saved none yet)"
+    steps = [p for p in held if p.name.startswith("step_")]
+    picks = [f"{key}=latest ({steps[-1].name if steps else 'the most steps'})"]
+    if which == "final" and (folder / f"best{suffix}").exists():
+        picks.append(f"{key}=best")
+    picks.append(f"{key}=<one of them>")
+    return (f"{said} (an interrupted or unfinished run); {folder} holds {', '.join(p.name for p in held)}: pick one "
+            f"with {' or '.join(picks)}")  # fmt: skip
 
 
 def check_checkpoint(path: Path) -> None:

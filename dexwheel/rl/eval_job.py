@@ -36,6 +36,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.atomic import move_new, write_atomic, write_new
+from dexwheel.cli import shown_path
 from dexwheel.rl.checkpoints import check_checkpoint, resolve_checkpoint
 from dexwheel.rl.env_factory import check_isaaclab_env, env_kwargs, make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
@@ -357,7 +358,10 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
         raise ConfigError(f"benchmark=steps: the step benchmark is for the wheel-leg robots, not {env_cfg.robot.name}")
     hand_bench = in_hand_benchmark_cfg(cfg, env_cfg) if cfg.get("benchmark") in IN_HAND_TASKS else None
     trials = bench.trials if bench else (hand_bench.trials if hand_bench else cfg.episodes)
-    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, trials, backend, changed, cfg.get("benchmark"))
+    protocol = "steps" if bench is not None else "in_hand" if hand_bench is not None else None
+    typed = [o.line for o in parse_overrides(list(overrides)) if protocol and o.key.startswith(f"{protocol}.")
+             and o.key != f"{protocol}.trials"]  # a protocol changed from its defaults names its file too  # fmt: skip
+    name = eval_name(cfg.policy, tag, robots, cfg.eval_seed, trials, backend, [*changed, *typed], cfg.get("benchmark"))
     plotted = bench is not None or hand_bench is not None
     suffixes = [*(video_suffix(r) for r in robots if cfg.video), *([PLOT_SUFFIX] if plotted else [])]
     out = output_path(cfg, (run / "eval") if run is not None else Path("outputs/eval"), name, suffixes)
@@ -451,10 +455,10 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     for robot in robots if cfg.video else []:
         what = ("one climb per height" if bench else "one trial of the first object" if hand_bench
                 else f"{min(cfg.video_episodes, cfg.episodes)} episode(s)")  # fmt: skip
-        print(f"video: {companion(out, video_suffix(robot))} ({what})")
+        print(f"video: {shown_path(companion(out, video_suffix(robot)))} ({what})")
     if plotted:
-        print(f"plot: {companion(out, PLOT_SUFFIX)}")
-    print(f"metrics: {out}")
+        print(f"plot: {shown_path(companion(out, PLOT_SUFFIX))}")
+    print(f"metrics: {shown_path(out)}")
     return results
 
 

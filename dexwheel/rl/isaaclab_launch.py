@@ -33,6 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-isaaclab"
 PYTHON = VENV / "bin" / "python"
 STAMP = VENV / ".installed"  # written by the Makefile's isaaclab-venv target once the install completed
+REQUIREMENTS = ROOT / "requirements-isaaclab.txt"
+#: What building the Isaac Lab venv costs (docs/get-started/install.md, The Isaac Lab venv).
+BUILD_COST = "about 7.8 GB of downloads and disk, 2-3 minutes"
 #: what the child prints before a line for the parent's log
 PROGRESS = "[progress] "
 #: the child prints its result as one JSON line after this
@@ -44,10 +47,22 @@ class IsaacLabError(RuntimeError):
     """The Isaac Lab process failed; its own output (above) says why."""
 
 
-def ensure_venv() -> Path:
-    """The Isaac Lab venv's python, built first (``make isaaclab-venv``, a few minutes) when it is missing."""
+def venv_outdated() -> str | None:
+    """Why the Isaac Lab venv must be built first (missing, or older than ``requirements-isaaclab.txt``, as the
+    Makefile's rule sees it); None when it is ready."""
     if not STAMP.exists():
-        print(f"backend=isaaclab: building {VENV} (make isaaclab-venv; about 2-3 minutes, 7.8 GB)", flush=True)
+        return f"{VENV.name} is missing"
+    if STAMP.stat().st_mtime < REQUIREMENTS.stat().st_mtime:
+        return f"{REQUIREMENTS.name} changed since {VENV.name} was built"
+    return None
+
+
+def ensure_venv() -> Path:
+    """The Isaac Lab venv's python, built first (``make isaaclab-venv``, announced with its size and time) when
+    :func:`venv_outdated` says so."""
+    if (why := venv_outdated()) is not None:
+        print(f"backend=isaaclab: {why}: building it now with `make isaaclab-venv` ({BUILD_COST}); Ctrl-C stops",
+              flush=True)  # fmt: skip
         done = subprocess.run(["make", "-C", str(ROOT), "isaaclab-venv"], check=False)
         if done.returncode != 0 or not STAMP.exists():
             raise ConfigError(f"backend=isaaclab: `make isaaclab-venv` failed (exit {done.returncode}); see its output")

@@ -22,6 +22,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.atomic import write_atomic
+from dexwheel.cli import script_command, shown_path
 from dexwheel.rl.checkpoints import CHECKPOINT_DIR, CheckpointError, check_checkpoint, latest_checkpoint, saved_step
 from dexwheel.rl.curves import plot_learning_curve
 from dexwheel.rl.env_factory import make_env
@@ -335,7 +336,8 @@ def _run_training(cfg: DictConfig, train_cfg: TrainCfg, learner: Any, evaluator:
     except KeyboardInterrupt:
         interrupted = True
         path = learner.save_step(train_cfg.keep_checkpoints)
-        print(f"\ninterrupted: saved {path}; resume with: python scripts/train.py train.resume={run_dir}")
+        resume = script_command("train.py", f"train.resume={shown_path(run_dir)}")
+        print(f"\ninterrupted: saved {shown_path(path)}; resume with: {resume}")
         log.info(f"interrupted at step={learner.num_timesteps}: saved {path}")
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -134,11 +134,9 @@ def test_evaluate_runs_it_on_isaaclab_and_writes_its_json(tmp_path, isaac_device
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "step benchmark: solenopsis" in done.stdout and "step benchmark: step 0.050 up: T" in done.stdout
-    saved = json.loads(
-        (
-            tmp_path / "outputs" / "eval" / "steps_zero_solenopsis_isaaclab_seed20000_tr1_task-velocity_rough.json"
-        ).read_text()
-    )
+    # the typed protocol (steps.*, but its trials) names the file too
+    name = "steps_zero_solenopsis_isaaclab_seed20000_tr1_task-velocity_rough+steps.heights-0.05+s-36b6916ce9"
+    saved = json.loads((tmp_path / "outputs" / "eval" / f"{name}.json").read_text())
     assert saved["backend"] == "isaaclab" and saved["benchmark"] == "steps" and saved["protocol"]["trials"] == 1
     assert saved["results"]["solenopsis"]["outcomes"] == {"step 0.050 up": "T"}  # the zero policy stands there
     [row] = saved["results"]["solenopsis"]["rows"]
@@ -147,7 +145,6 @@ def test_evaluate_runs_it_on_isaaclab_and_writes_its_json(tmp_path, isaac_device
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == (
         "error: steps.heights: 1.5 m is outside the terrain's range: 0 < height <= 1 m")  # fmt: skip
-    name = "steps_zero_solenopsis_isaaclab_seed20000_tr1_task-velocity_rough"
     assert f"plot: outputs/eval/{name}.png" in done.stdout  # the table drawn, beside its JSON
     assert sorted(p.name for p in (tmp_path / "outputs" / "eval").iterdir()) == [f"{name}.json", f"{name}.png"]
 

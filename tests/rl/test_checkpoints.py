@@ -17,6 +17,7 @@ from dexwheel.rl.checkpoints import (
     load_rsl,
     load_vecnormalize,
     prune,
+    resolve_checkpoint,
     save_checkpoint,
     save_rsl,
     stats_path,
@@ -100,6 +101,26 @@ def test_a_missing_checkpoint_or_run_is_named(tmp_path):
     (tmp_path / "empty_run").mkdir()
     with pytest.raises(CheckpointError, match="no checkpoint"):
         latest_checkpoint(tmp_path / "empty_run")
+
+
+def test_a_run_without_its_final_checkpoint_names_what_it_holds_and_the_option_that_picks_it(tmp_path):
+    folder = tmp_path / "run" / "checkpoints"
+    folder.mkdir(parents=True)
+    for name in ("step_4096.zip", "step_8192.zip", "best.zip"):
+        (folder / name).write_bytes(b"")
+    with pytest.raises(CheckpointError) as err:
+        resolve_checkpoint(tmp_path / "run", "final", "ppo")
+    assert str(err.value) == (
+        f"checkpoint=final: {folder / 'final.zip'} does not exist (an interrupted or unfinished run); {folder} holds "
+        "step_4096.zip, step_8192.zip, best.zip: pick one with checkpoint=latest (step_8192.zip) or checkpoint=best "
+        "or checkpoint=<one of them>"
+    )
+    assert resolve_checkpoint(tmp_path / "run", "best", "ppo") == folder / "best.zip"
+    (folder / "best.zip").unlink()
+    for name in ("step_4096.zip", "step_8192.zip"):
+        (folder / name).unlink()
+    with pytest.raises(CheckpointError, match=r"nor does any other checkpoint in .* \(the run saved none yet\)$"):
+        resolve_checkpoint(tmp_path / "run", "best", "ppo")
 
 
 def rsl_state() -> dict:

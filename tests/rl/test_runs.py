@@ -2,6 +2,7 @@
 recorded or refused naming it, the run's own config as the source of truth, resume from the run alone, a
 run's log lines in its train.log, no stray folders, results files never lost to a race."""
 
+import contextlib
 import json
 import re
 import shutil
@@ -15,6 +16,7 @@ import yaml
 from cfgutil import ROOT, compose_cfg, digest
 
 from dexwheel.atomic import write_new
+from dexwheel.cli import script_command
 from dexwheel.rl.eval_job import evaluate, save
 from dexwheel.rl.run_config import load_run_config
 from dexwheel.rl.schema import ConfigError
@@ -77,7 +79,7 @@ def test_evaluate_applies_and_records_each_env_override(run, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     out = run / "eval" / "trained_final_g20_left_seed20000_ep1_drive-pd+task.hand_pose.goal_mode-random.json"
-    assert f"metrics: {out}" in done.stdout
+    assert f"metrics: {out.relative_to(tmp_path)}" in done.stdout  # as typed from where the user stands
     saved = json.loads(out.read_text())
     assert saved["overrides"] == ["drive=pd", "task.hand_pose.goal_mode=random"]
     assert saved["results"]["g20_left"] != plain["g20_left"]  # applied: another evaluation than the plain one
@@ -376,10 +378,11 @@ def test_a_run_ends_with_the_command_that_evaluates_it(trained, tmp_path):
     """``make train`` ended on the metrics table alone (issue 57): the last lines name the run and the command."""
     run, stdout = trained
     shown = run.relative_to(run.parents[2])  # outputs/<name>/<time>, relative to the folder it ran in
-    command = f"python {ROOT / 'scripts' / 'evaluate.py'} run={shown}"
+    with contextlib.chdir(run.parents[2]):  # where it ran: the command as the user there types it
+        command = f"{script_command('evaluate.py')} run={shown}"  # this venv's python by its path
     assert stdout.splitlines()[-2:] == [f"run: {shown}", f"evaluate it: {command}"]
-    done = subprocess.run([sys.executable, *command.split()[1:], "episodes=1"], cwd=run.parents[2],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run([*command.split(), "episodes=1"], cwd=run.parents[2], capture_output=True, text=True,
+                          timeout=300)  # pasted as printed  # fmt: skip
     assert done.returncode == 0, done.stderr
 
 

@@ -10,7 +10,8 @@ import pytest
 from cfgutil import compose_cfg, short
 
 from dexwheel.benchmarks import steps
-from dexwheel.rl import isaaclab_launch, rsl
+from dexwheel.rl import isaaclab_launch
+from dexwheel.rl import progress as progress_lines
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
@@ -190,7 +191,7 @@ def test_evaluate_sends_the_benchmark_to_isaaclab(tmp_path, monkeypatch, capsys)
 def test_a_short_rough_run_trains_evaluates_and_takes_the_benchmark(tmp_path, monkeypatch):
     """The documented rough run's pipeline, shortened: train (its progress lines carry the curriculum's level),
     evaluate, step benchmark on its checkpoint."""
-    monkeypatch.setattr(rsl, "PROGRESS_EVERY_S", 0.0)  # a line after every iteration
+    monkeypatch.setattr(progress_lines, "PROGRESS_EVERY_S", 0.0)  # a line after every iteration
     train(compose_cfg("train", *short("solenopsis", "task=velocity_rough", algo="rsl_ppo")), tmp_path)
     assert (tmp_path / "checkpoints" / "final.pt").exists()
     progress = [line for line in (tmp_path / "train.log").read_text().splitlines() if "] - progress step=" in line]

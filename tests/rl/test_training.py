@@ -1,5 +1,6 @@
 """Short training runs and evaluations on every robot; resume; interrupted runs; Hydra launchers."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -8,6 +9,7 @@ import sys
 import pytest
 from cfgutil import CONFIGS, ROOT, SHORT, SHORT_ALGO, SHORT_EPISODES, compose_cfg, short  # noqa: F401
 
+from dexwheel.cli import script_command
 from dexwheel.rl.checkpoints import CheckpointError, step_checkpoints
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.training import train
@@ -127,8 +129,22 @@ def test_ctrl_c_saves_a_checkpoint_before_exiting(algo, tmp_path):
     assert proc.returncode == 130, out
     saved = [p for p in (run / "checkpoints").glob("step_*") if p.suffix in (".pt", ".zip")]
     assert len(saved) == 1 and saved[0].suffix == (".pt" if algo == "rsl_ppo" else ".zip")
-    assert f"resume with: python scripts/train.py train.resume={run}" in out
+    with contextlib.chdir(tmp_path):  # where it ran: the command as the user there types it
+        resume = f"{script_command('train.py')} train.resume=run"
+    assert f"interrupted: saved run/checkpoints/{saved[0].name}; resume with: {resume}" in out
     assert int(saved[0].stem.split("_")[1]) > 0
+    # evaluated with the defaults, it names what the run holds and the option that picks it (issue 68)
+    evaluate_py = [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "run=run", "episodes=1"]
+    done = subprocess.run(evaluate_py, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    final = f"final{saved[0].suffix}"
+    assert (done.returncode, done.stderr) == (2, f"error: checkpoint=final: run/checkpoints/{final} does not exist (an "
+                                                 f"interrupted or unfinished run); run/checkpoints holds {saved[0].name}: "
+                                                 f"pick one with checkpoint=latest ({saved[0].name}) or "
+                                                 "checkpoint=<one of them>\n")  # fmt: skip
+    done = subprocess.run(
+        [*evaluate_py, "checkpoint=latest"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_run_off_a_terminal_logs_a_line_per_evaluation_to_train_log(tmp_path):

@@ -41,8 +41,6 @@ from dexwheel.rl.rsl.vec_env import RslVecEnv, clip_actions
 from dexwheel.rl.schema import ConfigError, TrainCfg, critic_thread
 
 Policy = Callable[[np.ndarray], np.ndarray]
-#: Seconds between progress lines in ``train.log`` (and on the console without the progress bar).
-PROGRESS_EVERY_S = 30.0
 #: The env's step means a progress line carries besides the return, by their TensorBoard names: the curriculum's
 #: mean level as the MuJoCo envs and as Isaac Lab's ``terrain_levels_vel`` name it.
 PROGRESS_SCALARS = ("Curriculum/terrain_level", "Curriculum/terrain_levels")
@@ -167,7 +165,7 @@ class RslLearner:
             self.num_timesteps = int((saved.get("infos") or {}).get("num_timesteps", saved["iter"] * self.batch))
             print(f"resuming from {checkpoint} at step {self.num_timesteps}")
         self._bar: tqdm | None = None
-        self._progress = Progress(PROGRESS_EVERY_S)
+        self._progress = Progress()
         self.runner.logger.log = _quiet(self.runner.logger, self._iteration_done)
         self.critic_thread: CriticThread | None = None
         if critic_thread(train, bool(params.get("overlap"))):
@@ -189,6 +187,7 @@ class RslLearner:
         """Iterate until ``total`` steps, pausing for ``on_chunk`` whenever ``due(steps)`` steps (the next
         evaluation or checkpoint) have passed."""
         self._bar = tqdm(total=total, initial=self.num_timesteps, unit="step", disable=not bar)
+        self._progress.total, self._progress.bar = total, self._bar
         try:
             if self.teacher is not None and self.num_timesteps == 0:  # a fresh run starts from the teacher
                 self._imitate()
@@ -224,7 +223,7 @@ class RslLearner:
         self.num_timesteps += taken
         if self._bar is not None:
             self._bar.update(taken)
-        self._progress = Progress(PROGRESS_EVERY_S)  # the rates of PPO's iterations, not the rounds'
+        self._progress = Progress(total=self._progress.total, bar=self._bar)  # PPO's iterations' rates, not the rounds'
         warmup = int(imitation["critic_warmup"])
         if warmup > 0:
             frozen = [p for p in alg.actor.parameters() if p.requires_grad]

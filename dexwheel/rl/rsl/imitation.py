@@ -66,7 +66,7 @@ def load_expert(path: str, task) -> MLPModel:
     """The actor of the rsl_rl run (folder: its final checkpoint) or checkpoint ``path``, checked to read a
     leading part of ``task``'s policy columns, term by term, and to act on its joints with the same action
     mapping; refused by name (``algo.params.teacher_expert``) otherwise."""
-    from dexwheel.rl.checkpoints import CHECKPOINT_DIR, check_checkpoint, resolve_checkpoint
+    from dexwheel.rl.checkpoints import CHECKPOINT_DIR, CheckpointError, check_checkpoint, resolve_checkpoint
     from dexwheel.rl.env_factory import make_env
     from dexwheel.rl.rsl import load_actor
     from dexwheel.rl.run_config import CONFIG_FILE, run_config
@@ -80,9 +80,10 @@ def load_expert(path: str, task) -> MLPModel:
     cfg = run_config(run_dir)
     if cfg.algo.name not in RSL_ALGOS:
         raise ConfigError(f"{key}: the run trained {cfg.algo.name}; the expert must be an rsl_rl run {list(RSL_ALGOS)}")
-    checkpoint = given if given.is_file() else resolve_checkpoint(run_dir, "final", cfg.algo.name)
-    if not checkpoint.is_file():
-        raise ConfigError(f"{key}: the run has no final checkpoint ({checkpoint}); name one of its checkpoints")
+    try:
+        checkpoint = given if given.is_file() else resolve_checkpoint(run_dir, "final", cfg.algo.name)
+    except CheckpointError as e:  # no final checkpoint: the message names those the run holds
+        raise ConfigError(f"{key}: the run has no final checkpoint; give one of its checkpoints' paths ({e})") from None
     check_checkpoint(checkpoint)
     env = make_env(cfg)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,12 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor, VecNormalize
+from tqdm import tqdm
 
 from dexwheel.rl.checkpoints import CHECKPOINT_DIR, load_vecnormalize, prune, save_checkpoint
 from dexwheel.rl.env_factory import make_env, make_vector_env
 from dexwheel.rl.evaluation import Policy
+from dexwheel.rl.progress import Progress
 from dexwheel.rl.sb3.vec_env import GymVectorEnvAdapter
 from dexwheel.rl.schema import TrainCfg
 
@@ -59,17 +62,37 @@ def policy_fn(model: BaseAlgorithm, normalizer: VecNormalize | None):
 
 
 class _Sb3Callback(BaseCallback):
-    """Checkpoints every ``checkpoint_every_steps`` and the :class:`Evaluator`'s evaluations, inside SB3's loop."""
+    """Checkpoints every ``checkpoint_every_steps``, the :class:`Evaluator`'s evaluations and the progress lines and
+    bar (:mod:`dexwheel.rl.progress`, as rsl_rl's learner writes them), inside SB3's loop."""
 
-    def __init__(self, learner: Sb3Learner, evaluator: Any):
+    def __init__(self, learner: Sb3Learner, evaluator: Any, progress: Progress, bar: tqdm):
         super().__init__()
-        self.learner, self.evaluator = learner, evaluator
+        self.learner, self.evaluator, self.progress, self.bar = learner, evaluator, progress, bar
         self.last = 0
+        self._counted = 0  # the step count the progress and the bar have seen
+        self._rollout_start = self._rollout_end = time.monotonic()
 
     def _on_training_start(self) -> None:
-        self.last = self.num_timesteps
+        self.last = self._counted = self.num_timesteps
+
+    def _on_rollout_start(self) -> None:
+        now = time.monotonic()
+        self.progress.add(0, 0.0, now - self._rollout_end)  # the update since the last rollout
+        self._rollout_start = now
+
+    def _on_rollout_end(self) -> None:
+        self._rollout_end = now = time.monotonic()
+        self.progress.add(self.num_timesteps - self._counted, now - self._rollout_start, 0.0)
+        self._counted = self.num_timesteps
+        if self.progress.due():
+            infos = self.model.ep_info_buffer or []
+            returns, lengths = [e["r"] for e in infos], [e["l"] for e in infos]
+            mean = {"mean_return": float(np.mean(returns)) if returns else float("nan"),
+                    "mean_episode_length": float(np.mean(lengths)) if lengths else float("nan")}  # fmt: skip
+            self.progress.log(self.num_timesteps, mean)
 
     def _on_step(self) -> bool:
+        self.bar.update(self.training_env.num_envs)
         train = self.evaluator.train
         if self.num_timesteps - self.last >= train.checkpoint_every_steps:
             self.learner.save_step(train.keep_checkpoints)
@@ -102,13 +125,16 @@ class Sb3Learner:
         return self.model.num_timesteps
 
     def learn(self, total: int, evaluator: Any, resumed: bool, bar: bool) -> None:
-        self.model.learn(
-            max(0, total - self.num_timesteps),
-            callback=_Sb3Callback(self, evaluator),
-            reset_num_timesteps=not resumed,
-            progress_bar=bar,
-            tb_log_name=self.name,
-        )
+        shown = tqdm(total=total, initial=self.num_timesteps, unit="step", disable=not bar)
+        try:
+            self.model.learn(
+                max(0, total - self.num_timesteps),
+                callback=_Sb3Callback(self, evaluator, Progress(total=total, bar=shown), shown),
+                reset_num_timesteps=not resumed,
+                tb_log_name=self.name,
+            )
+        finally:
+            shown.close()
 
     def save(self, name: str) -> Path:
         return save_checkpoint(self.model, self.run_dir / CHECKPOINT_DIR / f"{name}.zip", normalizer_of(self.model))

@@ -8,7 +8,7 @@ import pytest
 from cfgutil import compose_cfg
 
 from dexwheel.fields import ConfigFieldError
-from dexwheel.rl.eval_job import evaluate
+from dexwheel.rl.eval_job import evaluate, overrides_tag
 from dexwheel.rl.schema import ConfigError
 from dexwheel.tasks.in_hand import benchmark as in_hand
 from dexwheel.tasks.in_hand.objects import ObjectSpec
@@ -59,7 +59,8 @@ def test_evaluate_scores_a_policy_and_writes_its_table_json_and_plot(tmp_path, m
     rows = results["g20_left"]["rows"]
     assert [r["object"] for r in rows] == ["cube 60 mm 100 g", "cube 50 mm 200 g"]
     assert all(r["trials"] == 2 and r["drop_rate"] == 0.0 and abs(r["rate_mean"]) < 0.05 for r in rows)  # it holds
-    name = "rotation_zero_g20_left_seed20000_tr2"
+    name = f"rotation_zero_g20_left_seed20000_tr2_{overrides_tag(tiny[2:])}"  # the protocol as typed, in its name
+    assert name.startswith("rotation_zero_g20_left_seed20000_tr2_in_hand.seconds-0.5+in_hand.objects-")
     saved = json.loads((tmp_path / "outputs" / "eval" / f"{name}.json").read_text())
     assert saved["benchmark"] == "rotation" and saved["protocol"]["trials"] == 2 and saved["results"] == results
     assert (tmp_path / "outputs" / "eval" / f"{name}.png").stat().st_size > 0
