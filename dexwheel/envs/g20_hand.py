@@ -110,7 +110,7 @@ class G20HandEnv(TaskEnv):
         task = self.task
         if not isinstance(action, np.ndarray):
             action = self._as_array(action)
-        task.advance(action[None])
+        task.step(action[None])
         if self.render_mode == "human":
             self.render()
         info = task.step_info_of(0)

@@ -74,7 +74,7 @@ class G20InHandEnv(TaskEnv):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         self._check_ready()
         task = self.task
-        task.advance(np.asarray(action)[None])
+        task.step(np.asarray(action)[None])
         if self.render_mode == "human":
             self.render()
         info = task.step_info_of(0)
@@ -125,7 +125,8 @@ class G20InHandVectorEnv(NativeVectorEnv):
         return self.task.observation(idx)
 
     def _step_envs(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        return self.task.step(actions)
+        obs, reward, terminated, truncated, _ = self.task.step(actions)
+        return obs.copy(), reward.copy(), terminated.copy(), truncated.copy(), self.task.step_info()
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         """One RGB frame per env (``render_mode="rgb_array"``)."""

@@ -78,8 +78,8 @@ class G20HandVectorEnv(NativeVectorEnv):
             if len(actions) != self.num_envs:
                 raise ActionError(f"{len(actions)} {{joint: radians}} actions for {self.num_envs} envs")
             actions = np.stack([task.actions.nominal_dict(a, task.command[i]) for i, a in enumerate(actions)])
-        obs, reward, terminated, truncated, info, _ = task.step(actions)
-        return obs, reward, terminated, truncated, info
+        obs, reward, terminated, truncated, _ = task.step(actions)
+        return obs.copy(), reward.copy(), terminated.copy(), truncated.copy(), task.step_info()
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         """One RGB frame per env from the compare view (``render_mode="rgb_array"``)."""

@@ -45,7 +45,6 @@ from gymnasium import spaces
 
 from dexwheel.envs.base import TaskEnv
 from dexwheel.tasks.spaces import reset_options
-from dexwheel.tasks.velocity import info
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
 from dexwheel.tasks.velocity.scene import TRACK_CAMERA
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
@@ -133,8 +132,7 @@ class WheelLegEnv(TaskViews, TaskEnv):
             self.task.check_base_xy(*pose[:2], f"{self._name}.reset: options['base_pose']")
         command = _pair(self._name, "command", opts["command"]) if "command" in opts else None
         super().reset(seed=seed)
-        self.task.rngs[0] = self.np_random
-        self.task.reset_env(0, fresh=seed is not None)
+        self.task.reset_env(0, self.np_random, fresh=seed is not None)
         if pose is not None:
             self.task.place_base(0, *pose)
         if command is not None:
@@ -143,12 +141,12 @@ class WheelLegEnv(TaskViews, TaskEnv):
         obs = self.task.compute_obs()[0].copy()
         if self.render_mode == "human":
             self.render()
-        return obs, {key: value.item() for key, value in info.reset_info(self.task, np.arange(1)).items()}
+        return obs, {key: value.item() for key, value in self.task.reset_info(slice(0, 1)).items()}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         self._check_ready()
         obs, reward, terminated, truncated, _ = self.task.step(np.asarray(action)[None])
-        step_info = info.step_info_of(self.task, 0)
+        step_info = self.task.step_info_of(0)
         if self.render_mode == "human":
             self.render()
         return obs[0].copy(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), step_info

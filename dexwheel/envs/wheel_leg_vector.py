@@ -20,14 +20,12 @@ import numpy as np
 from dexwheel.envs.vector_env import NativeVectorEnv
 from dexwheel.envs.wheel_leg import action_space, env_name, observation_space
 from dexwheel.sim.rendering import check_render_mode, render_each
-from dexwheel.tasks.velocity import info
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
 from dexwheel.tasks.velocity.scene import TRACK_CAMERA
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 
 
 class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
-    _copied_attrs = (*NativeVectorEnv._copied_attrs, "_elapsed")
     """``num_envs`` wheel-leg envs; keyword arguments as for the single env plus ``num_threads`` and
     ``max_episode_steps`` (as ``gymnasium.make_vec(..., max_episode_steps=k)`` passes it, and as the G20 vector
     env takes it: an env is truncated after that many steps, or earlier at its own ``episode_length_s``).
@@ -49,11 +47,12 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
         ):
             raise ValueError(f"max_episode_steps must be None or an integer >= 1, got {max_episode_steps!r}")
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
-        self._elapsed = np.zeros(num_envs, dtype=np.int64)  # steps since each env's reset
         self.cfg = make_cfg(cfg, **kwargs)
         # one env: plain mj_step (the backends agree bit for bit; the pool only pays off with several envs)
         backend = "serial" if num_envs == 1 else "batch"
-        self.task = WheelLegTask(self.cfg, num_envs, backend=backend, num_threads=num_threads)
+        self.task = WheelLegTask(
+            self.cfg, num_envs, backend=backend, num_threads=num_threads, max_steps=self.max_episode_steps
+        )
         self._setup_spaces(num_envs, observation_space(self.task), action_space(self.task))
         self.render_mode = render_mode
         self._width, self._height, self._camera_name = width, height, camera_name
@@ -68,22 +67,17 @@ class WheelLegVectorEnv(TaskViews, NativeVectorEnv):
 
     # -- the task's part of NativeVectorEnv ------------------------------------------------------------
     def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any], fresh: bool) -> None:
-        self.task.rngs[i] = rng
-        self.task.reset_env(i, fresh=fresh)
-        self._elapsed[i] = 0
+        self.task.reset_env(i, rng, fresh=fresh)
 
     def _reset_info(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        return info.reset_info(self.task, idx)
+        return self.task.reset_info(idx)
 
     def _observation(self, idx: np.ndarray) -> np.ndarray:
         return self.task.compute_obs()[idx]  # fancy indexing: a copy
 
     def _step_envs(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         obs, reward, terminated, truncated, _ = self.task.step(np.asarray(actions))
-        self._elapsed += 1
-        if self.max_episode_steps is not None:
-            truncated = truncated | (self._elapsed >= self.max_episode_steps)
-        return obs.copy(), reward.copy(), terminated.copy(), truncated, info.step_info(self.task)
+        return obs.copy(), reward.copy(), terminated.copy(), truncated.copy(), self.task.step_info()
 
     def set_command(self, lin_vel_x: float, ang_vel_z: float, env: int | None = None, hold: bool = True) -> None:
         self.task.set_command(lin_vel_x, ang_vel_z, env=env, hold=hold)

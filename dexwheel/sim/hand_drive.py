@@ -6,7 +6,7 @@ commanded active-joint positions as an ``(N, nactive)`` array:
 * :class:`HardWriteDrive` (the vendor bridge's default): slew toward the command, optional collision
   projection, write qpos (mimic joints completed) and the matching ctrl, ``qvel = 0``, one
   ``mj_forward``. No ``mj_step``. One step is one physics step of length ``dt``, compiled whole,
-  MuJoCo calls included (:func:`hard_write_env`, run from the task's step kernel).
+  MuJoCo calls included (:func:`hard_write_env` per env, on worker threads for several).
 * :class:`PDDrive` (``--pd-drive``): the slewed targets (mimic joints coupled: ``ratio * source``)
   go into the position actuators of all joints and ``mj_step`` runs ``nsub`` times per call.
 
@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import mujoco
+import numba
 import numpy as np
+from numba import prange
 
 from dexwheel.control.coupling import MimicCompletion, complete_into
-from dexwheel.jit import kernel
+from dexwheel.jit import compiled_for, fetch_add, kernel
 from dexwheel.sim.divergence import DivergenceMonitor
 from dexwheel.sim.mujoco_c import (
     CTRL,
@@ -120,6 +123,7 @@ def hard_write_dtype(nactive: int, nfull: int) -> np.dtype:
         [
             ("q", f8, (nactive,)),  # the applied pose (active joints): the slew state
             ("full", f8, (nfull,)),  # the written pose, mimic joints completed
+            ("qvel", f8, (nfull,)),  # the last step's motion of ``full`` over dt (the written qvel is 0)
             ("last_safe", f8, (nactive,)),  # the last pose known not to penetrate
             ("stalled_cand", f8, (nactive,)),  # the candidate whose projection was a fixed point
             ("candidate", f8, (nactive,)),  # scratch: the slewed command
@@ -161,6 +165,8 @@ def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int, npairs: int, 
             ("ngeom", ip),
             ("njnt", ip),
             ("dt", f8),
+            ("inv_dt", f8),
+            ("workers", ip),  # worker threads of the threaded step (use_threads sets numba's)
             ("step", f8, (na,)),  # slew: largest move per step of each active joint (inf: jump)
             ("project", np.bool_),
             ("tol", f8),
@@ -191,14 +197,14 @@ def hard_write_params_dtype(nactive: int, nfull: int, nmimic: int, npairs: int, 
 
 
 class HardWriteDrive(_BatchDrive):
-    """Kinematic drive: slew, project, write qpos/ctrl, ``qvel = 0``, ``mj_forward``: one compiled call.
+    """Kinematic drive: slew, project, write qpos/ctrl, ``qvel = 0``, ``mj_forward``: one compiled call for every
+    env's control step, MuJoCo calls included.
 
-    The per-env state is one record per env (``state``, :func:`hard_write_dtype`) and the settings one
-    record (``params``, :func:`hard_write_params_dtype`), both given by the caller, usually as fields
-    of its own records (so that one kernel argument carries both); the attributes ``q`` (the applied
-    pose), ``depth`` and ``safe`` are views of its fields. The compiled :func:`hard_write_env` steps
-    one env, MuJoCo calls included; the task calls it from its own step kernel
-    (:func:`dexwheel.tasks.hand_pose.kernels.hard_write_advance`), so that a whole control step is one call.
+    The per-env state is one record per env (``state``, :func:`hard_write_dtype`) and the settings one record
+    (``params``, :func:`hard_write_params_dtype`); ``q`` (the applied pose), ``qpos`` (the written pose, mimic joints
+    completed), ``qvel`` (its motion over the last step divided by ``dt``), ``depth`` and ``safe`` are views of their
+    fields. Several envs run on ``num_threads`` worker threads (:func:`_hard_write_threaded`), each env computed by
+    the same arithmetic, so the result is the serial one bit for bit.
     """
 
     def __init__(
@@ -213,21 +219,22 @@ class HardWriteDrive(_BatchDrive):
         dt: float,
         projector: CollisionProjector,
         project: bool,
-        state: np.ndarray,
-        params: np.ndarray,
+        num_threads: int = 1,
     ) -> None:
         super().__init__(model, datas, coupling, qpos_adr, ctrl_idx)
         self.slew_rad_s = float(slew_rad_s)
         self.projector = projector if project else None
-        self.state = state
+        self.num_threads = max(1, int(num_threads))
+        self.state = state = np.zeros(self.num_envs, dtype=hard_write_dtype(coupling.nactive, coupling.nfull))
         state["addr"] = data_addresses(self.datas)
         state["safe"] = True
-        self.q, self.depth, self.safe = state["q"], state["depth"], state["safe"]
-        self.params = p = params
+        self.q, self.qpos, self.qvel = state["q"], state["full"], state["qvel"]
+        self.depth, self.safe = state["depth"], state["safe"]
+        self.params = p = np.zeros(1, dtype=hard_write_params_dtype(*hard_write_sizes(coupling, projector)))
         p["model"], p["nq"], p["nv"], p["nu"], p["nsensordata"], p["ngeom"], p["njnt"] = (
             model._address, model.nq, model.nv, model.nu, model.nsensordata, model.ngeom, model.njnt
         )  # fmt: skip
-        p["dt"] = dt
+        p["dt"], p["inv_dt"], p["workers"] = dt, 1.0 / dt, self.num_threads
         p["step"] = coupling.slew_steps(self.slew_rad_s, dt)
         p["project"] = project
         p["tol"], p["iters"], p["group_free"] = projector.tol, projector.iters, projector.group_free
@@ -237,19 +244,89 @@ class HardWriteDrive(_BatchDrive):
             p[name] = value
         for name, value in zip(_COMPLETION_FIELDS, coupling.arrays, strict=True):
             p[name] = value
+        self._compiled: dict[Any, Any] = {}  # the step's compiled functions (dexwheel.jit.compiled_for)
 
     def step(self, targets: np.ndarray) -> None:
-        """One hard-write step of every env toward ``targets`` (:func:`hard_write_env` per env; a task fuses
-        the same function into its own step kernel, :func:`dexwheel.tasks.hand_pose.kernels.hard_write_advance`)."""
-        _hard_write_all(self.state, self.params, np.ascontiguousarray(targets, dtype=np.float64))
+        """One hard-write step of every env toward ``targets`` ``(N, nactive)`` (float64, C-contiguous: the
+        caller's own array), in one compiled call."""
+        step = _hard_write_threaded if self.num_threads > 1 else _hard_write_serial
+        if step is _hard_write_threaded:
+            if threads_usable():
+                use_threads(self.num_threads)
+            else:  # a forked child of a process whose OpenMP pool ran: the same results, one thread
+                step = _hard_write_serial
+        run = self._compiled.get(step)
+        if run is None:
+            run = self._compiled[step] = compiled_for(step, targets, self.state, self.params)
+        run(targets, self.state, self.params)
 
     def reset_env(self, i: int, full: np.ndarray, q_active: np.ndarray, fallback: np.ndarray) -> None:
         """Start env ``i`` at rest in ``full``; ``fallback`` is its last safe pose if ``full`` penetrates."""
         s = self.state[i : i + 1]
         self.set_pose(i, full)
-        s["q"], s["full"], s["time"], s["stalled"] = q_active, full, self.datas[i].time, False
+        s["q"], s["full"], s["qvel"], s["time"], s["stalled"] = q_active, full, 0.0, self.datas[i].time, False
         s["safe"] = self.projector is None or self.depth[i] <= self.projector.tol
         s["last_safe"] = q_active if s["safe"][0] else fallback
+
+
+@kernel
+def _control_env(s: Any, p: Any, command: np.ndarray) -> None:
+    """One env's control step: :func:`hard_write_env` toward ``command``, and ``qvel``, the pose's motion over
+    ``dt``."""
+    for k in range(s.full.shape[0]):
+        s.qvel[k] = s.full[k]  # the pose before the step
+    hard_write_env(s, p, command)
+    for k in range(s.full.shape[0]):
+        s.qvel[k] = (s.full[k] - s.qvel[k]) * p.inv_dt
+
+
+@kernel
+def _hard_write_serial(targets: np.ndarray, states: np.ndarray, params: np.ndarray) -> None:
+    """Every env ``i``'s control step: record ``states[i]`` toward ``targets[i]``."""
+    for i in range(targets.shape[0]):
+        _control_env(states[i], params[0], targets[i])
+
+
+@kernel(parallel=True)
+def _hard_write_threaded(targets: np.ndarray, states: np.ndarray, params: np.ndarray) -> None:
+    """:func:`_hard_write_serial` with the envs spread over numba's worker threads (:func:`use_threads`).
+
+    Collision projection makes env costs uneven (an env in contact may bisect a dozen trials per joint while
+    another does one check), so the envs are not split in advance: each worker takes the next env from a shared
+    counter, so a busy env does not hold up the envs queued behind it. Each env has its own MjData and touches
+    nothing of another's, so the result is the serial one, bit for bit, whatever the thread count and order.
+    """
+    n = targets.shape[0]
+    taken = np.zeros(1, dtype=np.int64)  # envs handed out so far
+    for _ in prange(min(params[0].workers, n)):  # one iteration per worker thread
+        i = fetch_add(taken, 0)
+        while i < n:  # no record variable crosses into the loop: numba cannot pass one in
+            _control_env(states[i], params[0], targets[i])
+            i = fetch_add(taken, 0)
+
+
+_thread_settings = threading.local()
+# GNU OpenMP's worker pool does not survive fork(): numba ends a forked child at its first parallel
+# call if the parent had started the pool. Such a child steps its envs on its own thread instead.
+_pool = {"started": False, "forked": False}
+os.register_at_fork(after_in_child=lambda: _pool.update(forked=_pool["started"]))
+
+
+def threads_usable() -> bool:
+    """Whether this process may run the threaded kernel (not a fork of a process whose OpenMP pool ran)."""
+    if _pool["forked"] and numba.threading_layer() == "omp":
+        return False
+    _pool["started"] = True
+    return True
+
+
+def use_threads(num_threads: int) -> None:
+    """numba's thread count for the calling thread's parallel kernels. It is a setting of the calling
+    thread and costs about 1 us to set, so it is set only when it changes (a call from inside a kernel
+    would make the kernel uncacheable)."""
+    if getattr(_thread_settings, "num_threads", None) != num_threads:
+        numba.set_num_threads(num_threads)
+        _thread_settings.num_threads = num_threads
 
 
 _MOVER_FIELDS = ("mover_start", "mover_full", "mover_jnt", "mover_geom_start", "mover_geoms")
@@ -318,13 +395,6 @@ def hard_write_env(s: Any, p: Any, command: np.ndarray) -> None:
     s.stalled = stalled
     if stalled:
         _copy(s.stalled_cand, cand)
-
-
-@kernel
-def _hard_write_all(states: np.ndarray, params: np.ndarray, targets: np.ndarray) -> None:
-    """:func:`hard_write_env` for every env ``i``: record ``states[i]`` toward ``targets[i]``."""
-    for i in range(targets.shape[0]):
-        hard_write_env(states[i], params[0], targets[i])
 
 
 @kernel

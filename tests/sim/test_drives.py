@@ -18,10 +18,7 @@ from dexwheel.sim.drive import Drive
 from dexwheel.sim.hand_drive import (
     HardWriteDrive,
     PDDrive,
-    hard_write_dtype,
     hard_write_env,
-    hard_write_params_dtype,
-    hard_write_sizes,
 )
 from dexwheel.sim.physics import BatchPhysics, SerialPhysics
 from dexwheel.sim.projection import CollisionProjector, add_chain_contact_sensors, add_deepest_contact_sensor
@@ -78,11 +75,10 @@ def test_hard_write_slews_writes_the_completed_pose_and_projects_out_of_the_palm
     adr = np.array([model.joint(j).qposadr[0] for j in ("pip", "dip")])
     ctrl = np.array([model.actuator(f"{j}_pos").id for j in ("pip", "dip")])
     projector = CollisionProjector(model, COUPLING, adr, TOL, 12)
-    state = np.zeros(1, dtype=hard_write_dtype(1, 2))
-    params = np.zeros(1, dtype=hard_write_params_dtype(*hard_write_sizes(COUPLING, projector)))
     dt, slew = 0.02, 5.0
     drive = HardWriteDrive(model, [data], COUPLING, adr, ctrl, slew_rad_s=slew, dt=dt, projector=projector,
-                           project=project, state=state, params=params)  # fmt: skip
+                           project=project)  # fmt: skip
+    state, params = drive.state, drive.params
     drive.reset_env(0, np.zeros(2), np.zeros(1), np.zeros(1))
     fist = np.array([1.74])  # the finger curls into the palm long before its limit
     poses = []
@@ -124,16 +120,14 @@ def test_pd_ramps_coupled_targets_into_force_limited_actuators() -> None:
     assert abs(data.qpos[adr[0]] - 1.0) < 0.05 and abs(data.qpos[adr[1]] - 0.89) < 0.05  # and the finger follows
 
 
-def _hard_write_drive(n: int) -> HardWriteDrive:
+def _hard_write_drive(n: int, threads: int = 1) -> HardWriteDrive:
     model, _ = finger()
     adr = np.array([model.joint(j).qposadr[0] for j in ("pip", "dip")])
     ctrl = np.array([model.actuator(f"{j}_pos").id for j in ("pip", "dip")])
     projector = CollisionProjector(model, COUPLING, adr, TOL, 12)
-    state = np.zeros(n, dtype=hard_write_dtype(1, 2))
-    params = np.zeros(1, dtype=hard_write_params_dtype(*hard_write_sizes(COUPLING, projector)))
     datas = [mujoco.MjData(model) for _ in range(n)]
     drive = HardWriteDrive(model, datas, COUPLING, adr, ctrl, slew_rad_s=5.0, dt=0.02, projector=projector,
-                           project=True, state=state, params=params)  # fmt: skip
+                           project=True, num_threads=threads)  # fmt: skip
     for i in range(n):
         drive.reset_env(i, np.zeros(2), np.zeros(1), np.zeros(1))
     return drive
@@ -141,14 +135,19 @@ def _hard_write_drive(n: int) -> HardWriteDrive:
 
 def test_hard_write_step_is_the_per_env_kernel_for_every_env() -> None:
     """``step(targets)`` (the Drive interface) gives each env exactly what :func:`hard_write_env` gives it."""
-    drive, reference = _hard_write_drive(3), _hard_write_drive(3)
+    drive, threaded, reference = _hard_write_drive(3), _hard_write_drive(3, threads=2), _hard_write_drive(3)
     targets = np.array([[0.3], [1.74], [1.0]])
     for _ in range(20):
+        before = drive.qpos.copy()
         drive.step(targets)
+        threaded.step(targets)
         for i in range(3):
             hard_write_env(reference.state[i], reference.params[0], targets[i])
+        np.testing.assert_array_equal(drive.qvel, (drive.qpos - before) * (1.0 / 0.02))  # the motion over dt
     for i in range(3):
         np.testing.assert_array_equal(drive.datas[i].qpos, reference.datas[i].qpos)
+        np.testing.assert_array_equal(threaded.datas[i].qpos, reference.datas[i].qpos)  # on worker threads too
+    np.testing.assert_array_equal(drive.qpos, drive.state["full"])
     assert drive.q[0, 0] == 0.3 and 0.2 < drive.q[1, 0] < 1.74  # reached / stopped at the palm
 
 

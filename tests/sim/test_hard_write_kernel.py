@@ -28,10 +28,10 @@ from dexwheel.sim.projection import (
     rotated_depth,
 )
 from dexwheel.tasks.hand_pose.config import REWARD_TERMS
-from dexwheel.tasks.hand_pose.kernels import METRIC_KEYS
+from dexwheel.tasks.hand_pose.kernels import METRIC_FIELDS
 
 #: the default tables' ``info`` keys, in order: each reward term's, then the step's measurements
-INFO_KEYS = (*(f"reward_{t}" for t in REWARD_TERMS), *METRIC_KEYS)
+INFO_KEYS = (*(f"reward_{t}" for t in REWARD_TERMS), *(k for k, _ in METRIC_FIELDS), "diverged")
 
 TOL = 5e-4
 

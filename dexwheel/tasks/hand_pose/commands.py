@@ -71,5 +71,3 @@ def switch_goals(task) -> None:
     task.switched[:] = switched
     for i in np.flatnonzero(switched).tolist():
         task.goal[i] = sample_goal(task, task.rngs[i])  # type: ignore[arg-type]
-    if switched.any():
-        task.compute_obs()

@@ -32,13 +32,11 @@ from typing import Any
 
 import mujoco
 import numpy as np
-from gymnasium import spaces
 
 from dexwheel.control import G20_MIMIC
 from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
 from dexwheel.sim import snapshot
-from dexwheel.sim.divergence import contain
 from dexwheel.sim.hand_drive import PDDrive, default_threads
 from dexwheel.sim.model_checks import require_actuators, require_joints
 from dexwheel.tasks import kernels, terms
@@ -51,31 +49,50 @@ from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.config import InHandCfg
 from dexwheel.tasks.in_hand.geometry import quat_angle, quat_rotate, random_quat
 from dexwheel.tasks.in_hand.scene import OBJECT_BODY, OBJECT_GEOM, build_scene, object_addresses, sensor_columns
-from dexwheel.tasks.kernels import any_row
-from dexwheel.tasks.manager import TermRunner
-from dexwheel.tasks.spaces import reset_options
+from dexwheel.tasks.runtime import TaskRuntime
 
 #: The step's measurements in ``info`` beside the reward terms and termination flags.
-METRICS = (
-    "rotation_rate",
-    "rotation_angle",
-    "object_drift",
-    "orientation_error",
-    "successes",
-    "action_clipped",
-    "diverged",
+METRICS: tuple[tuple[str, type], ...] = (
+    ("rotation_rate", float),
+    ("rotation_angle", float),
+    ("object_drift", float),
+    ("orientation_error", float),
+    ("successes", float),
+    ("action_clipped", int),
 )
-_BOOL_METRICS = ("action_clipped", "diverged")
 
 
-class InHandTask:
-    """The whole in-hand task over ``num_envs`` envs: scene, action path, PD drive, object state, terms.
+class InHandTask(TaskRuntime):
+    """The in-hand task over ``num_envs`` envs: scene, action path, PD drive, object state; the step, reset and
+    ``info`` are the runtime's (:class:`~dexwheel.tasks.runtime.TaskRuntime`).
 
     Each env has its own MjData and generator (``rngs[i]``, set at reset); every array has the env as its leading
     axis. The object's state in the world frame: ``object_pos``, ``object_quat`` (w x y z), ``object_lin_vel``,
     ``object_ang_vel``; where its episode started: ``object_start``; the command: ``axis`` (rotation) and
     ``goal_quat`` (reorientation).
     """
+
+    NAME = "G20InHand"
+    METRICS = METRICS
+    READS = {
+        "qpos": "(N, 21) joint positions (rad, ALL_JOINTS order)",
+        "qvel": "(N, 21) joint velocities (rad/s)",
+        "command": "(N, 16) the composed active-joint targets the drive moves toward",
+        "object_pos": "(N, 3) the object's position (m, world frame)",
+        "object_quat": "(N, 4) the object's orientation (w x y z)",
+        "object_lin_vel": "(N, 3) the object's linear velocity (m/s, world frame)",
+        "object_ang_vel": "(N, 3) the object's angular velocity (rad/s, world frame)",
+        "object_start": "(N, 3) where the object's episode started (m)",
+        "tip_contacts": "(N, 5) the thumb's and each finger's distal segment touching the object (thumb, index ... pinky)",
+        "actuator_force": "(N, 21) the actuators' forces (N m)",
+        "axis": "(N, 3) the commanded rotation axis (world frame, unit)",
+        "goal_quat": "(N, 4) the goal orientation (reorientation)",
+        "goal_reached": "(N,) bool, a goal reached in this step (reorientation)",
+    }
+    STATE = ("datas", "command", "raw_action", "qpos", "qvel", "object_pos", "object_quat", "object_lin_vel",
+             "object_ang_vel", "object_start", "tip_contacts", "actuator_force", "goal_quat", "goal_reached",
+             "successes", "start_joints", "start_object", "drive.q", "drive.depth", "drive.control",
+             "drive.monitor._last", "object_mass", "object_size", "friction", "kp_scale", "kd_scale")  # fmt: skip
 
     def __init__(self, cfg: InHandCfg, num_envs: int = 1) -> None:
         self.cfg = cfg
@@ -94,7 +111,7 @@ class InHandTask:
         self.dt = self.nsub * self.timestep
         self.coupling = c = G20_MIMIC
         self.datas = [mujoco.MjData(model) for _ in range(n)]
-        self._bind_events()
+        reset_events = self._bind_events()
         # every env on the one model, unless an event randomises the physics: then each on a copy of its own
         self.models = [copy.copy(model) for _ in range(n)] if (self._randomizes and n > 1) else [model] * n
         a = cfg.actions
@@ -103,15 +120,13 @@ class InHandTask:
         self.command_path = HandActionPath(cfg.composer.layers, cfg.composer.hold_joints, hold,
                                             (c.active_lower, c.active_upper), n)  # fmt: skip
         self.num_threads = 1 if n == 1 else (cfg.num_threads or default_threads(n))
-        self.drive = PDDrive(model, self.datas, c, self.qpos_adr, ctrl_idx, slew_rad_s=cfg.drive.slew_rad_s,
-                             timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads,
-                             models=self.models)  # fmt: skip
+        self.drive = self.sim = PDDrive(model, self.datas, c, self.qpos_adr, ctrl_idx, slew_rad_s=cfg.drive.slew_rad_s,
+                                        timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads,
+                                        models=self.models)  # fmt: skip
         self._init_physics_params(ctrl_idx)
         na, nf, da = c.nactive, c.nfull, self.actions.dim
         self.command = np.zeros((n, na))  # the composed active-joint targets the drive moves toward
         self.raw_action = np.zeros((n, da))  # the last accepted action, as given (the delta mapping's previous)
-        self.action = np.zeros((n, da))  # the accepted action scaled to [-1, 1] (the terms' ``action``)
-        self.last_action = np.zeros((n, da))
         self.qpos, self.qvel = np.zeros((n, nf)), np.zeros((n, nf))
         self.object_pos, self.object_quat = np.zeros((n, 3)), np.zeros((n, 4))
         self.object_lin_vel, self.object_ang_vel = np.zeros((n, 3)), np.zeros((n, 3))
@@ -122,48 +137,21 @@ class InHandTask:
         self.goal_quat = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
         self.goal_reached = np.zeros(n, dtype=bool)
         self.successes = np.zeros(n)
+        self._error = np.zeros(n)
         self.start_joints, self.start_object = np.zeros((n, na)), np.zeros((n, 7))
-        self.elapsed = np.zeros(n, dtype=np.int64)
-        self.rngs: list[np.random.Generator | None] = [None] * n
         self.max_episode_steps = max(1, round(cfg.episode_length_s / self.dt))
-        self.reward = np.zeros(n)
-        self.terminated = np.zeros(n, dtype=bool)
-        self.truncated = np.zeros(n, dtype=bool)
-        self._any_diverged = False
         delay = delay_range(a.delay_steps, "actions.delay_steps")
         #: Latency (None: none): the action path maps an action given ``delay`` steps before.
         self.delay = ActionDelay(delay, np.zeros((n, da))) if delay != (0, 0) else None
         self._reorient = cfg.task == "reorient"
-        self._build_terms()
-
-    # -- terms -------------------------------------------------------------------------------------
-    def _build_terms(self) -> None:
-        """Bind the term tables (every term called once on the built state: a bad one fails now, naming it)."""
-        cfg, n = self.cfg, self.num_envs
         groups = ("policy", "critic") if cfg.privileged_obs else ("policy",)
-        table = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
-        self.terms = TermRunner(self, n, table, cfg.rewards, cfg.terminations)
-        self.obs_layout = self.terms.layout
-        self.obs_slices, self.obs_dim = self.terms.layout.slices, self.terms.layout.dim
-        #: The actor's columns (the ``policy`` group, first); the critic reads them all.
-        self.policy_obs_dim = self.terms.layout.policy_dim
-        self.observation_space = spaces.Box(-np.inf, np.inf, (self.obs_dim,), np.float32)
-        self.obs = np.zeros((n, self.obs_dim), dtype=np.float32)
-        self.term_flags = np.zeros((n, len(cfg.terminations)), dtype=bool)
-        nr = len(cfg.rewards)
-        self.info_keys = (*(f"reward_{k}" for k in cfg.rewards), *METRICS,
-                          *(f"terminated_{k}" for k in cfg.terminations))  # fmt: skip
-        self.info_types = tuple(bool if k.startswith("terminated_") or k in _BOOL_METRICS else float
-                                for k in self.info_keys)  # fmt: skip
-        #: The last step's ``info`` values per env, one row each (:attr:`info_keys` order).
-        self.values = np.zeros((n, len(self.info_keys)))
-        self.metrics = {k: self.values[:, nr + i] for i, k in enumerate(METRICS)}
+        observations = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
+        self._start_runtime(observations, cfg.rewards, cfg.terminations, reset_events=reset_events, action_dim=da)
 
-    def _bind_events(self) -> None:
+    def _bind_events(self) -> list:
         """The reset events, bound; whether one of them randomises the physics (writes an env's model); the grasp
         caches of every object size an event may draw (a missing one refused now, naming the event's ``sizes``)."""
         bound = [terms.bind_event(e, f"events.{k}") for k, e in self.cfg.events.items()]
-        self._events = [call for _, call in bound]
         self._randomizes = any(func in in_hand_events.MODEL_EVENTS for func, _ in bound)
         self._caches = {float(self.cfg.object.size): self.grasps}
         for name, (func, call) in zip(self.cfg.events, bound, strict=True):
@@ -176,6 +164,7 @@ class InHandTask:
                     except ConfigFieldError as e:
                         key = f"events.{name}.params.sizes"
                         raise ConfigFieldError(key, f"{key}: {size:g} m: {e.detail}") from None
+        return [call for _, call in bound]
 
     def grasps_for(self, size: float):
         """The grasp cache of the object at ``size`` (m): the config's, or one an event's ``sizes`` loaded."""
@@ -231,24 +220,10 @@ class InHandTask:
         self.tip_contacts[rows] = sensors[:, self.tip_cols]
         self.actuator_force[rows] = sensors[:, self.force_cols]
 
-    def compute_obs(self, out: np.ndarray | None = None) -> np.ndarray:
-        """The observation terms, processed, into ``out`` (default: the task's ``obs``), every env."""
-        return self.terms.compute_obs(self.obs if out is None else out)
-
-    def observation(self, idx: np.ndarray | list[int] | slice = slice(None)) -> np.ndarray:
-        """The observation of the envs ``idx`` as they are now (fresh rows)."""
-        return self.compute_obs(np.empty_like(self.obs))[idx]
-
     # -- reset -------------------------------------------------------------------------------------
-    def checked_options(self, options: Any) -> dict[str, Any]:
-        """``reset`` options: none are taken (the start is the grasp cache's); anything else is refused."""
-        return reset_options("G20InHand", options, ())
-
-    def reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any] | None = None) -> None:
-        """Start a new episode in env ``i`` with generator ``rng`` (kept for the episode's draws)."""
-        self.rngs[i] = rng
-        for event in self._events:
-            event(self, i, rng)
+    def _start_episode(self, i: int, rng: np.random.Generator, options: Any, fresh: bool) -> None:
+        """The start the reset events chose (the hand at rest at the grasp's joints, commanded to hold them, the
+        object where the grasp holds it) written into env ``i``'s physics; a reorientation goal drawn."""
         q0 = self.start_joints[i].copy()
         d = self.datas[i]
         mujoco.mj_resetData(self.models[i], d)
@@ -266,114 +241,56 @@ class InHandTask:
         self.goal_quat[i] = random_quat(rng) if self._reorient else (1.0, 0.0, 0.0, 0.0)
         self.goal_reached[i] = False
         self.successes[i] = 0.0
-        self.elapsed[i] = 0
-        self.values[i] = 0.0
-        self.terms.reset(i, [rng])
 
-    def reset_info(self, idx: np.ndarray | slice) -> dict[str, np.ndarray]:
-        """Info of freshly reset envs: every step key (reward terms 0), so vector infos stay aligned."""
-        rows = self.values[idx]
-        info = {k: rows[:, j].astype(kind) for j, (k, kind) in enumerate(zip(self.info_keys, self.info_types,
-                                                                             strict=True))}  # fmt: skip
+    def _reset_metrics(self, idx: np.ndarray | slice, info: dict[str, np.ndarray]) -> None:
         info["orientation_error"] = quat_angle(self.object_quat[idx], self.goal_quat[idx])
-        return info
 
     # -- step --------------------------------------------------------------------------------------
-    def advance(self, actions: Any) -> None:
-        """One control step of every env, results in the task's buffers; raises, changing nothing, on an invalid
-        action."""
-        goals, raw, clipped = self.actions.map(actions, self.command, stacklevel=4, delay=self.delay)
-        # -- from here on the step commits --------------------------------------------------------
+    def _apply_action(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.actions.map(actions, self.command, stacklevel=5, delay=self.delay)
+
+    def _advance(self, mapped: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        goals, raw, self._clipped = mapped
         self.command[:] = self.command_path(goals)
         self.action[:] = self.actions.normalize(raw)
         self.raw_action[:] = raw
         drive = self.drive
         drive.step(self.command)
         self._read(slice(None), drive.qpos, drive.qvel, drive.sensordata)
-        self.elapsed += 1
-        np.greater_equal(self.elapsed, self.max_episode_steps, out=self.truncated)
-        flags = self.term_flags
-        self.terms.terminations(flags)
-        self.terminated[:] = False
-        if flags.shape[1]:
-            any_row(flags, self.terminated)
-        m = self.metrics
-        error = quat_angle(self.object_quat, self.goal_quat)
+        self._error[:] = quat_angle(self.object_quat, self.goal_quat)
         if self._reorient:
-            np.less(error, self.cfg.commands.success_tolerance, out=self.goal_reached)
+            np.less(self._error, self.cfg.commands.success_tolerance, out=self.goal_reached)
             self.successes += self.goal_reached
-        self.terms.rewards(self.values)
-        nr = len(self.cfg.rewards)
-        kernels.weigh_rows(self.values, self.terms.reward_coef, self.reward)  # info: each term's contribution
+
+    def _write_metrics(self, block: np.ndarray) -> None:
+        m = self.metrics
         m["rotation_rate"][:] = rate = kernels.row_dot(self.object_ang_vel, self.axis)
         m["rotation_angle"] += rate * self.dt  # the turn so far this episode (rad): the rate's sum over its steps
         m["object_drift"][:] = kernels.row_norm(self.object_pos - self.object_start)
-        m["orientation_error"][:] = error
+        m["orientation_error"][:] = self._error
         m["successes"][:] = self.successes
-        m["action_clipped"][:] = clipped
-        self.values[:, nr + len(METRICS) :] = flags
-        self.last_action[:] = self.action
-        self.terms.advance()
+        m["action_clipped"][:] = self._clipped
+
+    def _update_commands(self) -> None:
         if self._reorient and self.goal_reached.any():  # the next goal, seen from the next observation on
             for i in np.flatnonzero(self.goal_reached):
                 self.goal_quat[i] = random_quat(self.rngs[i])
-        self.compute_obs()
-        diverged = drive.monitor.check(self.obs, self.reward)
-        if diverged is not None or self._any_diverged:
-            self._contain(diverged)
-
-    def _contain(self, diverged: np.ndarray | None) -> None:
-        """Envs whose physics blew up (:mod:`dexwheel.sim.divergence`): truncated with ``info["diverged"]``, their
-        reward and reward terms 0, their observation finite."""
-        self._any_diverged = diverged is not None
-        m = self.metrics["diverged"]
-        m[:] = 0.0 if diverged is None else diverged
-        if diverged is None:
-            return
-        d = self.drive
-        physics_ok = ~d.monitor.warned & np.isfinite(d.qpos).all(axis=1) & np.isfinite(d.qvel).all(axis=1)
-        self.terms.check_finite(diverged & physics_ok, self.values, self.obs, int(self.elapsed.max()))
-        self.truncated |= diverged
-        contain(diverged, self.reward, self.values[:, : len(self.cfg.rewards)], self.values, self.obs)
-
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """:meth:`advance`, returning fresh ``(obs, reward, terminated, truncated, info)`` arrays."""
-        self.advance(actions)
-        info = {key: (col if kind is float else col.astype(kind))
-                for key, kind, col in zip(self.info_keys, self.info_types, self.values.T.copy(), strict=True)}  # fmt: skip
-        return self.obs.copy(), self.reward.copy(), self.terminated.copy(), self.truncated.copy(), info
-
-    def step_info_of(self, i: int) -> dict[str, Any]:
-        """Env ``i``'s last step ``info`` as plain numbers (the single env's)."""
-        row = self.values[i].tolist()
-        return {key: kind(v) for key, kind, v in zip(self.info_keys, self.info_types, row, strict=True)}
 
     # -- copy and pickle (dexwheel.sim.snapshot) ----------------------------------------------------
-    _STATE = ("datas", "command", "raw_action", "action", "last_action", "qpos", "qvel", "object_pos", "object_quat",
-              "object_lin_vel", "object_ang_vel", "object_start", "tip_contacts", "actuator_force", "goal_quat",
-              "goal_reached", "successes", "start_joints", "start_object", "elapsed", "rngs", "reward", "terminated",
-              "truncated", "obs", "values", "_any_diverged", "drive.q", "drive.depth", "drive.control",
-              "drive.monitor._last", "object_mass", "object_size", "friction", "kp_scale", "kd_scale")  # fmt: skip
-
     def snapshot(self) -> dict[str, Any]:
-        """What a copy of this task continues from, by reference (the env deep-copies it)."""
-        names = list(self._STATE)
+        state = super().snapshot()
+        names = []
         if self.delay is not None:
             names += ["delay._ring", "delay._head", "delay.delay"]
         if self.drive.batch is not None:
             names += ["drive.batch._batch.state", "drive.batch._batch.warning", "drive._record"]
-        return {"attrs": snapshot.capture(self, names), "terms": self.terms.state()}
+        state["attrs"].update(snapshot.capture(self, names))
+        return state
 
-    def restore(self, state: dict[str, Any]) -> None:
-        """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
-        snapshot.restore(self, state["attrs"])
-        self.terms.load_state(state["terms"])
+    def _after_restore(self) -> None:
         if self._randomizes:  # the models carry the draws: rebuilt from them
             for i in range(self.num_envs):
                 self.apply_physics(i)
-
-    def __reduce__(self) -> tuple:
-        return snapshot.reduce_task(self, self.cfg, self.num_envs)
 
     def close(self) -> None:
         self.drive.close()

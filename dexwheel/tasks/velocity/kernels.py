@@ -1,5 +1,5 @@
-"""The velocity task's compiled arithmetic (numba): the action mapping and the step's weighing and metrics
-(the loops its terms share live in :mod:`dexwheel.tasks.kernels`).
+"""The velocity task's compiled arithmetic (numba): the action mapping and the step's metrics (the loops its terms
+share live in :mod:`dexwheel.tasks.kernels`).
 
 The single env (N = 1) and the native vector env run these same kernels over the env axis, so they agree
 bit for bit by construction. Sums run left to right and ``exp`` is libm's (``math.exp``), which gives
@@ -17,9 +17,8 @@ import math
 import numpy as np
 
 from dexwheel.jit import kernel
-from dexwheel.tasks.kernels import any_row, weigh_and_sum  # noqa: F401  (any_row: the task reads it here)
 
-#: ``info`` columns between the reward terms and the termination flags (:func:`finish_step`).
+#: ``info`` columns after the reward terms (:func:`tracking_metrics`).
 METRIC_COLUMNS = (
     "lin_vel_x",
     "ang_vel_z",
@@ -61,21 +60,11 @@ def map_actions(actions: Array, clip: bool, scale: Array, offset: Array, action:
 
 
 @kernel
-def finish_step(values: Array, coef: Array, reward: Array, commands: Array, lin_vel: Array, ang_vel: Array,
-                flags: Array) -> None:  # fmt: skip
-    """One step's ``values`` rows, in ``info`` order, and the reward.
-
-    Weighs the reward-term columns (the first ``len(coef)``) in place and sums them, left to right, into
-    ``reward``; then :data:`METRIC_COLUMNS` (measured forward velocity and yaw rate, their commands, the
-    absolute errors) and the termination ``flags`` as 0.0 / 1.0.
-    """
-    nr = coef.shape[0]
-    m = nr + 6
-    for i in range(values.shape[0]):
-        v = values[i]
-        reward[i] = weigh_and_sum(v, coef)
+def tracking_metrics(block: Array, commands: Array, lin_vel: Array, ang_vel: Array) -> None:
+    """The step's :data:`METRIC_COLUMNS` of every env into ``block`` ``(N, 6+)``: the measured forward velocity and
+    yaw rate, their commands, the absolute errors."""
+    for i in range(block.shape[0]):
+        v = block[i]
         vx, wz = lin_vel[i, 0], ang_vel[i, 2]
-        v[nr], v[nr + 1], v[nr + 2], v[nr + 3] = vx, wz, commands[i, 0], commands[i, 1]
-        v[nr + 4], v[nr + 5] = abs(commands[i, 0] - vx), abs(commands[i, 1] - wz)
-        for k in range(flags.shape[1]):
-            v[m + k] = 1.0 if flags[i, k] else 0.0
+        v[0], v[1], v[2], v[3] = vx, wz, commands[i, 0], commands[i, 1]
+        v[4], v[5] = abs(commands[i, 0] - vx), abs(commands[i, 1] - wz)

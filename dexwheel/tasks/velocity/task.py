@@ -16,8 +16,9 @@ For N > 1 the composer and the resolver run on layouts whose joint names carry a
 (``env3/fl_knee_joint``), so one ``compose()`` merges every env's layers with precompiled copies. The
 wiring is first built and checked with the plain joint names, so a wiring error names the joint.
 
-After the physics, the config's term tables run in their fixed order: termination terms, reward terms
-(weighed and summed left to right), then observation terms into their columns
+After the physics, the runtime's step (:class:`~dexwheel.tasks.runtime.TaskRuntime`) runs the config's term
+tables in their fixed order: termination terms, reward terms (weighed and summed left to right), the tracking
+metrics, the command resamples and interval events, then observation terms into their columns
 (:mod:`~dexwheel.tasks.velocity.rewards`, ``observations``, ``terminations``; :mod:`dexwheel.tasks.terms`).
 Each term is one function over the env axis, and the action mapping and the loops the terms share are
 compiled kernels (:mod:`dexwheel.tasks.velocity.kernels`), so N = 1 and N > 1 run the same code and give
@@ -35,6 +36,7 @@ import functools
 import math
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -52,20 +54,19 @@ from dexwheel.robots.wheel_leg import (
     WheelLegParams,
 )
 from dexwheel.sim import snapshot
-from dexwheel.sim.divergence import contain
 from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.physics import BatchPhysics, SerialPhysics
 from dexwheel.sim.randomization import EpisodeParams, ModelRandomizer
 from dexwheel.sim.wheel_leg_drive import MotorFrameDrive
 from dexwheel.tasks import terms
-from dexwheel.tasks.manager import TermRunner
+from dexwheel.tasks.runtime import TaskRuntime
 from dexwheel.tasks.velocity import events, kernels
 from dexwheel.tasks.velocity.action import WheelLegActionTerm
 from dexwheel.tasks.velocity.action_path import WheelLegActionPath
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, mirror_maps
 from dexwheel.tasks.velocity.observations import height_scan_mirror
 from dexwheel.tasks.velocity.scene import build_scene
-from dexwheel.tasks.velocity.schedule import NEVER, Schedule
+from dexwheel.tasks.velocity.schedule import Schedule
 from dexwheel.tasks.velocity.settle import settle
 from dexwheel.tasks.velocity.terrain import TaskTerrain, ground_under
 from dexwheel.terrain.config import ROBOT_FOOTPRINT_M
@@ -73,15 +74,33 @@ from dexwheel.terrain.config import ROBOT_FOOTPRINT_M
 _LINKS = LINKS
 
 
-class WheelLegTask:
-    """``num_envs`` copies of the task; ``backend`` "serial" (mj_step) or "batch" (thread pool)."""
+class WheelLegTask(TaskRuntime):
+    """``num_envs`` copies of the task; ``backend`` "serial" (mj_step) or "batch" (thread pool); ``max_steps`` (a
+    vector env's ``max_episode_steps``) ends episodes sooner than ``episode_length_s``."""
+
+    READS = {
+        "commands": "(N, 2) the command: forward velocity (m/s), yaw rate (rad/s)",
+        "base_lin_vel": "(N, 3) base linear velocity (m/s, base frame)",
+        "base_ang_vel": "(N, 3) base angular velocity (rad/s, base frame)",
+        "world_z_in_base": "(N, 3) the world's up axis in the base frame (projected gravity is its negative)",
+        "knee_pos": "(N, 4) knee angles (rad, fl fr hl hr)",
+        "joint_vel": "(N, 8) knee and wheel velocities (rad/s, policy order)",
+        "actuator_force": "(N, 8) actuator forces (N m, robot order)",
+        "floor_contact": "(N, bodies) non-wheel bodies touching the floor; columns by body_columns(names)",
+        "model_params": "(N, 13) what domain randomisation drew (offsets from nominal)",
+        "stance": "(4,) the stance's knee angles",
+        "terrain": "the terrain and each env's place and level on it (the rough ids; None on flat ground)",
+        "physics": "physics.qpos / physics.qvel (N, nq) / (N, nv) for anything else",
+    }
 
     def __init__(self, cfg: WheelLegEnvCfg, num_envs: int = 1, *, backend: str = "serial",
-                 num_threads: int | None = None) -> None:  # fmt: skip
+                 num_threads: int | None = None, max_steps: int | None = None) -> None:  # fmt: skip
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.cfg = cfg
         self.num_envs = n = int(num_envs)
+        self._max_steps_arg = max_steps
+        self.NAME = {"solenopsis": "Solenopsis", "m20_legacy": "M20Legacy"}.get(cfg.robot, cfg.robot)
         desc = get_robot(cfg.robot)
         self.params: WheelLegParams = PARAMS[cfg.robot]
         self.total_mass = desc.total_mass
@@ -105,7 +124,7 @@ class WheelLegTask:
                                                                else build_scene(desc)[0])  # fmt: skip
         self._height_offset = self.settled_height - float(self.params.leg_heights(self.settled_knees).max())
 
-        self._bind_events()
+        reset_events = self._bind_events()
         # Envs share one model unless an event writes models (domain randomisation): their gains are then all
         # the same (the drive gives each env its own copy should they come to differ, _split_models).
         self.models = [model] * n if n == 1 or self._model_free else [copy.copy(model) for _ in range(n)]
@@ -117,30 +136,29 @@ class WheelLegTask:
             self.physics = BatchPhysics(self.models, cfg.decimation, num_threads)
         else:
             raise ValueError(f"backend: {backend!r}; use 'serial' or 'batch'")
+        self.sim = self.physics
         self.drive = MotorFrameDrive(self.models, ROBOT_JOINT_ORDER, self.physics, split=self._split_models)
 
         self.randomizer = ModelRandomizer(cfg.domain_rand, model, BASE_BODY, _LINKS, len(ROBOT_JOINT_ORDER),
                                           nominal_friction=float(desc.contact.friction[0]))  # fmt: skip
         self.episode_params: list[EpisodeParams] = [self.randomizer.nominal] * n
-        self.rngs: list[np.random.Generator | None] = [None] * n
         self.commands = np.zeros((n, 2))
         # Resamples and interval events as absolute control-step numbers: one integer compare per step until
         # one is due. Set before the terms are bound: a term may read the episode's length.
         self.t = 0
         self.episode_start = np.zeros(n, dtype=np.int64)
         self._bind_state()
-        self._build_terms()
-        self._build_events()
-
-        self.truncate_at = np.full(n, NEVER, dtype=np.int64)
+        #: Each env's start state, filled by the reset events at a reset (:mod:`~dexwheel.tasks.velocity.events`).
+        self._start = self.start_qpos(self.settled_knees)
+        self.reset_qpos = np.tile(self._start, (n, 1))
+        self.reset_qvel = np.zeros((n, model.nv))
         self.schedule = Schedule(self, self._interval_events)
-        self.obs = np.zeros((n, self.obs_layout.dim), dtype=np.float32)
-        #: The last step's results (the task's own buffers; :meth:`step` returns them).
-        self.reward = np.zeros(n)
-        self.values = np.zeros((n, len(self.info_keys)))  # info values, in info_keys order
-        #: Which envs' physics blew up in the last step (their episodes end as truncated).
-        self.diverged = np.zeros(n, dtype=bool)
-        self._any_diverged = False
+        metrics = [(k, float) for k in kernels.METRIC_COLUMNS] + ([("terrain_level", float)] if self.terrain else [])
+        groups = ("policy", "critic") if cfg.privileged_obs else ("policy",)
+        observations = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
+        self._start_runtime(observations, cfg.rewards, cfg.terminations, reset_events=reset_events,
+                            action_dim=self.action_dim, action_dtype=np.float32, metrics=tuple(metrics),
+                            reward_scale=self.dt if cfg.scale_rewards_by_dt else 1.0, max_steps=max_steps)  # fmt: skip
 
     # -- construction ---------------------------------------------------------------------------
     def _settle(self, model: mujoco.MjModel) -> tuple[np.ndarray, float]:
@@ -200,30 +218,12 @@ class WheelLegTask:
             cols = self._body_columns[key] = np.array([NON_WHEEL_BODIES.index(b) for b in key], dtype=np.intp)
         return cols
 
-    def _build_terms(self) -> None:
-        """Bind the config's term tables (:class:`~dexwheel.tasks.manager.TermRunner`: observation columns, reward
-        weights times the control period, termination flags) and the info keys. Every term is called once here on
-        the built state (a bad path, shape or value fails now, naming it)."""
-        cfg, n = self.cfg, self.num_envs
-        self.terminated = np.zeros(n, dtype=bool)
-        self.action = np.zeros((n, self.action_dim), dtype=np.float32)
-        self.last_action = np.zeros((n, self.action_dim), dtype=np.float32)
-        groups = ("policy", "critic") if cfg.privileged_obs else ("policy",)
-        table = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
-        dt = self.dt if cfg.scale_rewards_by_dt else 1.0
-        self.terms = TermRunner(self, n, table, cfg.rewards, cfg.terminations, reward_scale=dt)
-        self.obs_layout = self.terms.layout
-        self.reward_coef = self.terms.reward_coef
-        self.term_flags = np.zeros((n, len(cfg.terminations)), dtype=bool)
-        self.flag_keys = tuple(f"terminated_{name}" for name in cfg.terminations)  # booleans in info
-        self.info_keys = (*(f"reward_{name}" for name in cfg.rewards), *kernels.METRIC_COLUMNS, *self.flag_keys)
-
-    def _bind_events(self) -> None:
-        """Resolve the config's event terms: the reset events' calls in table order, the interval events' calls
-        with their intervals, of the events that run (:func:`~dexwheel.tasks.velocity.config.active_events`).
+    def _bind_events(self) -> list[functools.partial]:
+        """Resolve the config's event terms: the reset events' calls in table order (returned), the interval events'
+        calls with their intervals, of the events that run (:func:`~dexwheel.tasks.velocity.config.active_events`).
         An event changes the state, so it is not called here; a bad path or params fail now, naming the event
         (also one that does not run with this config: domain randomisation off)."""
-        self._reset_events: list[functools.partial] = []
+        reset_events: list[functools.partial] = []
         self._interval_events: list[tuple[functools.partial, float, float]] = []
         self._randomizes_models = False  # does randomize_model run (restore then rebuilds the models from its draws)
         self._model_free = True  # do only events that never write a model run (the envs then share one)
@@ -232,10 +232,11 @@ class WheelLegTask:
             func, call = bound[name]
             self._model_free &= func in events.MODEL_FREE
             if interval is None:
-                self._reset_events.append(call)
+                reset_events.append(call)
                 self._randomizes_models |= func is events.randomize_model
             else:
                 self._interval_events.append((call, *interval))
+        return reset_events
 
     def _split_models(self) -> list[mujoco.MjModel]:
         """Give each env its own copy of the model the envs share (the drive calls this when their gains come
@@ -264,14 +265,6 @@ class WheelLegTask:
             self._terrain_render_model = build_scene(get_robot(self.cfg.robot), self.terrain.desc)[0]
         return self._terrain_render_model
 
-    def _build_events(self) -> None:
-        """The start state the reset events begin from, for every env."""
-        m = self.models[0]
-        #: Each env's start state, filled by the reset events at a reset (:mod:`~dexwheel.tasks.velocity.events`).
-        self._start = self.start_qpos(self.settled_knees)
-        self.reset_qpos = np.tile(self._start, (self.num_envs, 1))
-        self.reset_qvel = np.zeros((self.num_envs, m.nv))
-
     def start_qpos(self, knees: np.ndarray) -> np.ndarray:
         """The start pose for knee angles ``knees``: level base at the origin, the wheels just above the ground
         (the settled stance's height for those knees, plus a 0.5 mm drop)."""
@@ -280,93 +273,51 @@ class WheelLegTask:
         qpos[2] = float(self.params.leg_heights(knees).max()) + self._height_offset + START_DROP_M
         return qpos
 
-    # -- per step -------------------------------------------------------------------------------
-    def apply_action(self, actions: np.ndarray) -> None:
+    # -- per step (the runtime's hooks) ---------------------------------------------------------
+    def _apply_action(self, actions: np.ndarray) -> None:
         """Map ``(N, action_dim)`` actions into the policy layer (:class:`~dexwheel.tasks.velocity.action.WheelLegActionTerm`:
         clipped to [-1, 1] unless disabled; a bad action raises :class:`ActionError` before anything changes)."""
         self.action_term.apply(actions, self.action)
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """One control step for every env: ``(obs, reward, terminated, truncated, values)``.
-
-        All are ``(N, ...)`` arrays; ``values`` holds the info values in :attr:`info_keys` order (the
-        termination flags as 0.0 / 1.0). ``obs``, ``reward``, ``terminated`` and ``values`` are the task's
-        own buffers (copy them to keep them). No env is reset here.
-        """
-        self.apply_action(actions)
+    def _advance(self, mapped: None) -> None:
         self.composer.compose()
         self.resolver.resolve_into(self.composer.frame)
         self.drive.step(self._robot_block)
-        self._evaluate_terms()
-        self.action, self.last_action = self.last_action, self.action  # the action just applied is "last"
-        self.terms.advance()
-        self.compute_obs()
+
+    def _write_metrics(self, block: np.ndarray) -> None:
+        kernels.tracking_metrics(block, self.commands, self.base_lin_vel, self.base_ang_vel)
+        if self.terrain is not None:
+            self.metrics["terrain_level"][:] = self.terrain.level
+
+    def _update_commands(self) -> None:
         self.t += 1
-        t = self.t
-        truncated = self.truncate_at <= t
-        if self.schedule.due(t):
-            self.schedule.run(t)
-            self.compute_obs()  # the new commands
-        diverged = self.physics.monitor.check(self.obs, self.reward)
-        if diverged is not None or self._any_diverged:
-            self._contain(diverged)
-            truncated |= self.diverged
-        return self.obs, self.reward, self.terminated, truncated, self.values
-
-    def _evaluate_terms(self) -> None:
-        """Terminations, then the reward terms (``is_terminated`` reads them), weighed and summed in table
-        order, then the tracking metrics: the ``values`` row of each env (:attr:`info_keys` order)."""
-        flags, values = self.term_flags, self.values
-        self.terms.terminations(flags)
-        kernels.any_row(flags, self.terminated)
-        self.terms.rewards(values)
-        kernels.finish_step(values, self.reward_coef, self.reward, self.commands, self.base_lin_vel, self.base_ang_vel,
-                            flags)  # fmt: skip
-
-    def _contain(self, diverged: np.ndarray | None) -> None:
-        """Envs whose physics blew up (:mod:`dexwheel.sim.divergence`): their episode ends as truncated
-        (:attr:`diverged`), their reward and reward terms are 0, their observation and info finite."""
-        self.diverged[:] = False if diverged is None else diverged
-        self._any_diverged = diverged is not None
-        if diverged is None:
-            return
-        p = self.physics
-        physics_ok = ~p.monitor.warned & np.isfinite(p.qpos).all(axis=1) & np.isfinite(p.qvel).all(axis=1)
-        self.terms.check_finite(
-            diverged & physics_ok, self.values, self.obs, self.t
-        )  # a term's NaN is not the physics'
-        contain(diverged, self.reward, self.values[:, : len(self.cfg.rewards)], self.values, self.obs)
-
-    def compute_obs(self) -> np.ndarray:
-        """Fill ``self.obs`` from the observation terms, processed, in column order (all envs)."""
-        return self.terms.compute_obs(self.obs)
+        if self.schedule.due(self.t):
+            self.schedule.run(self.t)
 
     # -- resets and events ----------------------------------------------------------------------
-    def reset_env(self, i: int, fresh: bool = False) -> None:
-        """Start a new episode in env ``i`` with its generator ``self.rngs[i]``, in a fixed draw order: the reset
-        events in table order (domain randomisation, the start-pose noise), the start state they chose written
-        into the physics, the command, then one interval draw per interval event.
-
-        ``fresh`` (the envs pass it on a seeded reset): env ``i`` also forgets what it carried from its earlier
-        episodes, its terrain level and tile (the curriculum's state), and starts as in a new task, so that
-        the same seed and actions repeat the same trajectory."""
-        rng = self.rngs[i]
-        if rng is None:
-            raise RuntimeError(f"env {i}: no random generator; seed it before resetting")
+    def _before_events(self, i: int, options: Any, fresh: bool) -> None:
+        """``fresh`` (the envs pass it on a seeded reset): env ``i`` also forgets what it carried from its earlier
+        episodes, its terrain level and tile (the curriculum's state), and starts as in a new task, so that the same
+        seed and actions repeat the same trajectory."""
         if fresh and self.terrain is not None:
             self.terrain.forget(i)
         self.reset_qpos[i] = self._start
         self.reset_qvel[i] = 0.0
-        for event in self._reset_events:
-            event(self, i, rng)
+
+    def _start_episode(self, i: int, rng: np.random.Generator, options: Any, fresh: bool) -> None:
+        """The start state the reset events chose written into the physics, the command, then one interval draw
+        per interval event."""
         self.physics.reset_env(i, self.reset_qpos[i], self.reset_qvel[i])
         self.episode_start[i] = self.t
-        self.truncate_at[i] = self.t + self.max_episode_steps
         self.schedule.start(i, rng)
         self.action[i] = 0.0
         self.last_action[i] = 0.0
         self.action_term.reset(i, rng)
-        self.terms.reset(i, [rng])
+
+    def _reset_metrics(self, idx: np.ndarray | slice, info: dict[str, np.ndarray]) -> None:
+        info["command_lin_vel_x"], info["command_ang_vel_z"] = self.commands[idx].T.copy()
+        if self.terrain is not None:
+            info["terrain_level"] = self.terrain.level[idx].astype(np.float64)
 
     def check_base_xy(self, x: float, y: float, where: str) -> None:
         """Refuse (``ValueError`` naming ``where`` and the allowed ranges) a base position whose footprint is not
@@ -410,15 +361,17 @@ class WheelLegTask:
         return self.t - self.episode_start
 
     # -- copy and pickle (dexwheel.sim.snapshot) ------------------------------------------------
+    STATE = ("_scratch", "commands", "t", "episode_start", "schedule.resample_at", "schedule.event_at",
+             "schedule.next_resample", "schedule.next_event", "model_params", "episode_params", "drive.kp_scale",
+             "drive.kd_scale", "drive.kp", "drive.kd", "drive._dirty", "drive._last_bytes", "physics.qpos",
+             "physics.qvel", "physics.sensordata", "physics.ctrl", "physics.monitor._last")  # fmt: skip
+
     def snapshot(self) -> dict:
         """What a copy of this task continues from, by reference (the env deep-copies it): every MjData or
         batch row, the task's and the drive's arrays, the events, the generators, the layer buffers, the
         actuator gains and each env's randomisation draw (its model is rebuilt from it)."""
-        names = ["_scratch", "rngs", "commands", "t", "episode_start", "truncate_at", "schedule.resample_at",
-                 "schedule.event_at", "schedule.next_resample", "schedule.next_event", "action", "last_action", "obs", "reward", "terminated", "values",
-                 "model_params", "episode_params", "diverged", "_any_diverged", "drive.kp_scale", "drive.kd_scale",
-                 "drive.kp", "drive.kd", "drive._dirty", "drive._last_bytes", "physics.qpos", "physics.qvel",
-                 "physics.sensordata", "physics.ctrl", "physics.monitor._last"]  # fmt: skip
+        state = super().snapshot()
+        names = []
         if self.terrain is not None:
             names += ["terrain.level", "terrain.column", "terrain.origin"]
         if self.action_term.delay is not None:
@@ -427,34 +380,37 @@ class WheelLegTask:
             names.append("physics.data")
         else:
             names += ["physics._scratch", "physics._batch.state", "physics._batch.warning"]
-        models = self.models[:1] if self.models_shared else self.models  # one shared model: its gains once
-        return {"attrs": snapshot.capture(self, names), "override_active": self.override_active,
-                "blocks": [b.block for b in self.buffers.values()],
-                "biasprm": [m.actuator_biasprm for m in models], "terms": self.terms.state()}  # fmt: skip
+        state["attrs"].update(snapshot.capture(self, names))
+        return state
 
-    def restore(self, state: dict) -> None:
-        """Continue from another task's :meth:`snapshot` (same config), written into this task's own objects."""
-        if state["override_active"] != self.override_active:
-            self.set_override(state["override_active"])
-        biasprm = state["biasprm"]
+    def _snapshot_extra(self) -> dict:
+        models = self.models[:1] if self.models_shared else self.models  # one shared model: its gains once
+        return {"override_active": self.override_active, "blocks": [b.block for b in self.buffers.values()],
+                "biasprm": [m.actuator_biasprm for m in models], "episode_params": self.episode_params}  # fmt: skip
+
+    def _restore_extra(self, extra: dict) -> None:
+        """The override layer, the models (split as the other task's were, rebuilt from its draws, its gains) and
+        the layer buffers, before the attributes (randomizer.apply uses the scratch MjData they restore)."""
+        if extra["override_active"] != self.override_active:
+            self.set_override(extra["override_active"])
+        biasprm = extra["biasprm"]
         if len(biasprm) > 1 and self.models_shared:  # the other task's envs had come to own their models
             self._split_models()
         if self._randomizes_models:  # the models as the draws made them (the same writes, from the nominal model)
-            for model, p in zip(self.models, state["attrs"]["episode_params"], strict=True):
+            for model, p in zip(self.models, extra["episode_params"], strict=True):
                 self.randomizer.apply(model, self._scratch, p)
         models = self.models[:1] if self.models_shared else self.models
         for model, bias in zip(models, biasprm * len(models) if len(biasprm) == 1 else biasprm, strict=True):
             model.actuator_biasprm[...] = bias  # the drive's gains as last written
-        for buf, block in zip(self.buffers.values(), state["blocks"], strict=True):
+        for buf, block in zip(self.buffers.values(), extra["blocks"], strict=True):
             buf.block[...] = block
-        snapshot.restore(self, state["attrs"])  # after the models: randomizer.apply used the scratch MjData
-        self.terms.load_state(state["terms"])
 
-    def __reduce__(self) -> tuple:
+    def _init_args(self) -> tuple[tuple, dict]:
         # composers and frames hold views of each other's buffers, which a plain copy would not keep
         serial = isinstance(self.physics, SerialPhysics)
-        return snapshot.reduce_task(self, self.cfg, self.num_envs, backend="serial" if serial else "batch",
-                                    num_threads=None if serial else self.physics.num_threads)  # fmt: skip
+        return (self.cfg, self.num_envs), {"backend": "serial" if serial else "batch",
+                                           "num_threads": None if serial else self.physics.num_threads,
+                                           "max_steps": self._max_steps_arg}  # fmt: skip
 
     def close(self) -> None:
         self.physics.close()
