@@ -291,7 +291,7 @@ def processing(cfg: ObservationTermCfg) -> str:
 def task_config(env: gym.Env) -> Any:
     """The config an env was built from (the wheel-leg envs name it ``cfg``, the hand env ``config``)."""
     u = env.unwrapped
-    return u.cfg if hasattr(u, "cfg") else u.config
+    return u.cfg
 
 
 def columns(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, int]:

@@ -12,8 +12,9 @@ import mujoco
 import numpy as np
 
 from dexwheel.bridge.config import BridgeConfig
-from dexwheel.envs.g20_hand import G20HandEnv, camera_config
-from dexwheel.envs.g20_in_hand import CAMERA, G20InHandEnv
+from dexwheel.envs.base import camera_kwargs
+from dexwheel.envs.g20_hand import G20HandEnv
+from dexwheel.envs.g20_in_hand import G20InHandEnv
 from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS
 from dexwheel.sim.model_checks import check_robot_model, require_joints
 
@@ -63,7 +64,7 @@ class MujocoHand:
 
     def camera(self) -> dict[str, Any]:
         """The vendor bridge's compare view (§5.6) for the viewer."""
-        return camera_config(self.env.task, None)
+        return camera_kwargs(self.env.task, None, None)["default_cam_config"]
 
     def close(self) -> None:
         self.env.close()
@@ -103,7 +104,7 @@ class MujocoInHand:
         return self._task.object_pos[0]
 
     def camera(self) -> dict[str, Any]:
-        return dict(CAMERA)
+        return camera_kwargs(self.env.task, None, None)["default_cam_config"]
 
     def close(self) -> None:
         self.env.close()

@@ -1,7 +1,8 @@
-"""What the native vector envs share: seeding, reset masks, SAME_STEP autoreset, the info layout.
+"""The native vector face of every task (:class:`TaskVectorEnv`): seeding, reset masks, SAME_STEP autoreset, the
+info layout, rendering, copies.
 
-Both vector envs (:mod:`dexwheel.envs.g20_vector`, :mod:`dexwheel.envs.wheel_leg_vector`) step one
-batched task and follow gymnasium's ``SyncVectorEnv`` conventions, written here once:
+Every vector env steps one batched task (:class:`~dexwheel.tasks.runtime.TaskRuntime`) and follows gymnasium's
+``SyncVectorEnv`` conventions, written here once:
 
 * ``reset(seed=s)`` seeds env ``i`` with ``s + i`` (a list gives one seed per env), so the vector env
   reproduces single envs made with those seeds; ``options["reset_mask"]`` resets only the masked envs.
@@ -14,61 +15,96 @@ batched task and follow gymnasium's ``SyncVectorEnv`` conventions, written here 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
+import mujoco
 import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from dexwheel.envs.base import camera_kwargs
 from dexwheel.envs.gym_api import closed_error, not_ready
+from dexwheel.sim.rendering import check_render_mode, free_camera, render_each
 from dexwheel.sim.snapshot import Reconstructible
+from dexwheel.tasks.runtime import TaskRuntime
 from dexwheel.tasks.spaces import reset_options
 
 Info = dict[str, np.ndarray]
 
 
-class NativeVectorEnv(Reconstructible, VectorEnv):
-    """Base of the native vector envs. A subclass sets :attr:`name` and calls :meth:`_setup_spaces`, and
-    implements the task hooks :meth:`_reset_env`, :meth:`_step_envs`, :meth:`_reset_info` and
-    :meth:`_observation` (and :meth:`_checked_options` when ``reset`` takes options of its own)."""
+class TaskVectorEnv(Reconstructible, VectorEnv):
+    """The native vector env of a task: ``task_class(make_config(cfg, **kwargs), num_envs)`` stepped as one batch.
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
-    #: ``reset`` options besides ``reset_mask``.
-    reset_option_names: tuple[str, ...] = ()
-    name = "NativeVectorEnv"
+    Keyword arguments as the single env's (:class:`~dexwheel.envs.base.TaskEnv`; ``render_mode`` "rgb_array" only:
+    one frame per env), and ``max_episode_steps`` (as ``gymnasium.make_vec(..., max_episode_steps=k)`` passes it: an
+    env is truncated after that many steps, or earlier at its task's own episode length) and ``num_threads`` (the
+    physics' worker threads; None: one per core)."""
 
-    def _setup_spaces(self, num_envs: int, observation_space: Any, action_space: Any) -> None:
-        self.num_envs = int(num_envs)
-        self.single_observation_space = observation_space
-        self.single_action_space = action_space
-        self.observation_space = batch_space(observation_space, self.num_envs)
-        self.action_space = batch_space(action_space, self.num_envs)
-        self._generators: list[np.random.Generator | None] = [None] * self.num_envs
+    task_class: ClassVar[type[TaskRuntime]]
+    make_config: ClassVar[Callable[..., Any]]
+    RENDER_SIZE: ClassVar[tuple[int, int]] = (480, 480)
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"], "render_fps": 50}
+
+    def __init__(self, num_envs: int = 1, cfg: Any = None, *, render_mode: str | None = None,
+                 width: int | None = None, height: int | None = None, camera_name: str | None = None,
+                 default_camera_config: Mapping[str, Any] | None = None, max_episode_steps: int | None = None,
+                 num_threads: int | None = None, **kwargs: Any) -> None:  # fmt: skip
+        name = type(self).__name__
+        if isinstance(num_envs, bool) or int(num_envs) != num_envs or num_envs < 1:
+            raise ValueError(f"{name}: num_envs must be an integer >= 1, got {num_envs!r}")
+        for key, value in (("max_episode_steps", max_episode_steps), ("num_threads", num_threads)):
+            if value is not None and (isinstance(value, bool) or int(value) != value or value < 1):
+                raise ValueError(f"{name}: {key} must be None or an integer >= 1, got {value!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"{name}: render_mode={render_mode!r} is not supported; the vector env renders "
+                             "'rgb_array' (one frame per env) or None; use the single env for 'human'")  # fmt: skip
+        self.cfg = type(self).make_config(cfg, **kwargs)
+        self.num_envs = n = int(num_envs)
+        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
+        self.num_threads = None if num_threads is None else int(num_threads)
+        self.task = task = self.task_class(self.cfg, n, max_steps=self.max_episode_steps, num_threads=self.num_threads)
+        self.single_observation_space, self.single_action_space = task.observation_space, task.action_space
+        self.observation_space = batch_space(task.observation_space, n)
+        self.action_space = batch_space(task.action_space, n)
+        self.dt = task.dt
+        self.obs_slices = dict(task.obs_slices)
+        self.policy_obs_dim = task.policy_obs_dim
+        self.name = f"{task.NAME}VectorEnv"
+        self.render_mode = render_mode
+        self.width, self.height = int(width or self.RENDER_SIZE[0]), int(height or self.RENDER_SIZE[1])
+        self._camera = (camera_name, None if default_camera_config is None else dict(default_camera_config))
+        self.metadata = {**type(self).metadata, "render_fps": int(round(1.0 / task.dt))}
+        self._renderer: mujoco.Renderer | None = None
+        self._generators: list[np.random.Generator | None] = [None] * n
         self._needs_reset = True
 
-    # -- the task's part ------------------------------------------------------------------------------
-    def _reset_env(self, i: int, rng: np.random.Generator, options: dict[str, Any], fresh: bool) -> None:
-        """Start env ``i``'s next episode with ``rng``; ``fresh``: a seeded reset, which also forgets what the
-        env carried between episodes (a seed repeats its trajectory)."""
-        raise NotImplementedError
+    def _init_kwargs(self) -> dict[str, Any]:
+        camera_name, default_camera_config = self._camera
+        return {"num_envs": self.num_envs, "cfg": self.cfg, "render_mode": self.render_mode, "width": self.width,
+                "height": self.height, "camera_name": camera_name, "default_camera_config": default_camera_config,
+                "max_episode_steps": self.max_episode_steps, "num_threads": self.num_threads}  # fmt: skip
 
-    def _step_envs(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Info]:
-        """One step of every env: fresh ``(obs, reward, terminated, truncated, info)`` arrays; no reset."""
-        raise NotImplementedError
+    @property
+    def model(self) -> mujoco.MjModel:
+        return self.task.models[0]
 
-    def _reset_info(self, idx: np.ndarray) -> Info:
-        """The info of freshly reset envs ``idx``: every step key."""
-        raise NotImplementedError
+    def _step_actions(self, actions: Any) -> Any:
+        """``actions`` as the task takes them (a family may take other forms, the hand a list of ``{joint: rad}``)."""
+        return actions
 
-    def _observation(self, idx: np.ndarray) -> np.ndarray:
-        """Fresh observations of envs ``idx``."""
-        raise NotImplementedError
-
-    def _checked_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        """``reset`` options checked (raising before anything changes) and converted."""
-        return options
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """One RGB frame per env (``render_mode="rgb_array"``), from the task's view."""
+        if self.render_mode is None:
+            return None
+        if self._renderer is None:
+            check_render_mode(self.render_mode, self.name)
+            self._renderer = mujoco.Renderer(self.task.render_model, self.height, self.width)
+            cam = camera_kwargs(self.task, *self._camera)
+            self._view = cam.get("camera_name") or free_camera(self.task.render_model, cam["default_cam_config"])
+        datas = (self.task.sync_data(i) for i in range(self.num_envs))  # one at a time: a scratch MjData may be reused
+        return render_each(self._renderer, datas, self._view)
 
     # -- gymnasium VectorEnv API ------------------------------------------------------------------------
     def reset(
@@ -76,9 +112,9 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         if self.closed:
             raise closed_error(self.name)
-        options = reset_options(self.name, options, ("reset_mask", *self.reset_option_names))
+        options = reset_options(self.name, options, ("reset_mask", *self.task.RESET_OPTIONS))
         mask = options.pop("reset_mask", None)
-        options = self._checked_options(options)
+        options = self.task.checked_options(options)  # converted; a bad value named before anything changes
         n = self.num_envs
         # everything is checked before any env changes: a refused reset leaves them all as they were
         seeds = self._checked_seeds(seed)
@@ -86,15 +122,18 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
         if isinstance(seed, (int, np.integer)):
             self._np_random, self._np_random_seed = seeding.np_random(int(seed))
         for i in todo.tolist():
-            self._reset_env(i, self._generator(i, seeds[i]), options, fresh=seeds[i] is not None)
+            self.task.reset_env(i, self._generator(i, seeds[i]), options, fresh=seeds[i] is not None)
         self._needs_reset = False
         every = np.arange(n)
-        return self._observation(every), _with_masks(self._reset_info(every), np.isin(every, todo))
+        return self.task.observation(every), _with_masks(self.task.reset_info(every), np.isin(every, todo))
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._needs_reset:
             raise not_ready(self.name, self.closed)
-        obs, reward, terminated, truncated, info = self._step_envs(actions)
+        task = self.task
+        obs, reward, terminated, truncated, _ = task.step(self._step_actions(actions))
+        obs, reward, terminated, truncated = obs.copy(), reward.copy(), terminated.copy(), truncated.copy()
+        info = task.step_info()
         infos = _with_masks(info, self._every_env)
         done = terminated | truncated
         if done.any():
@@ -107,18 +146,17 @@ class NativeVectorEnv(Reconstructible, VectorEnv):
                 final_info[key], final_info[f"_{key}"] = arr, done
             for i in idx.tolist():
                 final_obs[i] = obs[i].copy()
-                self._reset_env(i, self._generator(i, None), {}, fresh=False)
-            obs[idx] = self._observation(idx)
-            for key, value in self._reset_info(idx).items():
+                task.reset_env(i, self._generator(i, None), {}, fresh=False)
+            obs[idx] = task.observation(idx)
+            for key, value in task.reset_info(idx).items():
                 infos[key][idx] = value
             infos.update(final_obs=final_obs, _final_obs=done, final_info=final_info, _final_info=done)
         return obs, reward, terminated, truncated, infos
 
     def close_extras(self, **kwargs: Any) -> None:
         self._needs_reset = True  # step() now raises (VectorEnv.close sets `closed` and runs this once)
-        renderer = getattr(self, "_renderer", None)  # a subclass's frames (render()), made on first use
-        if renderer is not None:
-            renderer.close()
+        if self._renderer is not None:
+            self._renderer.close()
             self._renderer = None
         self.task.close()
 

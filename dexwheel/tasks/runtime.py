@@ -32,6 +32,7 @@ from dexwheel.sim import snapshot
 from dexwheel.sim.divergence import all_finite, contain
 from dexwheel.tasks import kernels
 from dexwheel.tasks.manager import TermRunner
+from dexwheel.tasks.spaces import reset_options
 
 #: what every task's terms may read, whatever its family
 COMMON_READS: dict[str, str] = {
@@ -61,6 +62,8 @@ class TaskRuntime:
     READS: ClassVar[Mapping[str, str]] = {}
     #: the family's attributes a copy continues from, as dotted paths (:func:`dexwheel.sim.snapshot.capture`)
     STATE: ClassVar[tuple[str, ...]] = ()
+    #: what ``reset(options=...)`` takes (:meth:`checked_options`)
+    RESET_OPTIONS: ClassVar[tuple[str, ...]] = ()
 
     cfg: Any
     num_envs: int
@@ -142,10 +145,24 @@ class TaskRuntime:
         """Metrics of freshly reset envs ``idx`` that are not 0 (their errors from the new command)."""
 
     def checked_options(self, options: Any) -> dict[str, Any]:
-        """``reset`` options, checked (a refused one raises naming it before anything changes) and converted."""
-        from dexwheel.tasks.spaces import reset_options
+        """``reset`` options (None or a dict of :attr:`RESET_OPTIONS`), checked (a refused one raises naming it
+        before anything changes) and converted."""
+        return reset_options(self.NAME, options, self.RESET_OPTIONS)
 
-        return reset_options(self.NAME, options, ())
+    # -- what the envs show ------------------------------------------------------------------------------
+    def sync_data(self, i: int) -> Any:
+        """Env ``i``'s MjData at its current state (rendering, probes)."""
+        return self.drive.sync_data(i)
+
+    @property
+    def render_model(self) -> Any:
+        """The model to render any env's state with."""
+        return self.models[0]
+
+    def camera(self) -> str | Mapping[str, Any]:
+        """The view of the envs' frames: a camera's name, or a free camera's settings (``distance``, ``azimuth``,
+        ``elevation``, ``lookat``)."""
+        return {}
 
     # -- step -----------------------------------------------------------------------------------------------
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -234,6 +251,10 @@ class TaskRuntime:
         self.elapsed[i] = 0
         self.values[i] = 0.0
         self.terms.reset(i, [rng])
+        self._after_reset(i, options)
+
+    def _after_reset(self, i: int, options: Mapping[str, Any]) -> None:
+        """What an option changes once env ``i`` has started (a start pose placed, a command held)."""
 
     def _runs_reset_events(self, options: Mapping[str, Any]) -> bool:
         """Whether this reset runs the reset events (a family may skip them for a start the user gave)."""

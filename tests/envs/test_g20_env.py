@@ -86,7 +86,7 @@ def test_make_applies_kwargs_and_spaces():
     env = gym.make("G20Hand-v0", drive="pd", action="sdk255", control_hz=100, max_episode_steps=3)
     u = env.unwrapped
     assert isinstance(u, G20HandEnv)
-    assert u.config.drive == "pd" and u.dt == pytest.approx(0.01) and u.frame_skip == 5
+    assert u.cfg.drive == "pd" and u.dt == pytest.approx(0.01) and u.frame_skip == 5
     assert env.action_space.shape == (20,) and env.action_space.dtype == np.float32
     assert env.observation_space.shape == (21 + 21 + 16 + 20,)
     assert u.obs_slices == {
@@ -152,8 +152,8 @@ def test_reward_is_the_sum_of_its_named_terms(drive):
 def test_reward_terms_and_errors_match_an_independent_computation():
     """Hard-write in contact (sdk255 actions): every info value recomputed with numpy from MjData."""
     env = make(action="sdk255")
-    w = {name: term.weight for name, term in env.config.rewards.items()}  # the default table's
-    std = {name: env.config.rewards[name].params["std"] for name in ("joint_pos_tracking", "joint_pos_tracking_fine")}
+    w = {name: term.weight for name, term in env.cfg.rewards.items()}  # the default table's
+    std = {name: env.cfg.rewards[name].params["std"] for name in ("joint_pos_tracking", "joint_pos_tracking_fine")}
     assert (w["joint_pos_tracking"], std["joint_pos_tracking"], std["joint_pos_tracking_fine"]) == (1.0, 0.3, 0.1)
     env.reset(seed=1, options={"goal": "half_fist"})
     rng = np.random.default_rng(5)

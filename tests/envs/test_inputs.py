@@ -15,7 +15,8 @@ from hydra import compose, initialize_config_dir
 
 from dexwheel.control import ActionClipWarning, ActionError, G20SdkMapping, g20_nominal_mapping
 from dexwheel.envs import register_envs
-from dexwheel.envs.g20_hand import G20HandEnv, camera_config
+from dexwheel.envs.base import camera_kwargs
+from dexwheel.envs.g20_hand import G20HandEnv
 from dexwheel.envs.g20_vector import G20HandVectorEnv
 from dexwheel.envs.wheel_leg import WheelLegEnv
 from dexwheel.fields import ConfigFieldError
@@ -203,7 +204,7 @@ def test_wheel_leg_envs_need_a_reset_before_step(env_id):
         (lambda: WheelLegEnv(), {"goal": 1}, r"Solenopsis.reset: unknown options \['goal'\]; valid: \['base_pose', 'command'\]"),
         (lambda: WheelLegEnv(), ["reset_mask"], r"Solenopsis.reset: options must be a dict or None, got list"),
         (lambda: gym.make_vec("Solenopsis-v0", num_envs=2, **VEC), {"mask": [True, False]},
-         r"unknown options \['mask'\]; valid: \['reset_mask'\]"),
+         r"unknown options \['mask'\]; valid: \['reset_mask', 'base_pose', 'command'\]"),  # the task's, every face
         (lambda: G20HandEnv(), "open", r"G20Hand.reset: options must be a dict or None, got str"),
         (lambda: G20HandVectorEnv(num_envs=2), {"gaol": "open"},
          r"unknown options \['gaol'\]; valid: \['reset_mask', 'goal', 'init_qpos'\]"),
@@ -459,7 +460,7 @@ def test_g20_frames_are_lit_with_a_backdrop_and_frame_the_hand(hand):
     renderer = mujoco.Renderer(model, 480, 480)
     cam = mujoco.MjvCamera()
     mujoco.mjv_defaultFreeCamera(model, cam)
-    view = camera_config(env.task, None)
+    view = camera_kwargs(env.task, None, None)["default_cam_config"]
     cam.lookat[:] = view.pop("lookat")
     for key, value in view.items():
         setattr(cam, key, value)

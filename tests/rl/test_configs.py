@@ -55,8 +55,8 @@ def test_the_rollout_per_env_is_the_tasks_and_every_on_policy_learner_follows_it
 def test_every_hand_drive_composes_and_builds(robot, drive):
     c = cfg(f"robot={robot}", f"drive={drive}")
     env = make_env(c)
-    assert env.unwrapped.config.hand == robot.removeprefix("g20_")
-    assert env.unwrapped.config.drive == ("hard_write" if drive == "track_test" else drive)
+    assert env.unwrapped.cfg.hand == robot.removeprefix("g20_")
+    assert env.unwrapped.cfg.drive == ("hard_write" if drive == "track_test" else drive)
     env.close()
 
 
@@ -64,8 +64,8 @@ def test_every_hand_drive_composes_and_builds(robot, drive):
 @pytest.mark.parametrize("collision", ["projection", "off"])
 def test_every_hand_action_and_collision_option_builds(action, collision):
     env = make_env(cfg("robot=g20_left", f"action={action}", f"collision={collision}"))
-    assert env.unwrapped.config.action == action
-    assert env.unwrapped.config.collision_projection == (collision == "projection")
+    assert env.unwrapped.cfg.action == action
+    assert env.unwrapped.cfg.collision_projection == (collision == "projection")
     env.close()
 
 
@@ -93,7 +93,7 @@ def test_every_wheel_leg_composer_option_builds(robot, composer):
 def test_every_hand_composer_option_builds(robot, composer):
     c = cfg(f"robot={robot}", f"composer={composer}")
     env = make_env(c)
-    assert env.unwrapped.config.composer_layers == tuple(c.composer.hand.composer_layers)
+    assert env.unwrapped.cfg.composer_layers == tuple(c.composer.hand.composer_layers)
     env.close()
 
 
@@ -208,7 +208,7 @@ def test_gym_make_and_train_py_build_the_same_task_by_default(robot, env_id, kwa
     made = gym.make(env_id, **kwargs).unwrapped
 
     def config(env) -> dict:
-        return dataclasses.asdict(env.cfg if hasattr(env, "cfg") else env.config)
+        return dataclasses.asdict(env.cfg)
 
     assert config(trained) == config(made)
 
@@ -228,10 +228,10 @@ def test_an_object_task_builds_its_own_env_with_the_pd_drive(robot, task, env_id
     assert env.spec.id == env_id
     hand = robot.removeprefix("g20_")
     made = gym.make(env_id, hand=hand).unwrapped
-    assert dataclasses.asdict(env.unwrapped.config) == dataclasses.asdict(made.config)
+    assert dataclasses.asdict(env.unwrapped.cfg) == dataclasses.asdict(made.cfg)
     env.close()
     sdk = make_env(cfg(f"robot={robot}", f"task={task}", "action=sdk255", "composer=hold_thumb"))
-    assert sdk.unwrapped.config.actions.kind == "sdk255" and sdk.unwrapped.config.composer.layers == ("policy", "hold")
+    assert sdk.unwrapped.cfg.actions.kind == "sdk255" and sdk.unwrapped.cfg.composer.layers == ("policy", "hold")
 
 
 @pytest.mark.parametrize(

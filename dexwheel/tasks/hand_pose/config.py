@@ -17,8 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba
-
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots.g20 import GOAL_PRESETS
 from dexwheel.tasks.action_delay import delay_range
@@ -38,7 +36,6 @@ ACTIONS = ("normalized", "sdk255", "nominal", "delta")
 GOAL_MODES = ("mixed", "presets", "random")
 HANDS = ("left", "right")
 OUT_OF_RANGE = ("raise", "clip")
-RENDER_MODES = ("human", "rgb_array")
 _R = "dexwheel.tasks.hand_pose.rewards:"
 _O = "dexwheel.tasks.hand_pose.observations:"
 _E = "dexwheel.tasks.hand_pose.events:"
@@ -141,13 +138,6 @@ class G20HandConfig:
     observations: dict[str, ObservationTermCfg] = field(default_factory=lambda: dict(OBSERVATIONS))
     terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
     events: dict[str, EventTermCfg] = field(default_factory=lambda: dict(EVENTS))
-    render_mode: str | None = None
-    width: int = 480
-    height: int = 480
-    #: Free-camera settings (lookat, distance, azimuth, elevation); default: the vendor bridge's compare view.
-    default_camera_config: dict[str, Any] | None = field(default=None, hash=False, compare=False)
-    #: Worker threads of the vector env (None: one per core); single envs always use one.
-    num_threads: int | None = None
     #: Composer layers (:mod:`dexwheel.tasks.hand_pose.action_path`): ``policy`` and optionally ``hold``, an override
     #: layer holding ``hold_joints`` (a group: thumb, index, middle, ring, pinky, fingers; or joint names)
     #: at the goal preset ``hold_pose``; without ``hold``, hold_joints and hold_pose must keep their defaults.
@@ -162,8 +152,6 @@ class G20HandConfig:
         _choice("action", self.action, ACTIONS)
         _choice("out_of_range", self.out_of_range, OUT_OF_RANGE)
         _choice("goal_mode", self.goal_mode, GOAL_MODES)
-        if self.render_mode is not None:
-            _choice("render_mode", self.render_mode, RENDER_MODES)
         object.__setattr__(self, "goal_presets", tuple(self.goal_presets))
         object.__setattr__(self, "composer_layers", tuple(self.composer_layers))
         if not isinstance(self.hold_joints, str):
@@ -221,18 +209,6 @@ class G20HandConfig:
                 "max_episode_steps",
                 f"max_episode_steps must be None or an integer >= 1, got {self.max_episode_steps!r}",
             )
-        if self.num_threads is not None and (int(self.num_threads) != self.num_threads or self.num_threads < 1):
-            raise _bad("num_threads", f"num_threads must be None or an integer >= 1, got {self.num_threads!r}")
-        most = numba.config.NUMBA_NUM_THREADS  # numba's pool, which runs the hard-write vector step
-        if self.drive == "hard_write" and self.num_threads is not None and self.num_threads > most:
-            raise _bad(
-                "num_threads",
-                f"num_threads must be between 1 and {most} (numba's thread pool, NUMBA_NUM_THREADS) "
-                f"for the hard_write drive, got {self.num_threads!r}",
-            )
-        if int(self.width) < 1 or int(self.height) < 1:
-            raise _bad("width" if int(self.width) < 1 else "height",
-                       f"width and height must be >= 1, got {self.width}x{self.height}")  # fmt: skip
 
     @property
     def slew(self) -> float:

@@ -33,13 +33,16 @@ vector env its ``N``-env case, so both produce bit-identical trajectories for th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 import mujoco
+import numba
 import numpy as np
 
 from dexwheel.control import G20_MIMIC
+from dexwheel.fields import ConfigFieldError
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ACTUATOR_NAMES, ALL_JOINTS, GOAL_PRESETS
 from dexwheel.sim import snapshot
 from dexwheel.sim.hand_drive import HardWriteDrive, PDDrive, default_threads
@@ -72,6 +75,7 @@ class G20HandTask(TaskRuntime):
 
     NAME = "G20Hand"
     METRICS = METRIC_FIELDS
+    RESET_OPTIONS = RESET_OPTIONS
     READS = {
         "qpos": "(N, 21) joint positions (rad, ALL_JOINTS order)",
         "qvel": "(N, 21) joint velocities (rad/s; hard-write: the last step's motion over dt)",
@@ -84,10 +88,13 @@ class G20HandTask(TaskRuntime):
     }
     STATE = ("datas", "_scratch", "_targets", "raw_action", "start_pose", "q", "drive.depth")
 
-    def __init__(self, cfg: G20HandConfig, num_envs: int = 1) -> None:
+    def __init__(self, cfg: G20HandConfig, num_envs: int = 1, *, max_steps: int | None = None,
+                 num_threads: int | None = None) -> None:  # fmt: skip
         self.cfg = cfg
         self.num_envs = n = int(num_envs)
+        self._max_steps_arg, self._threads_arg = max_steps, num_threads
         self.model, self.description = model, desc = build_scene(cfg)
+        self.models = [model]
         jid = require_joints(model, ALL_JOINTS, desc.name)
         self.qpos_adr = model.jnt_qposadr[jid].astype(np.intp)
         self.dof_adr = model.jnt_dofadr[jid].astype(np.intp)
@@ -114,7 +121,11 @@ class G20HandTask(TaskRuntime):
         na, nf, a = len(ACTIVE_JOINTS), len(ALL_JOINTS), self.actions.dim
         args = (model, self.datas, self.coupling, self.qpos_adr, self.ctrl_idx)
         #: Worker threads of several envs' steps (one env: none).
-        self.num_threads = 1 if n == 1 else (cfg.num_threads or default_threads(n))
+        most = numba.config.NUMBA_NUM_THREADS  # numba's pool, which runs the hard-write vector step
+        if cfg.drive == "hard_write" and num_threads is not None and num_threads > most:
+            raise ConfigFieldError("num_threads", f"num_threads must be between 1 and {most} (numba's thread pool, "
+                                   f"NUMBA_NUM_THREADS) for the hard_write drive, got {num_threads!r}", "G20Hand")  # fmt: skip
+        self.num_threads = 1 if n == 1 else (num_threads or default_threads(n))
         if cfg.drive == "hard_write":
             self.drive: HardWriteDrive | PDDrive = HardWriteDrive(
                 *args, slew_rad_s=cfg.slew, dt=self.dt, projector=self.projector, project=cfg.projection,
@@ -146,7 +157,10 @@ class G20HandTask(TaskRuntime):
         #: Latency (:mod:`dexwheel.tasks.action_delay`; None: none): the goals map a delayed action.
         self.delay = ActionDelay(delay, np.zeros((n, a))) if delay != (0, 0) else None
         events = [terms.bind_event(e, f"events.{k}")[1] for k, e in cfg.events.items()]
-        self._start_runtime(cfg.observations, cfg.rewards, cfg.terminations, reset_events=events, action_dim=a)
+        self.action_space = self.actions.space
+        self._start_runtime(
+            cfg.observations, cfg.rewards, cfg.terminations, reset_events=events, action_dim=a, max_steps=max_steps
+        )
         self.switched = self.metrics["goal_switched"]
 
     # -- goals: the task's command (.commands) ---------------------------------------------------
@@ -219,7 +233,15 @@ class G20HandTask(TaskRuntime):
         if self._switch_steps:
             commands.switch_goals(self)
 
+    def camera(self) -> dict[str, Any]:
+        """The vendor bridge's compare view (mirrored for the right hand)."""
+        view = self.description.camera
+        return dataclasses.asdict(view) if view is not None else {}
+
     # -- copy and pickle (dexwheel.sim.snapshot) ----------------------------------------------------
+    def _init_args(self) -> tuple[tuple, dict[str, Any]]:
+        return (self.cfg, self.num_envs), {"max_steps": self._max_steps_arg, "num_threads": self._threads_arg}
+
     def snapshot(self) -> dict[str, Any]:
         """What a copy of this task continues from: every MjData, the drive's per-env records (their C addresses
         are never restored), the PD slew targets, physics rows and divergence counts, the generators."""

@@ -175,10 +175,6 @@ class InHandCfg:
     rewards: dict[str, RewardTermCfg] = field(default_factory=lambda: dict(ROTATE_REWARDS))
     terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
     events: dict[str, EventTermCfg] = field(default_factory=lambda: dict(EVENTS))
-    num_threads: int | None = None
-    render_mode: str | None = None
-    width: int = 480
-    height: int = 480
 
 
 #: Flat keywords (the G20 pose task's names, which the Hydra groups drive, action, composer and collision give every

@@ -51,6 +51,8 @@ from dexwheel.tasks.in_hand.geometry import quat_angle, quat_rotate, random_quat
 from dexwheel.tasks.in_hand.scene import OBJECT_BODY, OBJECT_GEOM, build_scene, object_addresses, sensor_columns
 from dexwheel.tasks.runtime import TaskRuntime
 
+#: A camera above and beside the palm, looking down at the object.
+CAMERA = {"distance": 0.42, "azimuth": 150.0, "elevation": -40.0, "lookat": (-0.09, 0.0, 0.03)}
 #: The step's measurements in ``info`` beside the reward terms and termination flags.
 METRICS: tuple[tuple[str, type], ...] = (
     ("rotation_rate", float),
@@ -94,9 +96,11 @@ class InHandTask(TaskRuntime):
              "successes", "start_joints", "start_object", "drive.q", "drive.depth", "drive.control",
              "drive.monitor._last", "object_mass", "object_size", "friction", "kp_scale", "kd_scale")  # fmt: skip
 
-    def __init__(self, cfg: InHandCfg, num_envs: int = 1) -> None:
+    def __init__(self, cfg: InHandCfg, num_envs: int = 1, *, max_steps: int | None = None,
+                 num_threads: int | None = None) -> None:  # fmt: skip
         self.cfg = cfg
         self.num_envs = n = int(num_envs)
+        self._max_steps_arg, self._threads_arg = max_steps, num_threads
         self.grasps = grasp_cache.load_for(cfg.hand, cfg.object, cfg.grasps)
         self.model = model = build_scene(cfg.hand, cfg.object, cfg.collision.contact_excludes)
         name = f"g20_{cfg.hand} in-hand scene"
@@ -119,7 +123,7 @@ class InHandTask(TaskRuntime):
         hold = self.actions.preset(cfg.composer.hold_pose)
         self.command_path = HandActionPath(cfg.composer.layers, cfg.composer.hold_joints, hold,
                                             (c.active_lower, c.active_upper), n)  # fmt: skip
-        self.num_threads = 1 if n == 1 else (cfg.num_threads or default_threads(n))
+        self.num_threads = 1 if n == 1 else (num_threads or default_threads(n))
         self.drive = self.sim = PDDrive(model, self.datas, c, self.qpos_adr, ctrl_idx, slew_rad_s=cfg.drive.slew_rad_s,
                                         timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads,
                                         models=self.models)  # fmt: skip
@@ -146,7 +150,10 @@ class InHandTask(TaskRuntime):
         self._reorient = cfg.task == "reorient"
         groups = ("policy", "critic") if cfg.privileged_obs else ("policy",)
         observations = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
-        self._start_runtime(observations, cfg.rewards, cfg.terminations, reset_events=reset_events, action_dim=da)
+        self.action_space = self.actions.space
+        self._start_runtime(
+            observations, cfg.rewards, cfg.terminations, reset_events=reset_events, action_dim=da, max_steps=max_steps
+        )
 
     def _bind_events(self) -> list:
         """The reset events, bound; whether one of them randomises the physics (writes an env's model); the grasp
@@ -276,7 +283,14 @@ class InHandTask(TaskRuntime):
             for i in np.flatnonzero(self.goal_reached):
                 self.goal_quat[i] = random_quat(self.rngs[i])
 
+    def camera(self) -> dict[str, Any]:
+        """Above and beside the palm, looking down at the object."""
+        return CAMERA
+
     # -- copy and pickle (dexwheel.sim.snapshot) ----------------------------------------------------
+    def _init_args(self) -> tuple[tuple, dict[str, Any]]:
+        return (self.cfg, self.num_envs), {"max_steps": self._max_steps_arg, "num_threads": self._threads_arg}
+
     def snapshot(self) -> dict[str, Any]:
         state = super().snapshot()
         names = []

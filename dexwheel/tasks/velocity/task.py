@@ -40,6 +40,7 @@ from typing import Any
 
 import mujoco
 import numpy as np
+from gymnasium import spaces
 
 from dexwheel.control import JointCommandComposer
 from dexwheel.robots import get_robot
@@ -65,7 +66,7 @@ from dexwheel.tasks.velocity.action import WheelLegActionTerm
 from dexwheel.tasks.velocity.action_path import WheelLegActionPath
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, mirror_maps
 from dexwheel.tasks.velocity.observations import height_scan_mirror
-from dexwheel.tasks.velocity.scene import build_scene
+from dexwheel.tasks.velocity.scene import TRACK_CAMERA, build_scene
 from dexwheel.tasks.velocity.schedule import Schedule
 from dexwheel.tasks.velocity.settle import settle
 from dexwheel.tasks.velocity.terrain import TaskTerrain, ground_under
@@ -93,7 +94,9 @@ class WheelLegTask(TaskRuntime):
         "physics": "physics.qpos / physics.qvel (N, nq) / (N, nv) for anything else",
     }
 
-    def __init__(self, cfg: WheelLegEnvCfg, num_envs: int = 1, *, backend: str = "serial",
+    RESET_OPTIONS = ("base_pose", "command")
+
+    def __init__(self, cfg: WheelLegEnvCfg, num_envs: int = 1, *, backend: str | None = None,
                  num_threads: int | None = None, max_steps: int | None = None) -> None:  # fmt: skip
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
@@ -130,6 +133,8 @@ class WheelLegTask(TaskRuntime):
         self.models = [model] * n if n == 1 or self._model_free else [copy.copy(model) for _ in range(n)]
         self._scratch = mujoco.MjData(model)
         self._build_action_path()
+        # one env: plain mj_step (the backends agree bit for bit; the pool only pays off with several envs)
+        backend = backend or ("serial" if n == 1 else "batch")
         if backend == "serial":
             self.physics: SerialPhysics | BatchPhysics = SerialPhysics(self.models, cfg.decimation)
         elif backend == "batch":
@@ -156,6 +161,7 @@ class WheelLegTask(TaskRuntime):
         metrics = [(k, float) for k in kernels.METRIC_COLUMNS] + ([("terrain_level", float)] if self.terrain else [])
         groups = ("policy", "critic") if cfg.privileged_obs else ("policy",)
         observations = {k: t for g in groups for k, t in cfg.observations.items() if t.group == g}
+        self.action_space = spaces.Box(-1.0, 1.0, shape=(self.action_dim,), dtype=np.float32)
         self._start_runtime(observations, cfg.rewards, cfg.terminations, reset_events=reset_events,
                             action_dim=self.action_dim, action_dtype=np.float32, metrics=tuple(metrics),
                             reward_scale=self.dt if cfg.scale_rewards_by_dt else 1.0, max_steps=max_steps)  # fmt: skip
@@ -319,6 +325,24 @@ class WheelLegTask(TaskRuntime):
         if self.terrain is not None:
             info["terrain_level"] = self.terrain.level[idx].astype(np.float64)
 
+    def checked_options(self, options: Any) -> dict[str, Any]:
+        """``reset(options=...)``: ``base_pose`` (x, y, yaw): start there (on the ground; the reset's draws as without
+        it, :meth:`place_base`); ``command`` (forward m/s, yaw rate rad/s): held for the episode. Checked before
+        anything changes: a refused option leaves the env as it was."""
+        out = super().checked_options(options)
+        if "base_pose" in out:
+            out["base_pose"] = _numbers(self.NAME, "base_pose", out["base_pose"], 3)
+            self.check_base_xy(*out["base_pose"][:2], f"{self.NAME}.reset: options['base_pose']")
+        if "command" in out:
+            out["command"] = _numbers(self.NAME, "command", out["command"], 2)
+        return out
+
+    def _after_reset(self, i: int, options: Any) -> None:
+        if "base_pose" in options:
+            self.place_base(i, *options["base_pose"])
+        if "command" in options:
+            self.set_command(*options["command"], env=i, hold=True)
+
     def check_base_xy(self, x: float, y: float, where: str) -> None:
         """Refuse (``ValueError`` naming ``where`` and the allowed ranges) a base position whose footprint is not
         wholly on the terrain: past its edge there is no ground. Any position on a flat task's plane."""
@@ -412,8 +436,26 @@ class WheelLegTask(TaskRuntime):
                                            "num_threads": None if serial else self.physics.num_threads,
                                            "max_steps": self._max_steps_arg}  # fmt: skip
 
+    def sync_data(self, i: int) -> mujoco.MjData:
+        return self.physics.sync_data(i)
+
+    def camera(self) -> str:
+        """The camera that follows the base."""
+        return TRACK_CAMERA
+
     def close(self) -> None:
         self.physics.close()
+
+
+def _numbers(env: str, name: str, value: Any, n: int) -> tuple[float, ...]:
+    """``value`` as ``n`` finite numbers, else a ValueError naming the option."""
+    try:
+        out = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        out = ()
+    if len(out) != n or not all(math.isfinite(v) for v in out):
+        raise ValueError(f"{env}.reset: options[{name!r}] must be {n} finite numbers, got {value!r}")
+    return out
 
 
 @functools.cache
@@ -423,22 +465,10 @@ def render_model(robot: str) -> mujoco.MjModel:
 
 
 class TaskViews:
-    """What the single and the vector wheel-leg env report about their task (both hold it as ``task``)."""
+    """What the single and the vector wheel-leg env report about their task besides every env's (both hold it as
+    ``task``)."""
 
     task: WheelLegTask
-
-    @property
-    def dt(self) -> float:
-        return self.task.dt
-
-    @property
-    def obs_slices(self) -> dict[str, slice]:
-        return dict(self.task.obs_layout.slices)
-
-    @property
-    def policy_obs_dim(self) -> int:
-        """The leading observation columns a deployed policy reads; the privileged ones follow."""
-        return self.task.obs_layout.policy_dim
 
     @property
     def policy_joints(self) -> tuple[str, ...]:

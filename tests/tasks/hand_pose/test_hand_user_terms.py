@@ -65,7 +65,7 @@ def test_the_vector_env_matches_single_envs_with_user_terms():
         assert_same(reward, np.array([o[1] for o in outs]))
         assert_same(info["reward_thumb_spread"], np.array([o[4]["reward_thumb_spread"] for o in outs]))
     twin = copy.deepcopy(singles[0])  # a copy keeps the term by its path and continues the same trajectory
-    assert twin.config.rewards["thumb_spread"].func == "user_terms:thumb_spread"
+    assert twin.cfg.rewards["thumb_spread"].func == "user_terms:thumb_spread"
     assert_same(twin.step(actions[0, 0])[0], singles[0].step(actions[0, 0])[0])
 
 
