@@ -23,7 +23,7 @@ import mujoco
 import numpy as np
 
 import dexwheel  # noqa: F401  (registers the env ids)
-from dexwheel.benchmarks import steps
+from dexwheel.protocols import steps
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
 from dexwheel.robots.wheel_leg import LEGS
 from dexwheel.tasks.velocity.teacher import gait_policy

@@ -21,7 +21,7 @@ import io
 import json
 import platform
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ import numpy as np
 
 import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.atomic import atomic_open
-from dexwheel.terrain.config import ROUGH_SUB_TERRAINS
+from dexwheel.tasks.registry import GoldenSpec, tasks
 
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "tests" / "golden"
 REGEN_COMMAND = "python scripts/regen_golden.py"
@@ -41,122 +41,24 @@ CROSS_VERSION_ATOL = 1e-9
 PRIORITY = ("qpos", "qvel", "ctrl", "command", "action", "obs", "reward", "terminated", "truncated")
 
 
-@dataclass(frozen=True)
-class GoldenCase:
-    """One pinned trajectory: ``env_id`` made with ``kwargs``, reset with ``seed``, driven by ``program``.
-
-    ``num_envs`` 0 is a single env (``gymnasium.make``, reset again with no seed whenever an episode
-    ends); ``N > 0`` is the native vector env (``make_vec``, which resets its envs itself).
-    """
-
-    name: str
-    env_id: str
-    program: str
-    steps: int
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    num_envs: int = 0
-    seed: int = 0
+class GoldenCase(GoldenSpec):
+    """One pinned trajectory (a task record's :class:`~dexwheel.tasks.registry.GoldenSpec`): a registered env with
+    fixed keyword arguments, a seed and an action program. ``num_envs`` 0 is a single env (``gymnasium.make``, reset
+    again with no seed whenever an episode ends); ``N > 0`` is the native vector env (``make_vec``, which resets its
+    envs itself)."""
 
     @property
     def path(self) -> Path:
         return GOLDEN_DIR / f"{self.name}.npz"
 
 
-_G20 = "G20Hand-v0"
-_SOL = "Solenopsis-v0"
-_M20 = "M20Legacy-v0"
-_SOL_ROUGH = "Solenopsis-Rough-v0"
-_M20_ROUGH = "M20Legacy-Rough-v0"
-_ROTATE = "G20Rotate-v0"
-_REORIENT = "G20Reorient-v0"
-_PUSHES = {"enabled": True, "push_interval_s": (1.0, 1.5)}  # a push every 1-1.5 s, so a short run has several
-_SHORT_EPISODES = {"episode_length_s": 2.0}  # so the vector cases cross autoresets
-#: One tile, a 0.10 m deep pit with a 2 m floor: the robot spawns in it and drives into its rim.
-_PIT_010 = {
-    "num_rows": 1,
-    "num_cols": 1,
-    "curriculum": False,
-    "sub_terrains": {
-        **{name: {"proportion": 0.0} for name in ROUGH_SUB_TERRAINS if name != "pit"},
-        "pit": {"proportion": 1.0, "height_range": [0.10, 0.10], "platform_width": 2.0},
-    },
-}
+def cases() -> tuple[GoldenCase, ...]:
+    """Every registered task's golden cases, task by task (:func:`dexwheel.tasks.registry.tasks`)."""
+    return tuple(GoldenCase(**{f.name: getattr(spec, f.name) for f in fields(GoldenSpec)})
+                 for record in tasks().values() for spec in record.golden)  # fmt: skip
 
-CASES: tuple[GoldenCase, ...] = (
-    # G20: hard-write (projection on and off), track_test, PD; every action mapping; both hands
-    GoldenCase("g20_left_hard_write_normalized_random", _G20, "random", 200),
-    GoldenCase("g20_left_hard_write_sdk255_presets", _G20, "presets", 200, {"action": "sdk255"}),
-    GoldenCase("g20_left_hard_write_delta_fist", _G20, "fist", 200, {"action": "delta", "goal_mode": "presets"}),
-    GoldenCase(
-        "g20_left_no_projection_nominal_presets",
-        _G20,
-        "presets",
-        200,
-        {"action": "nominal", "collision_projection": False},
-    ),  # fmt: skip
-    GoldenCase("g20_left_track_test_sdk255_presets", _G20, "presets", 200, {"action": "sdk255", "track_test": True}),
-    GoldenCase("g20_left_pd_normalized_random", _G20, "random", 200, {"drive": "pd"}),
-    GoldenCase("g20_left_pd_sdk255_presets", _G20, "presets", 200, {"drive": "pd", "action": "sdk255"}),
-    GoldenCase("g20_right_hard_write_nominal_random", _G20, "random", 200, {"hand": "right", "action": "nominal"}),
-    GoldenCase("g20_right_pd_delta_fist", _G20, "fist", 200, {"hand": "right", "drive": "pd", "action": "delta"}),
-    GoldenCase(
-        "g20_left_hard_write_vector_random",
-        _G20,
-        "random",
-        150,
-        {"max_episode_steps": 60, "goal_switch_steps": 25},
-        num_envs=3,
-    ),  # fmt: skip
-    GoldenCase(
-        "g20_left_pd_vector_sdk255_random",
-        _G20,
-        "random",
-        150,
-        {"drive": "pd", "action": "sdk255", "max_episode_steps": 60},
-        num_envs=3,
-    ),  # fmt: skip
-    # wheel-leg: both robots, with and without domain randomisation, single and vector
-    GoldenCase("solenopsis_drive_turn", _SOL, "drive_turn", 300),
-    GoldenCase("solenopsis_random", _SOL, "random", 300),
-    GoldenCase("solenopsis_domain_rand_pushes", _SOL, "drive_turn", 300, {"domain_rand": _PUSHES}),
-    GoldenCase("m20_legacy_drive_turn", _M20, "drive_turn", 300),
-    GoldenCase("m20_legacy_domain_rand_random", _M20, "random", 300, {"domain_rand": _PUSHES}),
-    GoldenCase("solenopsis_vector_random", _SOL, "random", 200, _SHORT_EPISODES, num_envs=3),
-    GoldenCase(
-        "m20_legacy_vector_domain_rand",
-        _M20,
-        "drive_turn",
-        200,
-        {**_SHORT_EPISODES, "domain_rand": _PUSHES},
-        num_envs=3,
-    ),  # fmt: skip
-    # rough terrain: the generated grid, the height scan, the spawn on the tile and the curriculum's moves at
-    # the resets (short episodes, so a short run crosses several); single and vector
-    GoldenCase("solenopsis_rough_drive_turn", _SOL_ROUGH, "drive_turn", 240, _SHORT_EPISODES, seed=1),
-    GoldenCase("solenopsis_rough_vector_random", _SOL_ROUGH, "random", 150, _SHORT_EPISODES, num_envs=2),
-    GoldenCase("m20_legacy_rough_random", _M20_ROUGH, "random", 120, _SHORT_EPISODES),
-    # the wheels against a step's edge (a 0.10 m pit's rim): what MuJoCo's cylinder-edge contacts do
-    GoldenCase(
-        "solenopsis_rough_pit_edge", _SOL_ROUGH, "drive_forward", 240, {"terrain": _PIT_010, "episode_length_s": 5.0}
-    ),
-    # the G20 with an object: contacts with a free body, drops and their resets from the grasp cache, goals
-    GoldenCase("g20_left_rotate_delta_random", _ROTATE, "random", 150, {"episode_length_s": 3.0}),
-    GoldenCase(
-        "g20_right_rotate_normalized_random",
-        _ROTATE,
-        "random",
-        100,
-        {"hand": "right", "action": "normalized", "episode_length_s": 2.0},
-    ),  # fmt: skip
-    GoldenCase(
-        "g20_left_reorient_vector_sdk255_random",
-        _REORIENT,
-        "random",
-        100,
-        {"action": "sdk255", "episode_length_s": 2.0},
-        num_envs=2,
-    ),  # fmt: skip
-)
+
+CASES: tuple[GoldenCase, ...] = cases()
 
 
 # -- action programs -----------------------------------------------------------------------------

@@ -7,8 +7,9 @@ docs/reference/terms.md    each registered id's term tables: function, weight / 
                            history, parameters with the Check of their annotation, the function's summary, and the
                            Isaac Lab counterpart (read from dexwheel/isaaclab/tasks/ without importing Isaac Lab)
 docs/reference/config.md   every field of the task configs and their sections: default, Hydra path, comment
-docs/reference/hydra.md    the Hydra config groups and options, and the keys of the scripts' configs
-docs/reference/ids.md      the gym ids (registered kwargs, spaces) and the Isaac Lab ids
+docs/reference/hydra.md    the Hydra config groups and options (the task options from the task registry), and the
+                           keys of the scripts' configs
+docs/reference/ids.md      the gym ids (registered kwargs, spaces) and the Isaac Lab ids, from the task registry
 docs/reference/api/*.md    one API page per package (mkdocstrings reads the source statically)
 
 tests/test_reference.py checks that the committed pages equal a fresh generation.
@@ -37,6 +38,7 @@ import gymnasium as gym  # noqa: E402
 
 import dexwheel.envs  # noqa: E402, F401  (importing dexwheel registers the gym ids)
 from dexwheel.rl.config_defaults import GROUP_FIELDS, NOT_CONFIG  # noqa: E402
+from dexwheel.tasks.registry import tasks  # noqa: E402
 from dexwheel.tasks.terms import Check, EventTermCfg, ObservationTermCfg, func_path, resolve  # noqa: E402
 
 REFERENCE = ROOT / "docs" / "reference"
@@ -52,7 +54,7 @@ API_PACKAGES = {
     "terrain": "terrain descriptions, their generator and their MuJoCo and mesh forms",
     "tasks": "the MDPs: configs, term tables, the term runner, action paths, commands",
     "envs": "the Gymnasium faces of the tasks: single and native vector envs, registration",
-    "benchmarks": "the step benchmark's protocol, backend-neutral",
+    "protocols": "the evaluation protocols (steps, rotation, reorient), backend-neutral",
     "rl": "learners, the training loop, evaluation, checkpoints, export",
     "isaaclab": "the same tasks on Isaac Lab 3 (its own venv; read here without importing Isaac Lab)",
     "bridge": "the G20 simulation bridge: ROS 2 wire format over Cyclone DDS",
@@ -401,8 +403,17 @@ def _code_part(line: str) -> str:
     return re.sub(r"(\"[^\"]*\"|'[^']*')", lambda m: "x" * len(m.group(0)), line)
 
 
+def _task_section() -> dict[str, str]:
+    """The task section the config page names for each config class (its first registered task's name)."""
+    out: dict[str, str] = {}
+    for name, record in tasks().items():
+        kind = type(record.default_config(record.robots[0])).__name__
+        out.setdefault({"WheelLegEnvCfg": "wheel_leg", "G20HandConfig": "hand", "InHandCfg": "in_hand"}[kind], name)
+    return out
+
+
 #: The task group's section of each family's config class (one name per task); the in-hand config's own.
-TASK_SECTION = {"wheel_leg": "velocity", "hand": "hand_pose", "in_hand": "in_hand_rotate"}
+TASK_SECTION = _task_section()
 
 
 def hydra_path(family: str, path: str) -> str:
@@ -413,7 +424,7 @@ def hydra_path(family: str, path: str) -> str:
         flat = next((k for k, v in RENAMES.items() if v == path), None)
         if flat is not None and any(flat in keys for keys in GROUP_FIELDS["hand"].values()):
             return hydra_path("hand", flat)
-        if path.split(".", 1)[0] in ("hand", "num_threads", "render_mode", "width", "height"):
+        if path.split(".", 1)[0] == "hand":
             return hydra_path("hand", path)
         return f"`task.{TASK_SECTION[family]}.{path}`"
     top = path.split(".", 1)[0]
@@ -566,10 +577,17 @@ def hydra_page() -> str:
         """)]  # fmt: skip
     rows = []
     groups = [p for p in CONFIGS.iterdir() if p.is_dir() and p.name != "hydra"] + list((CONFIGS / "hydra").iterdir())
+    groups += [CONFIGS / "task"]  # its options are the registered tasks' (no files)
     for group in sorted(groups, key=lambda p: p.relative_to(CONFIGS).as_posix()):
+        if group.name == "task":
+            rows += [["`task`", f"`{name}`", md_inline(f"{record.summary} ({record.family} robots: "
+                                                          f"{', '.join(record.envs)}); [the task](#tasks)")]
+                     for name, record in tasks().items()]  # fmt: skip
+            continue
         for option in sorted(group.glob("*.yaml")):
             rows.append([f"`{group.relative_to(CONFIGS).as_posix()}`", f"`{option.stem}`", yaml_comment(option)])
     out.append(table(["group", "option", "what"], rows) + "\n")
+    out.append(tasks_section())
     for name in ("train", "evaluate", "export", "view", "bridge", "policy_node"):
         path = CONFIGS / f"{name}.yaml"
         out.append(f"## `{name}.yaml`\n\n")
@@ -586,6 +604,27 @@ def hydra_page() -> str:
     return "".join(out).rstrip() + "\n"
 
 
+def tasks_section() -> str:
+    """The registered tasks (:mod:`dexwheel.tasks.registry`), each a ``task`` option: its records' fields."""
+    out = ["## Tasks\n\n", textwrap.dedent("""\
+        Each registered task is an option of the `task` group, made from its record in the task registry
+        (`dexwheel/tasks/registry.py`; a task of your own: [Add a task](../how-to/add-a-task.md)): its fields under
+        `task.<name>.*` (its config factory's defaults), its default budget `task.train.*`, and the group options it
+        selects for itself.
+
+        """)]  # fmt: skip
+    rows = []
+    for name, r in tasks().items():
+        budget = ", ".join(f"{k}={v:,}" for k, v in dataclasses.asdict(r.train).items())
+        groups = ", ".join(f"`{g}={o}`" for g, o in r.groups.items())
+        rows.append([f"`{name}`", ", ".join(f"`{robot}`: `{i}`" for robot, i in r.envs.items()), f"`{r.config}`",
+                     budget, groups, f"`{r.protocol}`" if r.protocol else "", f"`{r.metrics.rpartition(':')[2]}`",
+                     "yes" if r.bridge else ""])  # fmt: skip
+    out.append(table(["task", "robots: gym ids", "config", "train", "selects", "protocol", "metrics", "policy node"],
+                     rows) + "\n")  # fmt: skip
+    return "".join(out)
+
+
 # -- the ids ---------------------------------------------------------------------------------------------------
 
 
@@ -596,12 +635,6 @@ def registered_ids() -> list[str]:
 
 def space(s: gym.Space) -> str:
     return f"`{type(s).__name__}{tuple(s.shape)}`"
-
-
-def isaaclab_tasks() -> dict[str, tuple[str, str, str]]:
-    """``TASKS`` of dexwheel/isaaclab/tasks/__init__.py, read without importing it."""
-    module = _Module(ISAACLAB_TASKS / "__init__.py")
-    return module.constants["TASKS"]
 
 
 def ids_page() -> str:
@@ -627,14 +660,15 @@ def ids_page() -> str:
     out.append(textwrap.dedent("""\
         ## Isaac Lab ids
 
-        `import dexwheel.isaaclab.tasks` registers these in the Isaac Lab venv ([Run on Isaac Lab](../how-to/isaaclab.md));
-        each is Isaac Lab's `ManagerBasedRLEnv` with these entry points (`TASKS` in
-        `dexwheel/isaaclab/tasks/__init__.py`):
+        `import dexwheel.isaaclab.tasks` registers these in the Isaac Lab venv ([Run on Isaac Lab](../how-to/isaaclab.md)),
+        from each task's record (`isaaclab` ids and `isaaclab_cfg`): Isaac Lab's `ManagerBasedRLEnv`, its env config a
+        subclass of the record's class naming the task and the robot (`dexwheel.isaaclab.tasks.<Id>EnvCfg`), its
+        runner `<Id>PPORunnerCfg`:
 
         """))  # fmt: skip
-    rows = [[f"`{task}`", f"`dexwheel.isaaclab.tasks.{module}:{env_cfg}`", f"`dexwheel.isaaclab.tasks.agents:{agent}`"]
-            for task, (module, env_cfg, agent) in isaaclab_tasks().items()]  # fmt: skip
-    out.append(table(["id", "env_cfg_entry_point", "rsl_rl_cfg_entry_point"], rows))
+    rows = [[f"`{task_id}`", f"`{name}`", f"`{robot}`", f"`{r.isaaclab_cfg}`"]
+            for name, r in tasks().items() for robot, task_id in r.isaaclab.items()]  # fmt: skip
+    out.append(table(["id", "task", "robot", "env config class"], rows))
     return "".join(out).rstrip() + "\n"
 
 

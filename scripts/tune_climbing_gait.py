@@ -58,7 +58,7 @@ def score(x: np.ndarray, trials: int) -> tuple[float, dict[str, str]]:
     """A candidate's score and outcome letters (runs in a worker process)."""
     import gymnasium as gym
 
-    from dexwheel.benchmarks import steps
+    from dexwheel.protocols import steps
     from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
     from dexwheel.tasks.velocity.teacher import gait_policy
 

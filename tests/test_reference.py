@@ -18,6 +18,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
+from dexwheel.tasks.registry import tasks
 from dexwheel.tasks.terms import Check, func_path, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,8 +103,12 @@ def test_every_default_term_has_its_isaac_lab_counterpart_named():
     """Each default table of each id with an Isaac Lab task runs on Isaac Lab (tests/isaaclab build them): the page
     names its function; so do the optional randomisation events of the object tasks."""
     counterparts = gen.isaaclab_counterparts()
-    folders = {config.split(".")[0] for config, _, _ in gen.isaaclab_tasks().values()}
-    assert folders == {"velocity", "hand_pose", "in_hand"}  # a new Isaac Lab task: its MuJoCo ids join the check below
+    folders = {r.isaaclab_cfg.split(".")[3] for r in tasks().values() if r.isaaclab}  # dexwheel.isaaclab.tasks.<folder>
+    assert folders == {
+        "velocity",
+        "hand_pose",
+        "in_hand",
+    }  # a new Isaac Lab family: its MuJoCo ids join the check below
     from dexwheel.tasks.in_hand import events
 
     for event in events.MODEL_EVENTS:
@@ -146,7 +151,7 @@ def test_every_registered_id_and_isaac_lab_id_is_listed(pages):
     page = pages["ids.md"]
     for env_id in gen.registered_ids():
         assert f"| `{env_id}` |" in page
-    for task in gen.isaaclab_tasks():
+    for task in (i for r in tasks().values() for i in r.isaaclab.values()):
         assert f"| `{task}` |" in page
 
 

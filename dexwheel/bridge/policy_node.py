@@ -45,11 +45,16 @@ from dexwheel.tasks.hand_pose.action import G20ActionMap
 from dexwheel.tasks.hand_pose.action_path import HandActionPath
 from dexwheel.tasks.in_hand.config import InHandCfg
 from dexwheel.tasks.manager import TermRunner
+from dexwheel.tasks.registry import record_of_env, resolve, tasks
 
 log = logging.getLogger(__name__)
 
-#: The exports the node plays: the in-hand tasks' (their policies read proprioception only).
-ENV_IDS = ("G20Rotate-v0", "G20Reorient-v0")
+
+def bridge_env_ids() -> tuple[str, ...]:
+    """The exports the node plays: of the tasks whose record says so (their policies read proprioception only)."""
+    return tuple(dict.fromkeys(i for r in tasks().values() if r.bridge for i in r.envs.values()))
+
+
 _O = "dexwheel.tasks.in_hand.observations:"
 #: The observation terms a joint-state topic feeds: what the hand reports, and what the node itself sent.
 WIRE_TERMS = {_O + "joint_pos": "position", _O + "joint_vel": "velocity", _O + "last_action": None}
@@ -190,14 +195,15 @@ class HandPolicy:
         from dexwheel.rl.env_factory import env_kwargs
         from dexwheel.rl.export import ExportedPolicy
         from dexwheel.rl.run_config import run_config
-        from dexwheel.tasks.in_hand.config import make_cfg
 
         exported = ExportedPolicy.load(onnx)
         env_id = exported.metadata.get("env_id")
-        if env_id not in ENV_IDS:
+        if env_id not in bridge_env_ids():
             raise NodeError(f"onnx: {onnx} is an export of {env_id}; the node plays the in-hand tasks' policies "
-                            f"({list(ENV_IDS)}), which read proprioception only")  # fmt: skip
-        return cls(exported, make_cfg(**env_kwargs(run_config(exported.run))))
+                            f"({list(bridge_env_ids())}), which read proprioception only")  # fmt: skip
+        record, robot = record_of_env(env_id)
+        make = resolve(record.make_config)
+        return cls(exported, make(record.default_config(robot), **env_kwargs(run_config(exported.run))))
 
     def _check_layout(self) -> None:
         """The run's policy terms must be the export's columns (a run whose config changed after its export is not)."""

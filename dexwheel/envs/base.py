@@ -7,8 +7,9 @@ for a display or an offscreen GL backend first, :func:`~dexwheel.sim.rendering.c
 copying and pickling (:class:`~dexwheel.sim.snapshot.Reconstructible`). A task family's face sets
 :attr:`TaskEnv.task_class` and :attr:`TaskEnv.make_config` and adds only its own conveniences.
 
-Keyword arguments: ``cfg`` (the task's config to start from) and the changes its ``make_config`` takes (fields,
-sections as dicts, term tables by term name); and how it is shown, which is no part of the task: ``render_mode``,
+Keyword arguments: ``cfg`` (the task's config to start from; default: ``task_name``'s config for ``robot``, what a
+registered id passes: :mod:`dexwheel.tasks.registry`) and the changes its ``make_config`` takes (fields, sections as
+dicts, term tables by term name); and how it is shown, which is no part of the task: ``render_mode``,
 ``width``, ``height``, ``camera_name`` (a camera of the model) or ``default_camera_config`` (a free camera's
 ``distance``, ``azimuth``, ``elevation``, ``lookat``), the task's own view by default.
 """
@@ -24,10 +25,31 @@ import numpy as np
 from dexwheel.envs.gym_api import closed_error, not_ready
 from dexwheel.sim.rendering import check_render_mode
 from dexwheel.sim.snapshot import Reconstructible
+from dexwheel.tasks.registry import resolve, task_record
 from dexwheel.tasks.runtime import TaskRuntime
 
 #: the render modes every single env takes
 RENDER_MODES = ("human", "rgb_array")
+
+
+def start_config(cls: type, cfg: Any, task_name: str | None, robot: str | None,
+                 kwargs: dict[str, Any]) -> tuple[Any, type, Callable]:  # fmt: skip
+    """The config to start from (``cfg``, else the registered task's for ``robot``, which must be one it runs on),
+    the task class and the config builder (the face's own, else the registered task's). Without a task name a
+    ``robot`` is a config keyword (``kwargs``, where the config refuses it if it has no such field)."""
+    task_class, make_config = cls.task_class, cls.make_config
+    if task_name is None and robot is not None:
+        kwargs["robot"] = robot
+    if task_name is not None:
+        record = task_record(task_name)
+        if robot is not None and robot not in record.robots:
+            raise ValueError(f"robot: {robot!r}; task {task_name} runs on {list(record.robots)}")
+        cfg = record.default_config(robot or record.robots[0]) if cfg is None else cfg
+        task_class = task_class or resolve(record.task_class)
+        make_config = make_config or resolve(record.make_config)
+    if task_class is None or make_config is None:
+        raise TypeError(f"{cls.__name__}: no task; give task_name=<a registered task> (dexwheel.tasks.registry)")
+    return cfg, task_class, make_config
 
 
 def camera_kwargs(task: TaskRuntime, camera_name: str | None, default_camera_config: Mapping[str, Any] | None,
@@ -46,18 +68,22 @@ def camera_kwargs(task: TaskRuntime, camera_name: str | None, default_camera_con
 class TaskEnv(Reconstructible, gym.Env):
     """The single env of a task: ``task_class(make_config(cfg, **kwargs), 1)``."""
 
-    task_class: ClassVar[type[TaskRuntime]]
-    #: the task's config builder: ``make_config(cfg, **changes)``
-    make_config: ClassVar[Callable[..., Any]]
+    #: the task class and its config builder ``make_config(cfg, **changes)``; a generic face takes the registered
+    #: task's (``task_name``)
+    task_class: ClassVar[type[TaskRuntime] | None] = None
+    make_config: ClassVar[Callable[..., Any] | None] = None
     #: frames' default size (width, height)
     RENDER_SIZE: ClassVar[tuple[int, int]] = (480, 480)
     RENDER_MODES: ClassVar[tuple[str, ...]] = RENDER_MODES
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 50}
 
-    def __init__(self, cfg: Any = None, *, render_mode: str | None = None, width: int | None = None,
-                 height: int | None = None, camera_name: str | None = None,
-                 default_camera_config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:  # fmt: skip
-        self.cfg = type(self).make_config(cfg, **kwargs)
+    def __init__(self, cfg: Any = None, *, task_name: str | None = None, robot: str | None = None,
+                 render_mode: str | None = None, width: int | None = None, height: int | None = None,
+                 camera_name: str | None = None, default_camera_config: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:  # fmt: skip
+        cfg, task_class, make_config = start_config(type(self), cfg, task_name, robot, kwargs)
+        self.task_name = task_name
+        self.cfg = make_config(cfg, **kwargs)
         if render_mode not in (None, *self.RENDER_MODES):
             raise ValueError(f"render_mode: {render_mode!r}; choose one of {list(self.RENDER_MODES)} or None")
         self.width, self.height = int(width or self.RENDER_SIZE[0]), int(height or self.RENDER_SIZE[1])
@@ -65,7 +91,7 @@ class TaskEnv(Reconstructible, gym.Env):
             raise ValueError(f"width and height must be >= 1, got {self.width}x{self.height}")
         self.render_mode = render_mode
         self._camera = (camera_name, None if default_camera_config is None else dict(default_camera_config))
-        self.task = task = self.task_class(self.cfg, 1)
+        self.task = task = task_class(self.cfg, 1)
         self.dt = task.dt
         self.action_space = task.action_space
         self.observation_space = task.observation_space
@@ -79,8 +105,9 @@ class TaskEnv(Reconstructible, gym.Env):
 
     def _init_kwargs(self) -> dict[str, Any]:
         camera_name, default_camera_config = self._camera
-        return {"cfg": self.cfg, "render_mode": self.render_mode, "width": self.width, "height": self.height,
-                "camera_name": camera_name, "default_camera_config": default_camera_config}  # fmt: skip
+        return {"cfg": self.cfg, "task_name": self.task_name, "render_mode": self.render_mode, "width": self.width,
+                "height": self.height, "camera_name": camera_name,
+                "default_camera_config": default_camera_config}  # fmt: skip
 
     @property
     def model(self) -> Any:

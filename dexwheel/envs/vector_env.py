@@ -24,7 +24,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from dexwheel.envs.base import camera_kwargs
+from dexwheel.envs.base import camera_kwargs, start_config
 from dexwheel.envs.gym_api import closed_error, not_ready
 from dexwheel.sim.rendering import check_render_mode, free_camera, render_each
 from dexwheel.sim.snapshot import Reconstructible
@@ -42,13 +42,14 @@ class TaskVectorEnv(Reconstructible, VectorEnv):
     env is truncated after that many steps, or earlier at its task's own episode length) and ``num_threads`` (the
     physics' worker threads; None: one per core)."""
 
-    task_class: ClassVar[type[TaskRuntime]]
-    make_config: ClassVar[Callable[..., Any]]
+    task_class: ClassVar[type[TaskRuntime] | None] = None
+    make_config: ClassVar[Callable[..., Any] | None] = None
     RENDER_SIZE: ClassVar[tuple[int, int]] = (480, 480)
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"], "render_fps": 50}
 
-    def __init__(self, num_envs: int = 1, cfg: Any = None, *, render_mode: str | None = None,
-                 width: int | None = None, height: int | None = None, camera_name: str | None = None,
+    def __init__(self, num_envs: int = 1, cfg: Any = None, *, task_name: str | None = None, robot: str | None = None,
+                 render_mode: str | None = None, width: int | None = None, height: int | None = None,
+                 camera_name: str | None = None,
                  default_camera_config: Mapping[str, Any] | None = None, max_episode_steps: int | None = None,
                  num_threads: int | None = None, **kwargs: Any) -> None:  # fmt: skip
         name = type(self).__name__
@@ -60,11 +61,13 @@ class TaskVectorEnv(Reconstructible, VectorEnv):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"{name}: render_mode={render_mode!r} is not supported; the vector env renders "
                              "'rgb_array' (one frame per env) or None; use the single env for 'human'")  # fmt: skip
-        self.cfg = type(self).make_config(cfg, **kwargs)
+        cfg, task_class, make_config = start_config(type(self), cfg, task_name, robot, kwargs)
+        self.task_name = task_name
+        self.cfg = make_config(cfg, **kwargs)
         self.num_envs = n = int(num_envs)
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.num_threads = None if num_threads is None else int(num_threads)
-        self.task = task = self.task_class(self.cfg, n, max_steps=self.max_episode_steps, num_threads=self.num_threads)
+        self.task = task = task_class(self.cfg, n, max_steps=self.max_episode_steps, num_threads=self.num_threads)
         self.single_observation_space, self.single_action_space = task.observation_space, task.action_space
         self.observation_space = batch_space(task.observation_space, n)
         self.action_space = batch_space(task.action_space, n)
@@ -82,7 +85,8 @@ class TaskVectorEnv(Reconstructible, VectorEnv):
 
     def _init_kwargs(self) -> dict[str, Any]:
         camera_name, default_camera_config = self._camera
-        return {"num_envs": self.num_envs, "cfg": self.cfg, "render_mode": self.render_mode, "width": self.width,
+        return {"num_envs": self.num_envs, "cfg": self.cfg, "task_name": self.task_name,
+                "render_mode": self.render_mode, "width": self.width,
                 "height": self.height, "camera_name": camera_name, "default_camera_config": default_camera_config,
                 "max_episode_steps": self.max_episode_steps, "num_threads": self.num_threads}  # fmt: skip
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 from dexwheel.envs.base import TaskEnv
-from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
+from dexwheel.tasks.velocity.config import make_cfg
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 
 #: ``reset(options=...)``: ``base_pose`` (x, y, yaw): start there (on the ground; the reset's draws as without it,
@@ -71,13 +71,3 @@ class WheelLegEnv(TaskViews, TaskEnv):
     def set_override(self, active: bool) -> None:
         """Engage or release the configured override (safety stop) layer."""
         self.task.set_override(active)
-
-
-class WheelLegRoughEnv(WheelLegEnv):
-    """``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0``: the velocity task on the terrain grid, its config
-    :func:`~dexwheel.tasks.velocity.rough.rough_cfg` (keywords as :class:`WheelLegEnv`'s)."""
-
-    def __init__(self, cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> None:
-        from dexwheel.tasks.velocity.rough import rough_cfg
-
-        super().__init__(rough_cfg() if cfg is None else cfg, **kwargs)

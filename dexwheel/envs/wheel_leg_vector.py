@@ -12,10 +12,8 @@ envs just reset) are :class:`~dexwheel.envs.vector_env.TaskVectorEnv`'s, every t
 
 from __future__ import annotations
 
-from typing import Any
-
 from dexwheel.envs.vector_env import TaskVectorEnv
-from dexwheel.tasks.velocity.config import WheelLegEnvCfg, make_cfg
+from dexwheel.tasks.velocity.config import make_cfg
 from dexwheel.tasks.velocity.task import TaskViews, WheelLegTask
 
 
@@ -35,12 +33,3 @@ class WheelLegVectorEnv(TaskViews, TaskVectorEnv):
 
     def set_override(self, active: bool) -> None:
         self.task.set_override(active)
-
-
-class WheelLegRoughVectorEnv(WheelLegVectorEnv):
-    """The native vector env of ``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0`` (all envs on one terrain)."""
-
-    def __init__(self, num_envs: int = 1, cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> None:
-        from dexwheel.tasks.velocity.rough import rough_cfg
-
-        super().__init__(num_envs, rough_cfg() if cfg is None else cfg, **kwargs)

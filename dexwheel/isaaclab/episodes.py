@@ -23,34 +23,19 @@ from dexwheel.rl.env_factory import env_kwargs
 from dexwheel.rl.evaluation import EvalResult
 from dexwheel.rl.metrics import make_metrics
 from dexwheel.rl.rsl.cfg import CLIP_ACTIONS
+from dexwheel.tasks.registry import task_record
 
-#: the robot's Isaac Lab task (the MuJoCo env id's counterpart)
-TASK_IDS = {
-    "solenopsis": "Dexwheel-Velocity-Flat-Solenopsis-v0",
-    "m20_legacy": "Dexwheel-Velocity-Flat-M20Legacy-v0",
-    "g20_left": "Dexwheel-HandPose-G20Left-v0",
-    "g20_right": "Dexwheel-HandPose-G20Right-v0",
-}
-#: a task's own Isaac Lab task per robot (the object tasks: the MuJoCo ``task.env_id``'s counterpart)
-TASK_IDS_BY_TASK = {
-    ("in_hand_rotate", "g20_left"): "Dexwheel-InHand-Rotate-G20Left-v0",
-    ("in_hand_rotate", "g20_right"): "Dexwheel-InHand-Rotate-G20Right-v0",
-    ("in_hand_reorient", "g20_left"): "Dexwheel-InHand-Reorient-G20Left-v0",
-    ("in_hand_reorient", "g20_right"): "Dexwheel-InHand-Reorient-G20Right-v0",
-}
 #: a batched policy: the observation groups in, actions out (torch, on the env's device)
 BatchPolicy = Callable[[TensorDict], torch.Tensor]
 
 
 def task_id(cfg: DictConfig) -> str:
-    key = (str(cfg.task.name), str(cfg.robot.name))
-    if key in TASK_IDS_BY_TASK:
-        return TASK_IDS_BY_TASK[key]
-    if cfg.robot.name not in TASK_IDS:
-        raise ValueError(
-            f"robot={cfg.robot.name}: no Isaac Lab task yet; the Isaac Lab tasks are for {sorted(TASK_IDS)}"
-        )
-    return TASK_IDS[cfg.robot.name]
+    """The Isaac Lab id of the run's task for its robot (the task's registry record)."""
+    task, robot = str(cfg.task.name), str(cfg.robot.name)
+    ids = task_record(task).isaaclab
+    if robot not in ids:
+        raise ValueError(f"task={task}: no Isaac Lab task for robot={robot}; it has one for {sorted(ids) or 'none'}")
+    return ids[robot]
 
 
 def open_task(task: str, num_envs: int, device: str, seed: int, overrides: dict | None = None,

@@ -95,8 +95,8 @@ def evaluate(job: dict) -> dict:
     cfg = OmegaConf.create(job["config"])
     device, seed = job.get("device", "cpu"), int(job["eval_seed"])
     if job.get("steps") is not None:
-        from dexwheel.benchmarks.steps import make_cfg
         from dexwheel.isaaclab.step_benchmark import run_step_benchmark
+        from dexwheel.protocols.steps import make_cfg
 
         bench = make_cfg(job["steps"])
         return run_step_benchmark(cfg, lambda venv: job_policy(job, cfg, venv, device), bench, device,
@@ -113,13 +113,13 @@ def evaluate(job: dict) -> dict:
 
 
 def in_hand_benchmark(job: dict, cfg: DictConfig, device: str) -> dict:
-    """The in-hand benchmark (:mod:`dexwheel.tasks.in_hand.benchmark`) on Isaac Lab: per object of the protocol, one
+    """The in-hand benchmark (:mod:`dexwheel.protocols.in_hand`) on Isaac Lab: per object of the protocol, one
     Isaac Lab env per trial with that object (its grasp cache) and ``seconds`` per episode, all reset with
     ``reset_seed``; the rows as the MuJoCo side makes them. The grasps are drawn from torch's generator: the same
     cache, not the same grasp per trial as MuJoCo's seeds ``reset_seed + k``."""
+    from dexwheel.protocols import in_hand as benchmark
     from dexwheel.rl.env_factory import env_kwargs
     from dexwheel.rl.isaaclab_launch import log
-    from dexwheel.tasks.in_hand import benchmark
 
     bench = benchmark.make_cfg(job["in_hand"])
     rows = []

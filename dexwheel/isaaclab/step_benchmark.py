@@ -1,4 +1,4 @@
-"""The step benchmark (:mod:`dexwheel.benchmarks.steps`) on Isaac Lab: every trial of a scene at once, one env each.
+"""The step benchmark (:mod:`dexwheel.protocols.steps`) on Isaac Lab: every trial of a scene at once, one env each.
 
 The protocol, the scenes, the trials, the judge and the table are the MuJoCo runner's (:func:`dexwheel.rl.step_benchmark.run_protocol`
 drives both). Per scene, the policy's own task (its robot, task and observations: blind, or with the height scan)
@@ -10,7 +10,7 @@ envs; Isaac Lab envs do not collide with each other, so they share the scene). O
 its trial's start pose as the MuJoCo task's ``place_base`` does it (the reset's knees and velocities, the base
 level, turned to the trial's heading, standing on the ground under the robot's footprint there:
 :func:`~dexwheel.tasks.velocity.terrain.ground_under`) and its command is held (no resampling, no standing envs).
-Each env is judged every control step by its own :class:`~dexwheel.benchmarks.steps.TrialJudge` on its base origin
+Each env is judged every control step by its own :class:`~dexwheel.protocols.steps.TrialJudge` on its base origin
 after the physics and before Isaac Lab's resets (:func:`~dexwheel.isaaclab.tasks.velocity.terminations.record_base_position`): an env
 whose episode terminates is a fall, and its auto-reset is never judged.
 
@@ -28,10 +28,10 @@ import torch
 from isaaclab.managers import TerminationTermCfg
 from omegaconf import DictConfig
 
-from dexwheel.benchmarks import steps
 from dexwheel.isaaclab.episodes import BatchPolicy, make_task_venv
 from dexwheel.isaaclab.tasks.velocity.config import COMMAND
 from dexwheel.isaaclab.tasks.velocity.terminations import record_base_position
+from dexwheel.protocols import steps
 from dexwheel.rl.step_benchmark import SceneRunner, benchmark_env_kwargs, run_protocol
 from dexwheel.tasks.velocity.terrain import ground_under
 

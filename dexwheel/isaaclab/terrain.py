@@ -2,7 +2,7 @@
 
 No second terrain: :func:`dexwheel.terrain.generate` makes the description from the task's ``TerrainCfg`` (or the
 task holds a fixed :class:`~dexwheel.terrain.TerrainDescription`, as the MuJoCo task takes one: the step benchmark's
-scenes, :mod:`dexwheel.benchmarks.steps`) and this module puts exactly its boxes and height fields into the stage, so Newton hands MuJoCo-Warp the same
+scenes, :mod:`dexwheel.protocols.steps`) and this module puts exactly its boxes and height fields into the stage, so Newton hands MuJoCo-Warp the same
 geoms :func:`dexwheel.terrain.mujoco.add_terrain` gives the MuJoCo model:
 
 * every box is a ``UsdGeom.Cube`` collider (static: no rigid body), which Newton imports as a box shape

@@ -1,12 +1,16 @@
-"""Every env default of the Hydra tree comes from the env's config dataclass: one source.
+"""Every env default of the Hydra tree comes from the env's config dataclass, and every task option from the task
+registry (:mod:`dexwheel.tasks.registry`): one source each.
 
 The config groups (``task``, ``drive``, ``action``, ``collision``, ``composer``) each hold some of an env
 family's fields (:data:`GROUP_FIELDS`; the ``task`` group the rest). Each group option pulls its fields'
 defaults from a node registered here (``env_defaults/<family>_<group>``, built from
 :class:`~dexwheel.tasks.hand_pose.config.G20HandConfig` and :class:`~dexwheel.tasks.velocity.config.WheelLegEnvCfg`)
-and states only what it selects (``drive: pd``). So every field can be overridden by its path
-(``task.hand_pose.commands...``, ``task.velocity.rewards...``), and ``gymnasium.make`` and ``train.py`` build the same env by default.
-Importing :mod:`dexwheel.rl` registers the nodes.
+and states only what it selects (``drive: pd``). Each registered task is a ``task`` option (``task=<name>``): its
+fields under ``task.<name>.*`` (``env_defaults/<name>_task``, from its config factory), its family, its default
+budget (``task.train.*``) and the group options it selects for itself (the object tasks: ``drive: pd``). So every
+field can be overridden by its path (``task.hand_pose.commands...``, ``task.velocity.rewards...``), and
+``gymnasium.make`` and ``train.py`` build the same env by default. Importing :mod:`dexwheel.rl` registers the nodes
+(a task a user registers later: :func:`register_task_option`).
 """
 
 from __future__ import annotations
@@ -17,10 +21,9 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 
 from dexwheel.tasks.hand_pose.config import G20HandConfig
-from dexwheel.tasks.in_hand.config import reorient_cfg, rotate_cfg
+from dexwheel.tasks.registry import TaskRecord, tasks
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg
-from dexwheel.tasks.velocity.rough import rough_cfg
 
 #: Per env family, the fields each config group holds (the ``task`` group holds every other field).
 GROUP_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -39,19 +42,15 @@ GROUP_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
 #: Fields that are no part of a task config: the robot (the ``robot`` group and the env id select it), and
 #: how an env is run or shown (rendering, threads), which the scripts set.
 NOT_CONFIG: dict[str, tuple[str, ...]] = {
-    "hand": ("hand", "render_mode", "width", "height", "default_camera_config", "num_threads"),
+    "hand": ("hand",),
     "wheel_leg": ("robot",),
 }
 CONFIGS = {"hand": G20HandConfig, "wheel_leg": WheelLegEnvCfg}
-#: Task variants of a family: their own ``task`` node (``env_defaults/<variant>_task``: ``task=velocity_rough`` pulls
-#: ``wheel_leg_rough_task``), the other groups' nodes shared with the family's default task.
-VARIANTS = {"wheel_leg_rough": ("wheel_leg", rough_cfg)}
-#: Tasks of a family with a config class of their own (the in-hand tasks, :class:`~dexwheel.tasks.in_hand.config.
-#: InHandCfg`): their ``task`` node holds their fields but the sections the family's groups give by the pose task's
-#: names (``drive: pd``, ``action: delta``, ``composer_layers``, ``collision_projection``: the config's RENAMES).
-OWN_CONFIGS = {"in_hand_rotate": rotate_cfg, "in_hand_reorient": reorient_cfg}
-#: What the family's groups set for them, and what is no part of a task config.
-OWN_CONFIG_SKIP = ("drive", "composer", "collision", "hand", "num_threads", "render_mode", "width", "height")
+#: What the family's groups set for a task with a config class of its own (the in-hand tasks' :class:`~dexwheel.tasks.
+#: in_hand.config.InHandCfg`: their ``task`` node holds their fields but the sections the family's groups give by the
+#: pose task's names, ``drive: pd``, ``action: delta``, ``composer_layers``, ``collision_projection``: the config's
+#: RENAMES), and what is no part of a task config.
+OWN_CONFIG_SKIP = ("drive", "composer", "collision", "hand")
 
 
 def _plain(value: Any) -> Any:
@@ -77,18 +76,35 @@ def defaults(family: str, cfg: Any = None) -> dict[str, dict[str, Any]]:
     return groups
 
 
+def task_fields(record: TaskRecord) -> dict[str, Any]:
+    """The task's own fields (its ``task.<name>`` section) from its config factory, for its first robot."""
+    cfg = record.default_config(record.robots[0])
+    if isinstance(cfg, CONFIGS[record.family]):
+        return defaults(record.family, cfg)["task"]
+    fields = {k: v for k, v in _plain(cfg).items() if k not in OWN_CONFIG_SKIP}
+    fields["actions"] = {k: v for k, v in fields["actions"].items() if k not in ("kind", "delay_steps")}
+    return fields
+
+
+def register_task_option(record: TaskRecord) -> None:
+    """The Hydra option ``task=<name>`` of a registered task and its env defaults (``env_defaults/<name>_task``)."""
+    store = ConfigStore.instance()
+    store.store(group="env_defaults", name=f"{record.name}_task", node=task_fields(record))
+    chosen = [{f"override /{group}@_global_.{group}": option} for group, option in record.groups.items()]
+    node = {"defaults": [f"/env_defaults/{record.name}_task@{record.name}", *chosen, "_self_"],
+            "name": record.name, "family": record.family, "train": dataclasses.asdict(record.train)}  # fmt: skip
+    store.store(group="task", name=record.name, node=node, package="task")
+
+
 def register() -> None:
-    """Register every ``env_defaults/<family>_<group>`` node (idempotent)."""
+    """Register every ``env_defaults/<family>_<group>`` node and every registered task's option (idempotent)."""
     store = ConfigStore.instance()
     for family in CONFIGS:
         for group, node in defaults(family).items():
-            store.store(group="env_defaults", name=f"{family}_{group}", node=node)
-    for variant, (family, make) in VARIANTS.items():
-        store.store(group="env_defaults", name=f"{variant}_task", node=defaults(family, make())["task"])
-    for task, make in OWN_CONFIGS.items():
-        fields = {k: v for k, v in _plain(make()).items() if k not in OWN_CONFIG_SKIP}
-        fields["actions"] = {k: v for k, v in fields["actions"].items() if k not in ("kind", "delay_steps")}
-        store.store(group="env_defaults", name=f"{task}_task", node=fields)
+            if group != "task":
+                store.store(group="env_defaults", name=f"{family}_{group}", node=node)
+    for record in tasks().values():
+        register_task_option(record)
 
 
 register()

@@ -42,7 +42,7 @@ def plot_learning_curve(
 def step_benchmark_figure(results: Mapping[str, Sequence[Mapping]], title: str) -> Figure:
     """The step benchmark's table as bars: a row of panels per robot, one panel per direction, one bar per
     height (the stairs last), its trials' shares of success, timeout and fall stacked. ``results`` maps a robot
-    to its table rows (:func:`dexwheel.benchmarks.steps.summarize`)."""
+    to its table rows (:func:`dexwheel.protocols.steps.summarize`)."""
     directions = list(dict.fromkeys(r["direction"] for rows in results.values() for r in rows))
     fig, axes = plt.subplots(len(results), len(directions), figsize=(4.2 * len(directions), 3.0 * len(results)),
                              sharey=True, squeeze=False, layout="constrained")  # fmt: skip

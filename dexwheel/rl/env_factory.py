@@ -92,7 +92,7 @@ def check_isaaclab_env(cfg: DictConfig, **overrides: Any) -> None:
     kwargs |= overrides
     paths |= {key: f"env_overrides.{key}" for key in overrides}
     try:
-        refused = unsupported(task_config(env_id(cfg), cfg.robot.name, kwargs))
+        refused = unsupported(task_config(str(cfg.task.name), str(cfg.robot.name), kwargs))
     except (TypeError, ValueError) as e:
         raise config_error(e, env_id(cfg), kwargs, paths) from e
     if refused:  # named as typed: the config key and its value (true, not True)

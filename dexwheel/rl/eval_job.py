@@ -16,7 +16,7 @@ exclusively: two evaluations finishing at once get two files); its videos are ``
 next to it. ``out=<path>`` names the JSON instead and refuses an existing file; ``overwrite=true`` replaces
 existing files instead of keeping them.
 
-``benchmark=steps`` runs the step benchmark (:mod:`dexwheel.benchmarks.steps`, its protocol ``steps.*``) instead of
+``benchmark=steps`` runs the step benchmark (:mod:`dexwheel.protocols.steps`, its protocol ``steps.*``) instead of
 episodes, on MuJoCo (:mod:`dexwheel.rl.step_benchmark`) or with ``backend=isaaclab`` on Isaac Lab
 (:mod:`dexwheel.isaaclab.step_benchmark`, in its venv): its table per robot, its JSON named
 ``steps_<policy>[_<checkpoint>]_<robots>[_isaaclab]_seed<eval_seed>_tr<trials>[_<overrides>].json``, kept the same
@@ -37,6 +37,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from dexwheel.atomic import move_new, write_atomic, write_new
 from dexwheel.cli import shown_path
+from dexwheel.protocols import PROTOCOLS
 from dexwheel.rl.checkpoints import check_checkpoint, resolve_checkpoint
 from dexwheel.rl.env_factory import check_isaaclab_env, env_kwargs, make_env
 from dexwheel.rl.evaluation import format_table, run_episodes
@@ -52,15 +53,14 @@ from dexwheel.rl.run_config import (
 )
 from dexwheel.rl.schema import ConfigError, as_paths, check_device
 from dexwheel.sim.rendering import check_offscreen
+from dexwheel.tasks.registry import tasks
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 #: evaluate.py's own settings
 OWN = ("run", "checkpoint", "policy", "onnx", "episodes", "eval_seed", "robots", "env_overrides", "video",
        "video_episodes", "out", "overwrite", "benchmark", "steps", "in_hand")  # fmt: skip
-#: ``benchmark=``: the named evaluations run instead of episodes (rotation, reorient: the in-hand benchmark)
-BENCHMARKS = ("steps", "rotation", "reorient")
-#: The in-hand benchmark's kinds and the task each scores
-IN_HAND_TASKS = {"rotation": "in_hand_rotate", "reorient": "in_hand_reorient"}
+#: ``benchmark=``: the evaluation protocols run instead of episodes (:mod:`dexwheel.protocols`)
+BENCHMARKS = tuple(PROTOCOLS)
 #: settings of how the evaluation runs, taken as typed
 RUNS_ON = ("backend", "train.device")
 #: ``backend=``: the backends evaluations run on
@@ -260,7 +260,7 @@ def unused(cfg: DictConfig) -> dict[str, str]:
     it needs: typed, they are refused (:func:`check_typed`), never dropped."""
     kind = cfg.get("benchmark")
     bench = kind is not None
-    protocol = "in_hand" if kind in IN_HAND_TASKS else "steps"
+    protocol = PROTOCOLS[kind].section if bench else None
     out = {"backend": f"the backend has no settings; choose it with backend=<{'|'.join(BACKENDS)}>"}
     if cfg.policy != "trained":
         out["checkpoint"] = f"a trained policy's checkpoint; needs policy=trained, not policy={cfg.policy}"
@@ -268,15 +268,12 @@ def unused(cfg: DictConfig) -> dict[str, str]:
         out["onnx"] = f"an exported policy; needs policy=onnx, not policy={cfg.policy}"
     if bench:
         out["episodes"] = f"benchmark={kind} runs trials, not episodes; set {protocol}.trials="
-        out["video_episodes"] = (
-            f"benchmark={kind} records {'one climb per height' if kind == 'steps' else 'one trial'}; drop it"
-        )
+        out["video_episodes"] = f"benchmark={kind} records {PROTOCOLS[kind].video}; drop it"
     elif not cfg.video:
         out["video_episodes"] = "needs video=true"
-    if kind != "steps":
-        out["steps"] = "the step benchmark's protocol; needs benchmark=steps"
-    if kind not in IN_HAND_TASKS:
-        out["in_hand"] = "the in-hand benchmark's protocol; needs benchmark=rotation or benchmark=reorient"
+    for section in {p.section for p in PROTOCOLS.values()} - {protocol}:
+        users = " or ".join(f"benchmark={p.name}" for p in PROTOCOLS.values() if p.section == section)
+        out[section] = f"the {'step' if section == 'steps' else 'in-hand'} benchmark's protocol; needs {users}"
     if cfg.backend.name != "isaaclab":
         out["train.device"] = "a MuJoCo evaluation runs on the CPU; needs backend=isaaclab"
     return out
@@ -293,10 +290,10 @@ def check_typed(cfg: DictConfig, overrides: list[str]) -> None:
 
 
 def step_benchmark_cfg(cfg: DictConfig):
-    """``steps.*`` as the protocol's config (:mod:`dexwheel.benchmarks.steps`), checked; trial ``k`` resets with
+    """``steps.*`` as the protocol's config (:mod:`dexwheel.protocols.steps`), checked; trial ``k`` resets with
     ``eval_seed + k``. A bad value is refused in one line naming its key."""
-    from dexwheel.benchmarks.steps import make_cfg
     from dexwheel.fields import ConfigFieldError
+    from dexwheel.protocols.steps import make_cfg
 
     changes = OmegaConf.to_container(cfg.steps, resolve=True) if cfg.get("steps") is not None else {}
     try:
@@ -305,16 +302,21 @@ def step_benchmark_cfg(cfg: DictConfig):
         raise ConfigError(" ".join(str(e).split())) from None
 
 
+def check_protocol(kind: str, env_cfg: DictConfig) -> None:
+    """Refuse a protocol that does not score the policy's task (each task's record names its protocol)."""
+    scores = [name for name, record in tasks().items() if record.protocol == kind]
+    if env_cfg.task.name not in scores:
+        raise ConfigError(f"benchmark={kind}: it scores task={'|'.join(scores)} policies, not "
+                          f"task={env_cfg.task.name}")  # fmt: skip
+
+
 def in_hand_benchmark_cfg(cfg: DictConfig, env_cfg: DictConfig):
-    """``in_hand.*`` as the in-hand benchmark's protocol (:mod:`dexwheel.tasks.in_hand.benchmark`), checked against the
+    """``in_hand.*`` as the in-hand benchmark's protocol (:mod:`dexwheel.protocols.in_hand`), checked against the
     policy's task and hand; trial ``k`` resets with ``eval_seed + k``. A bad value is refused in one line naming its
     key."""
     from dexwheel.fields import ConfigFieldError
-    from dexwheel.tasks.in_hand.benchmark import make_cfg
+    from dexwheel.protocols.in_hand import make_cfg
 
-    task = IN_HAND_TASKS[cfg.benchmark]
-    if env_cfg.task.name != task:
-        raise ConfigError(f"benchmark={cfg.benchmark}: it scores task={task} policies, not task={env_cfg.task.name}")
     changes = OmegaConf.to_container(cfg.in_hand, resolve=True) if cfg.get("in_hand") is not None else {}
     hand = env_kwargs(env_cfg).get("hand", "left")
     try:
@@ -353,10 +355,11 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
         raise ConfigError("video: videos are rendered on the MuJoCo backend; drop video=true or backend=isaaclab")
     if cfg.video:
         check_offscreen("video=true")  # before any episode runs: RenderingError saying what to set
-    bench = step_benchmark_cfg(cfg) if cfg.get("benchmark") == "steps" else None
-    if bench is not None and env_cfg.robot.family != "wheel_leg":
-        raise ConfigError(f"benchmark=steps: the step benchmark is for the wheel-leg robots, not {env_cfg.robot.name}")
-    hand_bench = in_hand_benchmark_cfg(cfg, env_cfg) if cfg.get("benchmark") in IN_HAND_TASKS else None
+    kind = cfg.get("benchmark")
+    if kind is not None:
+        check_protocol(kind, env_cfg)
+    bench = step_benchmark_cfg(cfg) if kind == "steps" else None
+    hand_bench = in_hand_benchmark_cfg(cfg, env_cfg) if kind and PROTOCOLS[kind].section == "in_hand" else None
     trials = bench.trials if bench else (hand_bench.trials if hand_bench else cfg.episodes)
     protocol = "steps" if bench is not None else "in_hand" if hand_bench is not None else None
     typed = [o.line for o in parse_overrides(list(overrides)) if protocol and o.key.startswith(f"{protocol}.")
@@ -441,12 +444,12 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
         for tmp in files.values():
             tmp.unlink(missing_ok=True)
     if bench is not None:
-        from dexwheel.benchmarks.steps import format_table as steps_table
+        from dexwheel.protocols.steps import format_table as steps_table
 
         for robot, result in results.items():
             print(steps_table(result["rows"], f"step benchmark: {robot}"))
     elif hand_bench is not None:
-        from dexwheel.tasks.in_hand.benchmark import format_table as in_hand_table
+        from dexwheel.protocols.in_hand import format_table as in_hand_table
 
         for robot, result in results.items():
             print(in_hand_table(result["rows"], f"{cfg.benchmark} benchmark: {robot}"))
@@ -501,8 +504,8 @@ def _step_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | N
 def _in_hand_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path | None, run_cfg: DictConfig,
                        checkpoint: Path | None, exported: Any, robot: str, env_kwargs_: dict[str, Any],
                        video: Path | None) -> dict[str, Any]:  # fmt: skip
-    """The in-hand benchmark (:mod:`dexwheel.tasks.in_hand.benchmark`) on ``rcfg``'s env with each object."""
-    from dexwheel.tasks.in_hand import benchmark as in_hand
+    """The in-hand benchmark (:mod:`dexwheel.protocols.in_hand`) on ``rcfg``'s env with each object."""
+    from dexwheel.protocols import in_hand
 
     trained = load_policy(run, str(checkpoint), run_cfg) if checkpoint is not None else None
 

@@ -117,12 +117,11 @@ class InHandMetrics:
         return out
 
 
-TASK_METRICS = {"velocity": VelocityTrackingMetrics, "velocity_rough": RoughTrackingMetrics,
-                "hand_pose": HandPoseMetrics, "in_hand_rotate": InHandMetrics, "in_hand_reorient": InHandMetrics}  # fmt: skip
-
-
 def make_metrics(task: str):
+    """The evaluation metrics of registered task ``task`` (its record's ``metrics`` class)."""
+    from dexwheel.tasks.registry import TaskRegistryError, resolve, task_record
+
     try:
-        return TASK_METRICS[task]()
-    except KeyError:
-        raise ValueError(f"task.name: unknown task {task!r}; known tasks {sorted(TASK_METRICS)}") from None
+        return resolve(task_record(task).metrics)()
+    except TaskRegistryError as e:
+        raise ValueError(f"task.name: {e}") from None

@@ -65,9 +65,15 @@ class Override:
 
 
 def env_id(cfg: DictConfig) -> str:
-    """The Gymnasium id the config builds: the task's own (``task.env_id``: the in-hand tasks' G20Rotate-v0) or the
-    robot's (``robot.env_id``: G20Hand-v0, Solenopsis-v0, whose task fields select the variant)."""
-    return str(cfg.task.get("env_id") or cfg.robot.env_id)
+    """The Gymnasium id the config builds: the task's for the robot (its registry record's, :mod:`dexwheel.tasks.
+    registry`); a task that does not run on the robot is refused naming the robots it runs on."""
+    from dexwheel.tasks.registry import TaskRegistryError
+    from dexwheel.tasks.registry import env_id as registered_id
+
+    try:
+        return registered_id(str(cfg.task.name), str(cfg.robot.name))
+    except TaskRegistryError as e:
+        raise ConfigError(str(e)) from None
 
 
 def env_section(cfg: DictConfig, group: str) -> str:

@@ -1,4 +1,4 @@
-"""The step benchmark (:mod:`dexwheel.benchmarks.steps`) on MuJoCo: each scene through the velocity task; and the
+"""The step benchmark (:mod:`dexwheel.protocols.steps`) on MuJoCo: each scene through the velocity task; and the
 loop every backend's runner shares (:func:`run_protocol`; Isaac Lab's is :mod:`dexwheel.isaaclab.step_benchmark`).
 
 Each scene is the env of the policy's own config (its robot, task, observations: blind or with the height
@@ -6,7 +6,7 @@ scan, whatever the policy reads) with the scene as its terrain (a fixed
 :class:`~dexwheel.terrain.TerrainDescription`: no curriculum), nominal physics (domain randomisation and
 pushes off) and episodes a second longer than the protocol's longest time limit. A trial resets the env with the trial's
 seed and start pose and holds its command (``reset(options={"base_pose": ..., "command": ...})``), steps the
-policy until :class:`~dexwheel.benchmarks.steps.TrialJudge` decides, and the table counts the outcomes.
+policy until :class:`~dexwheel.protocols.steps.TrialJudge` decides, and the table counts the outcomes.
 With a video path, the first ``up`` trial of each scene (one climb per height) is rendered into one MP4.
 """
 
@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-from dexwheel.benchmarks import steps
+from dexwheel.protocols import steps
 from dexwheel.rl.evaluation import Policy, video_writer
 from dexwheel.terrain import TerrainDescription
 
@@ -41,7 +41,7 @@ def run_protocol(bench: steps.StepBenchmarkCfg,
                  open_scene: Callable[[steps.Scene], contextlib.AbstractContextManager[SceneRunner]],
                  progress: bool = False) -> dict[str, Any]:  # fmt: skip
     """Every trial of ``bench`` on any backend: the loop over the scenes, the trials of each
-    (:func:`~dexwheel.benchmarks.steps.trials`), the table and the outcome letters, shared by the MuJoCo runner
+    (:func:`~dexwheel.protocols.steps.trials`), the table and the outcome letters, shared by the MuJoCo runner
     (:func:`run_step_benchmark`) and Isaac Lab's (:mod:`dexwheel.isaaclab.step_benchmark`). ``open_scene(scene)``
     builds the backend's env on the scene and yields the :data:`SceneRunner` for it (closing the env after).
     Returns ``{"rows": table rows, "outcomes": {row label: "SFT..." per trial}}``."""

@@ -200,7 +200,7 @@ def _plain(value: Any) -> Any:
 def make_terrain_cfg(base: TerrainCfg | TerrainDescription | None, changes: Any,
                      prefix: str = "terrain") -> TerrainCfg | TerrainDescription | None:  # fmt: skip
     """``base`` with ``changes`` applied: a :class:`TerrainCfg`, a :class:`TerrainDescription` (a fixed scene,
-    used as it is: the step benchmark's, :mod:`dexwheel.benchmarks.steps`), None or False (no terrain: flat
+    used as it is: the step benchmark's, :mod:`dexwheel.protocols.steps`), None or False (no terrain: flat
     ground), True (the default terrain) or a dict of fields. ``sub_terrains`` merges by name: a dict updates a sub-terrain's
     fields (a new one needs ``type``), None removes one. Not validated here (:func:`validate`)."""
     if changes is None or changes is False:

@@ -387,10 +387,9 @@ def test_bad_domain_randomisation_ranges_fail_at_construction_naming_the_key(dom
     ],
 )  # fmt: skip
 def test_non_finite_or_negative_wheel_leg_settings_fail_at_construction_naming_the_key(kwargs, field, match):
-    from dexwheel.envs.wheel_leg import WheelLegRoughEnv
-
+    task = "velocity_rough" if "terminations" in kwargs else "velocity"
     with pytest.raises(ConfigFieldError, match=match) as info:
-        (WheelLegRoughEnv if "terminations" in kwargs else WheelLegEnv)(**kwargs)
+        WheelLegEnv(task_name=task, **kwargs)
     assert info.value.field == field
 
 

@@ -14,7 +14,8 @@ import torch
 from dexwheel.control.g20_sdk import G20_MIMIC, G20SdkMapping
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
 from dexwheel.isaaclab.episodes import open_task
-from dexwheel.isaaclab.tasks.hand_pose.config import ACTION, COMMAND, HandPoseG20LeftEnvCfg, preset_poses
+from dexwheel.isaaclab.tasks import HandPoseG20LeftEnvCfg
+from dexwheel.isaaclab.tasks.hand_pose.config import ACTION, COMMAND, preset_poses
 from dexwheel.rl.isaaclab_launch import RESULT
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, JOINT_GROUPS
 from dexwheel.tasks.hand_pose import goal_set

@@ -16,17 +16,12 @@ import torch
 import dexwheel.isaaclab.tasks as tasks
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
 from dexwheel.isaaclab.episodes import open_task
-from dexwheel.isaaclab.tasks import agents
-from dexwheel.isaaclab.tasks.hand_pose.config import (
-    ACTION,
-    COMMAND,
-    MUJOCO_ENV_ID,
-    HandPoseG20LeftEnvCfg,
-    preset_poses,
-)
+from dexwheel.isaaclab.tasks import HandPoseG20LeftEnvCfg, agents
+from dexwheel.isaaclab.tasks.hand_pose.config import ACTION, COMMAND, preset_poses
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, MIMIC_RATIOS
 from dexwheel.tasks.hand_pose.config import REWARD_TERMS, G20HandConfig
+from dexwheel.tasks.registry import task_record
 
 HANDS = {"left": "Dexwheel-HandPose-G20Left-v0", "right": "Dexwheel-HandPose-G20Right-v0"}
 NUM_ENVS = 4
@@ -79,7 +74,7 @@ def _active(u) -> list[int]:
 
 def test_both_hands_have_registered_tasks():
     assert all(task_id in gym.registry and task_id in tasks.TASKS for task_id in HANDS.values())
-    from dexwheel.isaaclab.tasks.hand_pose.config import HandPoseG20RightEnvCfg
+    from dexwheel.isaaclab.tasks import HandPoseG20RightEnvCfg
 
     assert HandPoseG20RightEnvCfg().scene.robot.spawn.usd_path.endswith("g20_right.usda")
 
@@ -88,9 +83,10 @@ def test_unsupported_fields_are_refused_by_name():
     # every drive, action, goal mode and layer runs (tests/isaaclab/test_g20_selections.py); the collision
     # projection, other contact excludes and rendering do not
     with pytest.raises(ValueError) as exc:
-        HandPoseG20LeftEnvCfg(task_overrides={"drive": "hard_write", "render_mode": "rgb_array"})
-    for field in ("collision_projection", "render_mode"):
-        assert repr(field) in str(exc.value)
+        HandPoseG20LeftEnvCfg(task_overrides={"drive": "hard_write"})
+    assert repr("collision_projection") in str(exc.value)
+    with pytest.raises(ValueError, match=r"^render_mode: Isaac Lab renders with its own viewers"):  # the env's, not
+        HandPoseG20LeftEnvCfg(task_overrides={"render_mode": "rgb_array"})  # the task's: refused by name
 
 
 def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
@@ -102,7 +98,7 @@ def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
 
 def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
     u, task = env.unwrapped, G20HandConfig()  # the MuJoCo task's defaults
-    desc = get_robot(f"g20_{u.cfg.hand}")
+    desc = get_robot(u.cfg.robot)
     assert tuple(u.reward_manager.active_terms) == REWARD_TERMS
     for name, term in task.rewards.items():
         assert u.reward_manager.get_term_cfg(name).weight == term.weight, name
@@ -110,13 +106,13 @@ def test_terms_weights_and_sizes_come_from_the_mujoco_task_config(env):
         assert u.reward_manager.get_term_cfg(name).params["std"] == task.rewards[name].params["std"], name
     assert u.cfg.events.reset_joints.params["noise"] == task.events["reset_joints"].params["scale"] == 0.05
     assert u.cfg.decimation == task.substeps(desc.timestep) and u.physics_dt == pytest.approx(desc.timestep)
-    assert u.max_episode_length == gym.spec(MUJOCO_ENV_ID).max_episode_steps
+    assert u.max_episode_length == task_record("hand_pose").default_config(u.cfg.robot).max_episode_steps == 250
     assert tuple(u.observation_manager.active_terms["policy"]) == OBS_TERMS
     sizes = (len(ALL_JOINTS), len(ALL_JOINTS), len(ACTIVE_JOINTS), len(ACTIVE_JOINTS))
     assert [d[0] for d in u.observation_manager.group_obs_term_dim["policy"]] == list(sizes)
     assert u.action_manager.total_action_dim == len(ACTIVE_JOINTS)
     goal = u.command_manager.get_term(COMMAND)
-    presets = preset_poses(u.cfg.hand)
+    presets = preset_poses(u.cfg.robot.removeprefix("g20_"))
     for i, name in enumerate(task.goal_presets):
         assert torch.allclose(goal.presets[i].double(), torch.from_numpy(presets[name]), atol=1e-6), name
     # the physics: the description's gains and effort limit on every hinge, mimic joints included
@@ -158,10 +154,10 @@ def test_a_reset_starts_at_the_noisy_open_hand_holding_it(env):
     qpos, qvel, goal, last = torch.split(obs, [len(ALL_JOINTS), len(ALL_JOINTS), len(ACTIVE_JOINTS), len(ACTIVE_JOINTS)], 1)  # fmt: skip
     q = qpos[:, [ALL_JOINTS.index(j) for j in ACTIVE_JOINTS]]
     noise = u.cfg.events.reset_joints.params["noise"]
-    open_pose = torch.tensor(preset_poses(u.cfg.hand)["open"], dtype=torch.float32)
+    open_pose = torch.tensor(preset_poses(u.cfg.robot.removeprefix("g20_"))["open"], dtype=torch.float32)
     assert torch.all((q - open_pose).abs() <= noise + 1e-6) and not torch.allclose(q, open_pose.expand_as(q))
     for mimic, (source, ratio) in MIMIC_RATIOS.items():
-        lo, hi = get_robot(f"g20_{u.cfg.hand}").joint(mimic).limits
+        lo, hi = get_robot(u.cfg.robot).joint(mimic).limits
         src = qpos[:, ALL_JOINTS.index(source)]
         assert torch.allclose(qpos[:, ALL_JOINTS.index(mimic)], (src * ratio).clamp(lo, hi), atol=1e-6), mimic
     assert torch.all(qvel == 0)
@@ -225,14 +221,15 @@ def test_every_runner_cfg_is_the_shared_rsl_ppo_config():
             assert got == (list(expected) if isinstance(expected, tuple) else expected), path
 
     names, steps = set(), {}
-    for _module, _env_cfg, agent in tasks.TASKS.values():
-        cfg = getattr(agents, agent)()
+    for task_id, (task, _robot) in tasks.TASKS.items():
+        agent = gym.spec(task_id).kwargs["rsl_rl_cfg_entry_point"].rpartition(":")[2]
+        cfg = getattr(tasks, agent)()
         got = cfg.to_dict()
-        shared = agents.shared_runner_cfg(agents.TASK_OF[got["experiment_name"]])
+        shared = agents.shared_runner_cfg(task)
         check({k: v for k, v in shared.items() if k not in (*agents.NOT_SHARED, "overlap")}, got, agent)
         assert got["clip_actions"] == 1.0
         names.add(got["experiment_name"])
         steps[got["experiment_name"]] = got["num_steps_per_env"]
     assert len(names) == len(tasks.TASKS)
-    # each task's rollout per env (configs/task/*.yaml train.steps_per_env), as the MuJoCo side trains it
-    assert steps["hand_pose_g20_left"] == steps["hand_pose_g20_right"] == 64 and steps["velocity_flat_solenopsis"] == 32
+    # each task's rollout per env (its record's train.steps_per_env), as the MuJoCo side trains it
+    assert steps["hand_pose_g20_left"] == steps["hand_pose_g20_right"] == 64 and steps["velocity_solenopsis"] == 32

@@ -17,8 +17,9 @@ import torch
 import dexwheel.isaaclab.tasks as tasks
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
 from dexwheel.isaaclab.episodes import open_task
+from dexwheel.isaaclab.tasks import InHandRotateG20LeftEnvCfg
 from dexwheel.isaaclab.tasks.in_hand.commands import quat_angle, wxyz
-from dexwheel.isaaclab.tasks.in_hand.config import ACTION, COMMAND, InHandRotateG20LeftEnvCfg
+from dexwheel.isaaclab.tasks.in_hand.config import ACTION, COMMAND
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS
 from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.config import reorient_cfg, rotate_cfg
@@ -60,20 +61,21 @@ def env(request, isaac_device):
 
 def test_every_task_and_hand_has_a_registered_id():
     assert all(task_id in gym.registry and task_id in tasks.TASKS for task_id in IDS.values())
-    from dexwheel.isaaclab.tasks.in_hand.config import InHandReorientG20RightEnvCfg
+    from dexwheel.isaaclab.tasks import InHandReorientG20RightEnvCfg
 
     cfg = InHandReorientG20RightEnvCfg()
     assert cfg.scene.robot.spawn.usd_path.endswith("g20_right.usda") and cfg.commands.object_goal.reorient
 
 
 def test_what_isaac_lab_cannot_run_is_refused_by_name():
-    with pytest.raises(ValueError, match=r"do not support \['contact_excludes', 'render_mode'\]"):
-        InHandRotateG20LeftEnvCfg(task_overrides={"render_mode": "rgb_array",
-                                                  "contact_excludes": [["hand_base", "thumb_distal"]]})  # fmt: skip
+    with pytest.raises(ValueError, match=r"do not support \['contact_excludes'\]"):
+        InHandRotateG20LeftEnvCfg(task_overrides={"contact_excludes": [["hand_base", "thumb_distal"]]})
+    with pytest.raises(ValueError, match=r"^render_mode: Isaac Lab renders with its own viewers"):
+        InHandRotateG20LeftEnvCfg(task_overrides={"render_mode": "rgb_array"})
     user = {"func": "user_terms:thumb_spread", "weight": -0.5}  # a user's own term (tests/user_terms.py)
     with pytest.raises(ValueError, match=r"no counterpart of \{'rewards\.user_term': 'user_terms:thumb_spread'\}"):
         InHandRotateG20LeftEnvCfg(task_overrides={"rewards": {"user_term": user}})
-    with pytest.raises(ValueError, match=r"task='reorient': this is the left hand's rotate task \(G20Rotate-v0\)"):
+    with pytest.raises(ValueError, match=r"task='reorient': this is the rotate task \(in_hand_rotate\); use its own"):
         InHandRotateG20LeftEnvCfg(task_overrides={"task": "reorient"})
     with pytest.raises(ValueError, match=r"drive: 'hard_write': the object tasks drive the hand's PD actuators only"):
         InHandRotateG20LeftEnvCfg(task_overrides={"drive": "hard_write"})
@@ -81,8 +83,8 @@ def test_what_isaac_lab_cannot_run_is_refused_by_name():
 
 def test_terms_sizes_and_timing_are_the_mujoco_tasks(env, mujoco):
     u = env.unwrapped
-    task = reorient_cfg() if u.cfg.task == "reorient" else rotate_cfg()
-    probe = mujoco["G20Reorient-v0" if u.cfg.task == "reorient" else "G20Rotate-v0"]
+    task = reorient_cfg() if u.cfg.task == "in_hand_reorient" else rotate_cfg()
+    probe = mujoco["G20Reorient-v0" if u.cfg.task == "in_hand_reorient" else "G20Rotate-v0"]
     assert tuple(u.reward_manager.active_terms) == tuple(task.rewards)
     for name, term in task.rewards.items():
         assert u.reward_manager.get_term_cfg(name).weight == term.weight, name
@@ -148,7 +150,7 @@ def _columns(u, name: str) -> tuple[int, int]:
 
 def test_a_goal_reached_earns_its_bonus_counts_and_draws_the_next(env):
     u = env.unwrapped
-    if u.cfg.task != "reorient":
+    if u.cfg.task != "in_hand_reorient":
         pytest.skip("reorientation only")
     env.reset(seed=0)
     command = u.command_manager.get_term(COMMAND)

@@ -112,7 +112,7 @@ def test_leaving_the_terrain_terminates(env):
 
 
 def test_without_the_curriculum_envs_start_on_every_level():
-    from dexwheel.isaaclab.tasks.velocity.config import VelocityRoughSolenopsisEnvCfg
+    from dexwheel.isaaclab.tasks import VelocityRoughSolenopsisEnvCfg
 
     cfg = VelocityRoughSolenopsisEnvCfg(task_overrides={"terrain": {"curriculum": False}})
     assert cfg.scene.terrain.max_init_terrain_level is None

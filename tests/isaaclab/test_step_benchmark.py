@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from dexwheel.benchmarks import steps
 from dexwheel.isaaclab.cross_backend import MUJOCO_PYTHON, REPO
+from dexwheel.protocols import steps
 from dexwheel.tasks.velocity.terrain import ground_under
 
 #: two heights, both directions, two trials each, 4 s (tests/rl/test_step_benchmark.py's TINY, and down too)
@@ -28,7 +28,7 @@ sys.path.insert(0, "tests")
 import numpy as np
 from cfgutil import compose_cfg
 from omegaconf import OmegaConf
-from dexwheel.benchmarks import steps
+from dexwheel.protocols import steps
 from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
 config, protocol, wheels = json.loads(sys.argv[1])

@@ -33,7 +33,7 @@ def _run(env, action, steps):
 
 def test_every_wheel_leg_robot_has_a_registered_task():
     assert all(task_id in gym.registry for task_id in tasks.TASKS)
-    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatM20LegacyEnvCfg
+    from dexwheel.isaaclab.tasks import VelocityFlatM20LegacyEnvCfg
 
     assert VelocityFlatM20LegacyEnvCfg().scene.robot.spawn.usd_path.endswith("m20_legacy.usda")
 
@@ -130,7 +130,7 @@ def test_mid_episode_resamples_reverse_as_commands_rel_reversal_says(env):
 
 
 def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
-    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityEnvCfg as VelocityFlatEnvCfg
 
     # a user's own term (importable: the MuJoCo config checks its function's parameters first)
     overrides = {"rewards": {"lateral_vel_l2": {"func": "user_terms:lateral_vel_l2", "weight": -0.5}}}
@@ -144,7 +144,7 @@ def test_a_term_without_an_isaac_lab_counterpart_is_refused_by_name():
 
 
 def test_a_terrain_replaces_the_plane():
-    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityEnvCfg as VelocityFlatEnvCfg
     from dexwheel.terrain import TerrainCfg
 
     cfg = VelocityFlatEnvCfg(
@@ -154,7 +154,7 @@ def test_a_terrain_replaces_the_plane():
 
 
 def test_the_events_table_drives_isaac_lab_events():
-    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityEnvCfg as VelocityFlatEnvCfg
 
     events = VelocityFlatEnvCfg().events  # the start pose with the reset_joints_and_base noise; no pushes
     noise = WheelLegEnvCfg().reset_noise_scale
@@ -172,7 +172,7 @@ def test_the_events_table_drives_isaac_lab_events():
 
 
 def test_what_isaac_lab_cannot_do_is_refused_by_name():
-    from dexwheel.isaaclab.tasks.velocity.config import VelocityFlatEnvCfg
+    from dexwheel.isaaclab.tasks.velocity.config import VelocityEnvCfg as VelocityFlatEnvCfg
 
     with pytest.raises(ValueError, match=r"does not support \['scale_rewards_by_dt'\]: Isaac Lab's reward manager"):
         VelocityFlatEnvCfg(task_overrides={"scale_rewards_by_dt": False})

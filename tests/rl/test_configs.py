@@ -22,7 +22,13 @@ def cfg(*overrides: str, name: str = "train"):
 
 
 def options(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONFIGS / group).glob("*.yaml"))
+    """A group's options as Hydra finds them: its files, and the registered tasks' options (the ``task`` group)."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    from dexwheel.overrides import initialized
+
+    with initialized():
+        return sorted(GlobalHydra.instance().config_loader().get_group_options(group))
 
 
 @pytest.mark.slow

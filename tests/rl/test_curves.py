@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dexwheel.benchmarks import steps
+from dexwheel.protocols import steps
 from dexwheel.rl.curves import OUTCOME_BARS, over_time_figure, plot_step_benchmark, step_benchmark_figure
 
 #: a benchmark's outcomes: 4 trials per (scene, height, direction), times irrelevant to the plot

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from cfgutil import compose_cfg, short
 
-from dexwheel.benchmarks import steps
+from dexwheel.protocols import steps
 from dexwheel.rl import isaaclab_launch
 from dexwheel.rl import progress as progress_lines
 from dexwheel.rl.eval_job import evaluate
@@ -120,7 +120,8 @@ def test_evaluate_runs_the_benchmark_writes_its_json_and_refuses_a_bad_height(tm
     assert (path.parent / "steps_zero_solenopsis_seed20000_tr1_3.png").exists()
     with pytest.raises(ConfigError, match=r"^steps.heights: 1.5 m is outside the terrain's range: 0 < height <= 1 m$"):
         evaluate(compose_cfg("evaluate", "robot=solenopsis", "policy=zero", "benchmark=steps", "steps.heights=[1.5]"))
-    with pytest.raises(ConfigError, match="for the wheel-leg robots"):
+    with pytest.raises(ConfigError, match=r"^benchmark=steps: it scores task=velocity\|velocity_rough policies, not "
+                                          r"task=hand_pose$"):  # fmt: skip
         evaluate(compose_cfg("evaluate", "robot=g20_left", "policy=zero", "benchmark=steps"))
 
 

@@ -1,7 +1,7 @@
 """rsl_rl PPO runners of the Isaac Lab tasks, from the one config both backends train with.
 
 Runner, PPO and model settings are ``configs/algo/rsl_ppo.yaml`` (with ``configs/train.yaml``'s
-``train.normalize_obs`` and the task's ``train.steps_per_env`` from ``configs/task/<task>.yaml``) through
+``train.normalize_obs`` and the task's ``train.steps_per_env`` from its registry record) through
 :func:`dexwheel.rl.rsl.cfg.runner_cfg`, the dict the MuJoCo side's rsl_rl learner runs; here they become Isaac Lab's ``RslRlOnPolicyRunnerCfg`` fields. Observation normalisation sits
 in the actor and critic models, so an exported policy carries it along.
 
@@ -14,6 +14,7 @@ Lab tasks see the same.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +23,21 @@ from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPp
 from omegaconf import OmegaConf
 
 from dexwheel.rl.rsl.cfg import CLIP_ACTIONS, runner_cfg
+from dexwheel.tasks.registry import task_record
 
 REPO = Path(__file__).resolve().parents[3]
 ALGO_CFG = REPO / "configs" / "algo" / "rsl_ppo.yaml"
 TRAIN_CFG = REPO / "configs" / "train.yaml"
-TASK_CFGS = REPO / "configs" / "task"
 #: Fields of runner_cfg's dict that the Isaac Lab runners set otherwise (see the module docstring).
 NOT_SHARED = ("save_interval",)
 
 
 def shared_runner_cfg(task: str = "velocity") -> dict[str, Any]:
-    """rsl_rl's train_cfg dict as the MuJoCo side builds it from ``rsl_ppo.yaml``, ``train.yaml`` and the Hydra
-    task ``task`` (``configs/task/<task>.yaml``: its rollout length per env, ``train.steps_per_env``)."""
+    """rsl_rl's train_cfg dict as the MuJoCo side builds it from ``rsl_ppo.yaml``, ``train.yaml`` and the registered
+    task ``task`` (its record's budget: the rollout length per env, ``train.steps_per_env``)."""
     algo, train = OmegaConf.load(ALGO_CFG), OmegaConf.load(TRAIN_CFG)
-    root = OmegaConf.create({"algo": algo, "task": {"train": OmegaConf.load(TASK_CFGS / f"{task}.yaml").train}})
+    budget = dataclasses.asdict(task_record(task).train)
+    root = OmegaConf.create({"algo": algo, "task": {"train": budget}})
     return runner_cfg(root.algo.params, root.algo.policy, bool(train.train.normalize_obs))
 
 
@@ -76,70 +78,14 @@ def apply_runner_cfg(cfg: RslRlOnPolicyRunnerCfg, shared: dict[str, Any]) -> Non
 
 @configclass
 class DexwheelPPORunnerCfg(RslRlOnPolicyRunnerCfg):
-    """PPO from ``rsl_ppo.yaml``; subclasses name the experiment (and, by it, the Hydra task: :data:`TASK_OF`)."""
+    """PPO from ``rsl_ppo.yaml`` and the registered task ``task``'s rollout length; each registered Isaac Lab id has
+    a subclass naming its task and experiment (:mod:`dexwheel.isaaclab.tasks`)."""
 
     max_iterations = 500
     save_interval = 50
     experiment_name = "dexwheel"
     clip_actions = CLIP_ACTIONS
+    task: str = "velocity"
 
     def __post_init__(self):
-        apply_runner_cfg(self, shared_runner_cfg(TASK_OF.get(self.experiment_name, "velocity")))
-
-
-@configclass
-class VelocityFlatSolenopsisPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "velocity_flat_solenopsis"
-
-
-@configclass
-class VelocityFlatM20LegacyPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "velocity_flat_m20_legacy"
-
-
-@configclass
-class VelocityRoughSolenopsisPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "velocity_rough_solenopsis"
-
-
-@configclass
-class VelocityRoughM20LegacyPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "velocity_rough_m20_legacy"
-
-
-@configclass
-class HandPoseG20LeftPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "hand_pose_g20_left"
-
-
-@configclass
-class HandPoseG20RightPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "hand_pose_g20_right"
-
-
-@configclass
-class InHandRotateG20LeftPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "in_hand_rotate_g20_left"
-
-
-@configclass
-class InHandRotateG20RightPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "in_hand_rotate_g20_right"
-
-
-@configclass
-class InHandReorientG20LeftPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "in_hand_reorient_g20_left"
-
-
-@configclass
-class InHandReorientG20RightPPORunnerCfg(DexwheelPPORunnerCfg):
-    experiment_name = "in_hand_reorient_g20_right"
-
-
-#: Each runner's Hydra task (its rollout length per env): the experiment names above, each its gym id's words.
-TASK_OF = {"velocity_flat_solenopsis": "velocity", "velocity_flat_m20_legacy": "velocity",
-           "velocity_rough_solenopsis": "velocity_rough", "velocity_rough_m20_legacy": "velocity_rough",
-           "hand_pose_g20_left": "hand_pose", "hand_pose_g20_right": "hand_pose",
-           "in_hand_rotate_g20_left": "in_hand_rotate", "in_hand_rotate_g20_right": "in_hand_rotate",
-           "in_hand_reorient_g20_left": "in_hand_reorient", "in_hand_reorient_g20_right": "in_hand_reorient"}  # fmt: skip
+        apply_runner_cfg(self, shared_runner_cfg(self.task))

@@ -254,6 +254,11 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def hand_pose_cfg(robot: str = "g20_left") -> G20HandConfig:
+    """The pose task's config for ``robot`` (``g20_left`` / ``g20_right``): a goal for 250 steps, 5 s at 50 Hz."""
+    return G20HandConfig(hand=robot.removeprefix("g20_"), max_episode_steps=250)
+
+
 def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
     """``cfg`` (default: the defaults) with keyword changes applied and checked
     (:func:`~dexwheel.tasks.config_builder.build_cfg`): a term table by term name, a flat field of :data:`RENAMES`

@@ -207,12 +207,19 @@ def _bad(field_name: str, detail: str) -> ConfigFieldError:
     return ConfigFieldError(field_name, f"{field_name}: {detail}")
 
 
-def rotate_cfg() -> InHandCfg:
-    return InHandCfg()
+def rotate_cfg(robot: str = "g20_left") -> InHandCfg:
+    """The rotation task's config for ``robot`` (``g20_left`` / ``g20_right``)."""
+    return InHandCfg(hand=robot.removeprefix("g20_"))
 
 
-def reorient_cfg() -> InHandCfg:
-    return InHandCfg(task="reorient", observations=dict(REORIENT_OBSERVATIONS), rewards=dict(REORIENT_REWARDS))
+def reorient_cfg(robot: str = "g20_left") -> InHandCfg:
+    """The reorientation task's config for ``robot``."""
+    return InHandCfg(
+        task="reorient",
+        hand=robot.removeprefix("g20_"),
+        observations=dict(REORIENT_OBSERVATIONS),
+        rewards=dict(REORIENT_REWARDS),
+    )
 
 
 def make_cfg(cfg: InHandCfg | None = None, **kwargs: Any) -> InHandCfg:

@@ -195,7 +195,7 @@ class WheelLegEnvCfg:
     domain_rand: DomainRandCfg = field(default_factory=DomainRandCfg)
     # The ground: None is the flat floor (Solenopsis-v0); a TerrainCfg the generated terrain grid the rough tasks
     # run on (dexwheel.terrain, docs/reference/tasks.md#rough-terrain), one for all envs; a TerrainDescription a
-    # fixed scene as it is, no curriculum (the step benchmark's, dexwheel.benchmarks.steps).
+    # fixed scene as it is, no curriculum (the step benchmark's, dexwheel.protocols.steps).
     terrain: TerrainCfg | TerrainDescription | None = None
 
     @property
@@ -247,6 +247,11 @@ def _domain_rand(cfg: WheelLegEnvCfg, value: Any, key: str) -> Any:
 #: Each keyword's conversion to what its field takes; each section's completion of its merged changes.
 CONVERT = {"domain_rand": _domain_rand, "terrain": lambda cfg, value, key: make_terrain_cfg(cfg.terrain, value)}
 FINISH = {"domain_rand": lambda c: {"enabled": True, **c} if c else c}  # giving ranges means wanting them
+
+
+def velocity_cfg(robot: str = "solenopsis") -> WheelLegEnvCfg:
+    """The flat velocity task's config for ``robot``."""
+    return WheelLegEnvCfg(robot=robot)
 
 
 def make_cfg(cfg: WheelLegEnvCfg | None = None, **kwargs: Any) -> WheelLegEnvCfg:

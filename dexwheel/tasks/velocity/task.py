@@ -359,7 +359,7 @@ class WheelLegTask(TaskRuntime):
         events chose (knee angles, velocities) with the base level, turned to ``yaw`` and standing on the ground
         there (the highest surface under the robot's footprint, flat ground without a terrain), written into the
         physics; the observation follows. Draws nothing (the step benchmark's start poses,
-        :mod:`dexwheel.benchmarks.steps`)."""
+        :mod:`dexwheel.protocols.steps`)."""
         q = self.reset_qpos[i]
         base = self.start_qpos(q[self.knee_qadr])  # level, on flat ground at the origin, for these knees
         ground = ground_under(self.terrain.desc, x, y) if self.terrain is not None else 0.0

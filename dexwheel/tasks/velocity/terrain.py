@@ -8,7 +8,7 @@ first reset (the ``terrain_levels`` event) and again at a seeded one, so a vecto
 single env with the same seed lands, and a seed repeats its trajectory.
 
 A :class:`~dexwheel.terrain.TerrainDescription` in place of the config is a fixed scene, used as it is (the
-step benchmark's, :mod:`dexwheel.benchmarks.steps`): its origins are the tiles, and there is no curriculum.
+step benchmark's, :mod:`dexwheel.protocols.steps`): its origins are the tiles, and there is no curriculum.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dexwheel  # noqa: F401
-from dexwheel.benchmarks import steps
+from dexwheel.protocols import steps
 from dexwheel.rl.step_benchmark import benchmark_env_kwargs, run_step_benchmark
 from dexwheel.tasks.velocity.teacher import ClimbingTeacher, gait_policy
 

@@ -72,8 +72,7 @@ from dexwheel.isaaclab.tasks.hand_pose.rewards import action_rate_l2, joint_pos_
 from dexwheel.isaaclab.tasks.hand_pose.terminations import hand_step_info
 from dexwheel.isaaclab.tasks.term_map import corrupted, mapped, observation_term
 from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
-from dexwheel.rl.isaaclab_support import HAND_ENV_ID, unsupported
-from dexwheel.rl.isaaclab_support import hand_task_cfg as task_cfg
+from dexwheel.rl.isaaclab_support import task_config, unsupported
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS
@@ -82,7 +81,6 @@ from dexwheel.tasks.hand_pose.action_path import joint_group
 from dexwheel.tasks.hand_pose.config import G20HandConfig
 
 #: The MuJoCo env this task is (its registered episode length is the default here).
-MUJOCO_ENV_ID = HAND_ENV_ID
 COMMAND = "goal"
 ACTION = "joint_targets"
 _R = "dexwheel.tasks.hand_pose.rewards:"
@@ -244,27 +242,25 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
 
 @configclass
 class HandPoseEnvCfg(ManagerBasedRLEnvCfg):
-    """The G20's pose-tracking task with the PD drive; ``hand`` and ``task_overrides`` pick the config
-    (:class:`G20HandConfig` fields, as ``gymnasium.make("G20Hand-v0", **kwargs)`` takes them)."""
+    """The G20's pose-tracking task with the PD drive: the registered task ``task``'s config for ``robot``
+    (``g20_left`` / ``g20_right``), ``task_overrides`` on top (:class:`G20HandConfig` fields, as
+    ``gymnasium.make("G20Hand-v0", **kwargs)`` takes them). Each registered id is a subclass naming its task and robot
+    (:mod:`dexwheel.isaaclab.tasks`)."""
 
-    hand: str = "left"
+    task: str = "hand_pose"
+    robot: str = "g20_left"
     task_overrides: dict = {}
     scene: HandPoseSceneCfg = HandPoseSceneCfg(num_envs=4096, env_spacing=0.5)
 
     def __post_init__(self):
-        overrides = dict(self.task_overrides)
-        hand = overrides.pop("hand", self.hand)  # a run's config names its hand (the robot's), as the MuJoCo env's
-        if hand != self.hand:
-            raise ValueError(f"hand={hand!r}: this is the {self.hand} hand's task; use Dexwheel-HandPose-G20"
-                             f"{hand.capitalize()}-v0")  # fmt: skip
-        apply_task_cfg(self, task_cfg(self.hand, **overrides))
+        apply_task_cfg(self, task_config(self.task, self.robot, one_hand(self.robot, self.task_overrides)))
 
 
-@configclass
-class HandPoseG20LeftEnvCfg(HandPoseEnvCfg):
-    hand: str = "left"
-
-
-@configclass
-class HandPoseG20RightEnvCfg(HandPoseEnvCfg):
-    hand: str = "right"
+def one_hand(robot: str, overrides: dict) -> dict:
+    """``overrides`` without their ``hand``, which must be ``robot``'s (a run's config names its hand, as the MuJoCo
+    env's): a config of the other hand is refused, naming the Isaac Lab id to use."""
+    overrides = dict(overrides)
+    hand, mine = overrides.pop("hand", robot.removeprefix("g20_")), robot.removeprefix("g20_")
+    if hand != mine:
+        raise ValueError(f"hand={hand!r}: this is the {mine} hand's task; use the g20_{hand} robot's Isaac Lab id")
+    return overrides

@@ -48,7 +48,7 @@ from dexwheel.control.g20_sdk import G20_MIMIC
 from dexwheel.isaaclab.robots import articulation_cfg, object_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
 from dexwheel.isaaclab.tasks.hand_pose.action import HandPoseActionCfg
-from dexwheel.isaaclab.tasks.hand_pose.config import preset_poses, shape_pairs
+from dexwheel.isaaclab.tasks.hand_pose.config import one_hand, preset_poses, shape_pairs
 from dexwheel.isaaclab.tasks.hand_pose.observations import last_action
 from dexwheel.isaaclab.tasks.hand_pose.rewards import action_rate_l2
 from dexwheel.isaaclab.tasks.in_hand import observations as obs
@@ -63,17 +63,16 @@ from dexwheel.isaaclab.tasks.in_hand.events import (
 from dexwheel.isaaclab.tasks.in_hand.terminations import in_hand_step, object_dropped
 from dexwheel.isaaclab.tasks.term_map import mapped, observation_groups
 from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
-from dexwheel.rl.isaaclab_support import IN_HAND_ENV_IDS, unsupported
+from dexwheel.rl.isaaclab_support import task_config, unsupported
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ALL_JOINTS
 from dexwheel.tasks.hand_pose.config import control_substeps
-from dexwheel.tasks.in_hand.config import InHandCfg, make_cfg
+from dexwheel.tasks.in_hand.config import InHandCfg
 from dexwheel.tasks.in_hand.objects import DROP_POINT, PALM_NORMAL, PALM_UP
+from dexwheel.tasks.registry import task_record
 
 COMMAND = "object_goal"
 ACTION = "joint_targets"
-#: The MuJoCo env each task is, by the config's ``task``.
-MUJOCO_ENV_IDS = {task: env_id for env_id, task in IN_HAND_ENV_IDS.items()}
 _R = "dexwheel.tasks.in_hand.rewards:"
 _O = "dexwheel.tasks.in_hand.observations:"
 _T = "dexwheel.tasks.in_hand.terminations:"
@@ -268,43 +267,19 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: InHandCfg) -> None:
 
 @configclass
 class InHandEnvCfg(ManagerBasedRLEnvCfg):
-    """A G20 object task; ``task``, ``hand`` and ``task_overrides`` pick the config (:class:`InHandCfg` fields, as
-    ``gymnasium.make("G20Rotate-v0", **kwargs)`` takes them)."""
+    """A G20 object task: the registered task ``task``'s config for ``robot``, ``task_overrides`` on top
+    (:class:`InHandCfg` fields, as ``gymnasium.make("G20Rotate-v0", **kwargs)`` takes them). Each registered id is a
+    subclass naming its task and robot (:mod:`dexwheel.isaaclab.tasks`)."""
 
-    task: str = "rotate"
-    hand: str = "left"
+    task: str = "in_hand_rotate"
+    robot: str = "g20_left"
     task_overrides: dict = {}
     scene: InHandSceneCfg = InHandSceneCfg(num_envs=4096, env_spacing=0.5)
 
     def __post_init__(self):
-        overrides = dict(self.task_overrides)
-        for key, mine in (("hand", self.hand), ("task", self.task)):
-            given = overrides.pop(key, mine)  # a run's config names its hand and task, as the MuJoCo env's
-            if given != mine:
-                raise ValueError(f"{key}={given!r}: this is the {self.hand} hand's {self.task} task "
-                                 f"({MUJOCO_ENV_IDS[self.task]}); use its own Isaac Lab id")  # fmt: skip
-        apply_task_cfg(self, make_cfg(task=self.task, hand=self.hand, **overrides))
-
-
-@configclass
-class InHandRotateG20LeftEnvCfg(InHandEnvCfg):
-    task: str = "rotate"
-    hand: str = "left"
-
-
-@configclass
-class InHandRotateG20RightEnvCfg(InHandEnvCfg):
-    task: str = "rotate"
-    hand: str = "right"
-
-
-@configclass
-class InHandReorientG20LeftEnvCfg(InHandEnvCfg):
-    task: str = "reorient"
-    hand: str = "left"
-
-
-@configclass
-class InHandReorientG20RightEnvCfg(InHandEnvCfg):
-    task: str = "reorient"
-    hand: str = "right"
+        overrides = one_hand(self.robot, self.task_overrides)
+        mine = task_record(self.task).default_config(self.robot).task
+        if overrides.get("task", mine) != mine:  # a run's config names its object task, as the MuJoCo env's
+            raise ValueError(f"task={overrides['task']!r}: this is the {mine} task ({self.task}); use its own Isaac "
+                             "Lab id")  # fmt: skip
+        apply_task_cfg(self, task_config(self.task, self.robot, overrides))

@@ -32,11 +32,11 @@ class WheelLegComposerAction(ActionTerm):
     def __init__(self, cfg: WheelLegComposerActionCfg, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, env)
         from dexwheel.isaaclab.terrain import task_kwargs
+        from dexwheel.rl.isaaclab_support import task_config
         from dexwheel.robots.wheel_leg import ROBOT_JOINT_ORDER
         from dexwheel.tasks.velocity.action_path import WheelLegActionPath
-        from dexwheel.tasks.velocity.config import make_cfg
 
-        task = make_cfg(robot=cfg.robot, **task_kwargs(cfg.task_overrides))
+        task = task_config(cfg.task, cfg.robot, task_kwargs(cfg.task_overrides))
         self.path = WheelLegActionPath(task, self.num_envs, xp=torch, device=self.device, stacklevel=6)
         ids, _ = self._asset.find_joints(list(ROBOT_JOINT_ORDER), preserve_order=True)
         self._joint_ids = torch.tensor(ids, device=self.device, dtype=torch.int32)
@@ -114,8 +114,10 @@ class WheelLegComposerAction(ActionTerm):
 
 @configclass
 class WheelLegComposerActionCfg(ActionTermCfg):
-    """:class:`WheelLegComposerAction`'s settings: the MuJoCo task's config as ``make_cfg(robot=robot, **task_overrides)``."""
+    """:class:`WheelLegComposerAction`'s settings: the registered task ``task``'s config for ``robot`` with
+    ``task_overrides`` (:func:`~dexwheel.rl.isaaclab_support.task_config`)."""
 
     class_type: type = WheelLegComposerAction
+    task: str = "velocity"
     robot: str = MISSING
     task_overrides: dict = {}

@@ -70,11 +70,11 @@ from dexwheel.isaaclab.tasks.velocity.observations import (
 from dexwheel.isaaclab.tasks.velocity.rewards import lin_vel_z_l2, track_lin_vel_x_exp
 from dexwheel.isaaclab.tasks.velocity.terminations import terrain_out_of_bounds
 from dexwheel.isaaclab.terrain import DescriptionTerrainImporterCfg, TerrainSource, hold_terrain, task_kwargs
-from dexwheel.rl.isaaclab_support import unsupported
+from dexwheel.rl.isaaclab_support import task_config, unsupported
 from dexwheel.robots import get_robot
 from dexwheel.robots.wheel_leg import KNEE_JOINTS, POLICY_JOINT_ORDER, START_DROP_M, WHEEL_JOINTS
 from dexwheel.tasks.terms import func_path
-from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events, make_cfg
+from dexwheel.tasks.velocity.config import WheelLegEnvCfg, active_events
 from dexwheel.tasks.velocity.settled import settled_stance
 from dexwheel.terrain import TerrainCfg
 
@@ -150,8 +150,9 @@ def _refuse_unsupported(task: WheelLegEnvCfg) -> None:
         raise ValueError(f"the Isaac Lab wheel-leg task does not support {list(bad)}: {'; '.join(bad.values())}")
 
 
-def _actions(robot: str, overrides: dict) -> ActionsCfg:
-    return ActionsCfg(joints=WheelLegComposerActionCfg(asset_name="robot", robot=robot, task_overrides=overrides))
+def _actions(task: str, robot: str, overrides: dict) -> ActionsCfg:
+    return ActionsCfg(joints=WheelLegComposerActionCfg(asset_name="robot", task=task, robot=robot,
+                                                       task_overrides=overrides))  # fmt: skip
 
 
 # The Isaac Lab counterpart of each MuJoCo term function: (Isaac Lab function, its params from the MuJoCo
@@ -296,9 +297,10 @@ def _events(task: WheelLegEnvCfg) -> tuple[EventsCfg, CurriculumCfg]:
     return cfg, curriculum
 
 
-def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: dict | None = None) -> None:
+def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: dict | None = None,
+                   name: str = "velocity") -> None:  # fmt: skip
     """Fill an Isaac Lab env config from the MuJoCo task's config (see the module docstring); ``overrides``
-    are the ``make_cfg`` keywords that made ``task`` (the action term rebuilds it from them)."""
+    are the keywords that made ``task`` from registered task ``name``'s config (the action term rebuilds it)."""
     _refuse_unsupported(task)
     desc = get_robot(task.robot)
     settled_knees, settled_height = settled_stance(task)
@@ -332,7 +334,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: d
         heading_command=False, rel_heading_envs=0.0, debug_vis=False,
         ranges=mdp.UniformVelocityCommandCfg.Ranges(lin_vel_x=c.lin_vel_x, lin_vel_y=(0.0, 0.0), ang_vel_z=c.ang_vel_z),
     ))  # fmt: skip
-    env.actions = _actions(task.robot, hold_terrain(dict(overrides or {})))
+    env.actions = _actions(name, task.robot, hold_terrain(dict(overrides or {})))
     env.observations = _observations(task)
     env.rewards = _rewards(task)
     env.terminations = _terminations(task)
@@ -340,47 +342,19 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: WheelLegEnvCfg, overrides: d
 
 
 @configclass
-class VelocityFlatEnvCfg(ManagerBasedRLEnvCfg):
-    """A wheel-leg robot's flat velocity-tracking task; ``robot`` and ``task_overrides`` pick the config
-    (``make_cfg`` keywords, as ``gymnasium.make("Solenopsis-v0", **kwargs)`` takes them)."""
+class VelocityEnvCfg(ManagerBasedRLEnvCfg):
+    """A wheel-leg velocity task on Isaac Lab: the registered task ``task`` (``velocity``, ``velocity_rough``: its
+    config, :mod:`dexwheel.tasks.registry`) for ``robot``, ``task_overrides`` on top (``make_cfg`` keywords, as
+    ``gymnasium.make("Solenopsis-v0", **kwargs)`` takes them); a task with terrain on the terrain built from the same
+    description (:mod:`dexwheel.isaaclab.terrain`). Each registered id is a subclass naming its task and robot
+    (:mod:`dexwheel.isaaclab.tasks`)."""
 
+    task: str = "velocity"
     robot: str = "solenopsis"
     task_overrides: dict = {}
     scene: VelocitySceneCfg = VelocitySceneCfg(num_envs=4096, env_spacing=3.0)
 
     def __post_init__(self):
         self.task_overrides = hold_terrain(self.task_overrides)  # before configclass copies it (a frozen terrain)
-        apply_task_cfg(self, make_cfg(robot=self.robot, **task_kwargs(self.task_overrides)), self.task_overrides)
-
-
-@configclass
-class VelocityFlatSolenopsisEnvCfg(VelocityFlatEnvCfg):
-    robot: str = "solenopsis"
-
-
-@configclass
-class VelocityFlatM20LegacyEnvCfg(VelocityFlatEnvCfg):
-    robot: str = "m20_legacy"
-
-
-@configclass
-class VelocityRoughEnvCfg(VelocityFlatEnvCfg):
-    """A wheel-leg robot's rough-terrain task: the MuJoCo ``Solenopsis-Rough-v0`` / ``M20Legacy-Rough-v0`` config
-    (:func:`~dexwheel.tasks.velocity.rough.rough_cfg`, ``task_overrides`` on top) on the terrain built from the same
-    description (:mod:`dexwheel.isaaclab.terrain`)."""
-
-    def __post_init__(self):
-        from dexwheel.tasks.velocity.rough import rough_cfg
-
-        self.task_overrides = hold_terrain(self.task_overrides)
-        apply_task_cfg(self, make_cfg(rough_cfg(self.robot), **task_kwargs(self.task_overrides)), self.task_overrides)
-
-
-@configclass
-class VelocityRoughSolenopsisEnvCfg(VelocityRoughEnvCfg):
-    robot: str = "solenopsis"
-
-
-@configclass
-class VelocityRoughM20LegacyEnvCfg(VelocityRoughEnvCfg):
-    robot: str = "m20_legacy"
+        task = task_config(self.task, self.robot, task_kwargs(self.task_overrides))
+        apply_task_cfg(self, task, self.task_overrides, self.task)

@@ -1,12 +1,12 @@
-"""The step benchmark's protocol (dexwheel/benchmarks/steps.py): scenes, trials, outcome rules, the table."""
+"""The step benchmark's protocol (dexwheel/protocols/steps.py): scenes, trials, outcome rules, the table."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dexwheel.benchmarks import steps
 from dexwheel.fields import ConfigFieldError
+from dexwheel.protocols import steps
 from dexwheel.terrain import height_at
 
 CFG = steps.StepBenchmarkCfg()

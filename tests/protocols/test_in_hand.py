@@ -1,4 +1,4 @@
-"""The in-hand benchmark (dexwheel/tasks/in_hand/benchmark.py) and scripts/evaluate.py's benchmark=rotation / reorient."""
+"""The in-hand benchmark (dexwheel/protocols/in_hand.py) and scripts/evaluate.py's benchmark=rotation / reorient."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from cfgutil import compose_cfg
 
 from dexwheel.fields import ConfigFieldError
+from dexwheel.protocols import in_hand
 from dexwheel.rl.eval_job import evaluate, overrides_tag
 from dexwheel.rl.schema import ConfigError
-from dexwheel.tasks.in_hand import benchmark as in_hand
 from dexwheel.tasks.in_hand.objects import ObjectSpec
 
 ROTATE = ["robot=g20_left", "task=in_hand_rotate", "policy=zero"]
@@ -84,7 +84,7 @@ def test_evaluate_refuses_what_the_benchmark_cannot_run(tmp_path, monkeypatch, o
 
 
 def test_a_trial_scores_the_protocols_object_without_the_runs_object_randomisation():
-    from dexwheel.tasks.in_hand.benchmark import trial_env_kwargs
+    from dexwheel.protocols.in_hand import trial_env_kwargs
     from dexwheel.tasks.in_hand.objects import ObjectSpec
 
     e = "dexwheel.tasks.in_hand.events:"
