@@ -1,5 +1,6 @@
 """The package's layering is a contract (pyproject.toml, [tool.importlinter]; docs/explanation/architecture.md, Layers): each
-layer imports only those below it, no import cycle inside a package, no Isaac Lab in the MuJoCo layers."""
+layer imports only those below it, no import cycle inside a package, no task folder imports another, no Isaac Lab in
+the MuJoCo layers."""
 
 import os
 import shutil
@@ -35,6 +36,9 @@ def test_the_layers_hold():
         ("dexwheel/rl/schema.py", "def f():\n    from dexwheel.rl import training", "No cycles are allowed in dexwheel.rl"),
         # Isaac Lab in a MuJoCo layer, through another module
         ("dexwheel/sim/slew.py", "from dexwheel.isaaclab import motor_pd", "dexwheel.sim is not allowed to import isaaclab"),
+        # one task folder reaching into another (what the hand tasks share is dexwheel.tasks.hand)
+        ("dexwheel/tasks/in_hand/rewards.py", "from dexwheel.tasks.hand_pose import rewards",
+         "dexwheel.tasks.in_hand is not allowed to import dexwheel.tasks.hand_pose"),
     ],
 )  # fmt: skip
 @pytest.mark.slow

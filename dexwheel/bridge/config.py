@@ -17,7 +17,7 @@ from typing import Any
 from dexwheel.control import TimeoutPolicy
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots import get_robot
-from dexwheel.tasks.hand_pose.config import control_substeps
+from dexwheel.tasks.hand.config import control_substeps
 from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
 
 HANDS = ("left", "right")

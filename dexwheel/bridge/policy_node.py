@@ -8,8 +8,8 @@ their history, the last action), which the hand's joint-state topic carries. Eac
 2. computes the run's own observation terms on it (:class:`~dexwheel.tasks.manager.TermRunner` over the task's
    ``policy`` terms: for the same joint positions, the env's observation columns bit for bit);
 3. runs the ONNX graph and clips its action to the export's ``action.clip``;
-4. maps the action through the run's action path, as the env does (:class:`~dexwheel.tasks.hand_pose.action.G20ActionMap`
-   with the run's mapping and scale, then the composer, :class:`~dexwheel.tasks.hand_pose.action_path.HandActionPath`)
+4. maps the action through the run's action path, as the env does (:class:`~dexwheel.tasks.hand.action.G20ActionMap`
+   with the run's mapping and scale, then the composer, :class:`~dexwheel.tasks.hand.action_path.HandActionPath`)
    to the commanded active joints;
 5. sends them as the SDK's 20 values 0..255 (:meth:`~dexwheel.control.G20SdkMapping.to_sdk`) on the command topic:
    the wire the real hand takes, and the bridge's (``scripts/bridge.py``).
@@ -41,8 +41,8 @@ from dexwheel.bridge.transport import CycloneTransport, Transport
 from dexwheel.control import G20_MIMIC, G20SdkMapping
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS
-from dexwheel.tasks.hand_pose.action import G20ActionMap
-from dexwheel.tasks.hand_pose.action_path import HandActionPath
+from dexwheel.tasks.hand.action import G20ActionMap
+from dexwheel.tasks.hand.action_path import HandActionPath
 from dexwheel.tasks.in_hand.config import InHandCfg
 from dexwheel.tasks.manager import TermRunner
 from dexwheel.tasks.registry import record_of_env, resolve, tasks
@@ -55,9 +55,9 @@ def bridge_env_ids() -> tuple[str, ...]:
     return tuple(dict.fromkeys(i for r in tasks().values() if r.bridge for i in r.envs.values()))
 
 
-_O = "dexwheel.tasks.in_hand.observations:"
+_G = "dexwheel.tasks.mdp:"  # the generic terms the wire feeds
 #: The observation terms a joint-state topic feeds: what the hand reports, and what the node itself sent.
-WIRE_TERMS = {_O + "joint_pos": "position", _O + "joint_vel": "velocity", _O + "last_action": None}
+WIRE_TERMS = {_G + "joint_pos": "position", _G + "joint_vel": "velocity", _G + "last_action": None}
 _ACTIVE_IDX = G20_MIMIC.layout.indices(ACTIVE_JOINTS)
 
 
@@ -179,7 +179,7 @@ class HandPolicy:
             table[name] = dataclasses.replace(term, noise=None)  # a real sensor has its own
         self.state = WireHand(self.actions.dim)
         self.terms = TermRunner(self.state, 1, table, {}, {})
-        self.reads_velocity = any(_func_name(t.func) == _O + "joint_vel" for t in table.values())
+        self.reads_velocity = any(_func_name(t.func) == _G + "joint_vel" for t in table.values())
         self._check_layout()
         self._run = exported.raw()
         self._low, self._high = (np.asarray(b, dtype=np.float32) for b in exported.metadata["action"]["clip"])

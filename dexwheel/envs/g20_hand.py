@@ -26,7 +26,7 @@ import numpy as np
 from dexwheel.control import ActionError
 from dexwheel.envs.base import TaskEnv
 from dexwheel.robots.g20 import ALL_JOINTS, GOAL_PRESETS
-from dexwheel.tasks.hand_pose.action import G20ActionMap
+from dexwheel.tasks.hand.action import G20ActionMap
 from dexwheel.tasks.hand_pose.config import (  # re-exported: the env's config and choices
     ACTIONS,
     DRIVES,

@@ -60,10 +60,10 @@ CASES = (
 
 def actions(case: Case) -> np.ndarray:
     """The case's action program ``(steps, action_dim)``, float32 (what a policy sends): each preset's action
-    through the MuJoCo task's own :class:`~dexwheel.tasks.hand_pose.action.G20ActionMap`."""
+    through the MuJoCo task's own :class:`~dexwheel.tasks.hand.action.G20ActionMap`."""
     from dexwheel.control.g20_sdk import G20_MIMIC
     from dexwheel.robots.g20 import GOAL_PRESETS
-    from dexwheel.tasks.hand_pose.action import G20ActionMap
+    from dexwheel.tasks.hand.action import G20ActionMap
     from dexwheel.tasks.hand_pose.config import make_cfg
 
     cfg = make_cfg(hand=HAND, **case.config)

@@ -15,14 +15,14 @@ from typing import Any
 MOVED: dict[str, str] = {
     # compatibility modules removed (issue 56): their contents live at the paths they re-exported
     "dexwheel.envs.g20_cfg": "dexwheel.tasks.hand_pose.config",
-    "dexwheel.envs.g20_command": "dexwheel.tasks.hand_pose.action_path",
-    "dexwheel.envs.g20_command:HandCommandPath": "dexwheel.tasks.hand_pose.action_path:HandActionPath",
+    "dexwheel.envs.g20_command": "dexwheel.tasks.hand.action_path",
+    "dexwheel.envs.g20_command:HandCommandPath": "dexwheel.tasks.hand.action_path:HandActionPath",
     "dexwheel.envs.g20_kernels": "dexwheel.tasks.hand_pose.kernels",
     "dexwheel.envs.wheel_leg_cfg": "dexwheel.tasks.velocity.config",
     "dexwheel.envs.wheel_leg_task": "dexwheel.tasks.velocity.task",
     "dexwheel.sim.wheel_leg_physics": "dexwheel.sim.physics",
-    "dexwheel.tasks.hand_pose.command": "dexwheel.tasks.hand_pose.action_path",
-    "dexwheel.tasks.hand_pose.command:HandCommandPath": "dexwheel.tasks.hand_pose.action_path:HandActionPath",
+    "dexwheel.tasks.hand_pose.command": "dexwheel.tasks.hand.action_path",
+    "dexwheel.tasks.hand_pose.command:HandCommandPath": "dexwheel.tasks.hand.action_path:HandActionPath",
     "dexwheel.rl.symmetry": "dexwheel.rl.rsl.symmetry",  # rsl_rl's data_augmentation_func, mirrored
     # moved below the layers that use them (issue 56: no import runs back up)
     "dexwheel.envs.gym_api:IntegerBox": "dexwheel.tasks.spaces:IntegerBox",
@@ -33,7 +33,17 @@ MOVED: dict[str, str] = {
     "dexwheel.sim.wheel_leg_model": "dexwheel.tasks.velocity.scene",
     "dexwheel.sim.wheel_leg_model:build_wheel_leg_model": "dexwheel.tasks.velocity.scene:build_scene",
     "dexwheel.sim.wheel_leg_model:build_wheel_leg_spec": "dexwheel.tasks.velocity.scene:scene_spec",
-}
+    # one task runtime, one registry (issue 69): the hand layer, the protocols' home, the generic terms
+    "dexwheel.tasks.hand_pose.action": "dexwheel.tasks.hand.action",
+    "dexwheel.tasks.hand_pose.action_path": "dexwheel.tasks.hand.action_path",
+    "dexwheel.tasks.hand_pose.config:control_substeps": "dexwheel.tasks.hand.config:control_substeps",
+    "dexwheel.benchmarks.steps": "dexwheel.protocols.steps",
+    "dexwheel.tasks.in_hand.benchmark": "dexwheel.protocols.in_hand",
+    **{f"dexwheel.tasks.{task}.rewards:{name}": f"dexwheel.tasks.mdp:{name}"
+       for task in ("velocity", "hand_pose", "in_hand") for name in ("action_rate_l2", "joint_torques_l2", "is_terminated")},
+    **{f"dexwheel.tasks.{task}.observations:{name}": f"dexwheel.tasks.mdp:{name}"
+       for task in ("velocity", "hand_pose", "in_hand") for name in ("last_action", "joint_pos", "joint_vel")},
+}  # fmt: skip
 
 #: a ``package.module:name`` text, as a term's ``func`` holds it
 _PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")

@@ -13,7 +13,7 @@ from dexwheel.control.g20_sdk import (
     g20_nominal_mapping,
     g20_normalized_mapping,
 )
-from dexwheel.tasks.hand_pose.action_path import HandActionPath
+from dexwheel.tasks.hand.action_path import HandActionPath
 
 torch = pytest.importorskip("torch")
 RNG = np.random.default_rng(7)

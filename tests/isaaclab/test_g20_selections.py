@@ -18,8 +18,8 @@ from dexwheel.isaaclab.tasks import HandPoseG20LeftEnvCfg
 from dexwheel.isaaclab.tasks.hand_pose.config import ACTION, COMMAND, preset_poses
 from dexwheel.rl.isaaclab_launch import RESULT
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, JOINT_GROUPS
+from dexwheel.tasks.hand.action_path import HandActionPath
 from dexwheel.tasks.hand_pose import goal_set
-from dexwheel.tasks.hand_pose.action_path import HandActionPath
 from dexwheel.tasks.hand_pose.config import make_cfg
 
 NUM_ENVS = 4

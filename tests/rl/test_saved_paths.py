@@ -40,7 +40,7 @@ def test_each_moved_path_is_gone_and_today_s_imports(old, new):
 
 def test_an_old_path_reads_as_today_s_module_by_module_and_name_by_name():
     from dexwheel.rl.rsl.symmetry import mirrored
-    from dexwheel.tasks.hand_pose.action_path import HandActionPath
+    from dexwheel.tasks.hand.action_path import HandActionPath
     from dexwheel.tasks.terms import resolve
 
     assert resolve(saved_paths.today("dexwheel.rl.symmetry:mirrored"), "f") is mirrored

@@ -21,7 +21,8 @@ from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots.g20 import GOAL_PRESETS
 from dexwheel.tasks.action_delay import delay_range
 from dexwheel.tasks.config_builder import build_cfg
-from dexwheel.tasks.hand_pose.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
+from dexwheel.tasks.hand.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
+from dexwheel.tasks.hand.config import control_substeps
 from dexwheel.tasks.terms import (
     EventTermCfg,
     ObservationTermCfg,
@@ -37,6 +38,7 @@ GOAL_MODES = ("mixed", "presets", "random")
 HANDS = ("left", "right")
 OUT_OF_RANGE = ("raise", "clip")
 _R = "dexwheel.tasks.hand_pose.rewards:"
+_G = "dexwheel.tasks.mdp:"  # the generic terms
 _O = "dexwheel.tasks.hand_pose.observations:"
 _E = "dexwheel.tasks.hand_pose.events:"
 
@@ -47,16 +49,16 @@ REWARDS: dict[str, RewardTermCfg] = {
     "joint_pos_tracking": RewardTermCfg(_R + "joint_pos_tracking_exp", 1.0, {"std": 0.3}),
     "joint_pos_tracking_fine": RewardTermCfg(_R + "joint_pos_tracking_exp", 1.0, {"std": 0.1}),
     "penetration": RewardTermCfg(_R + "max_penetration", -100.0),
-    "action_rate_l2": RewardTermCfg(_R + "action_rate_l2", -0.01),
+    "action_rate_l2": RewardTermCfg(_G + "action_rate_l2", -0.01),
 }
 REWARD_TERMS = tuple(REWARDS)  # the default table's names (the Isaac Lab task maps each)
 
 #: The observation terms, in column order; each term's name is its ``obs_slices`` key.
 OBSERVATIONS: dict[str, ObservationTermCfg] = {
-    "qpos": ObservationTermCfg(_O + "joint_pos"),
-    "qvel": ObservationTermCfg(_O + "joint_vel"),
+    "qpos": ObservationTermCfg(_G + "joint_pos"),
+    "qvel": ObservationTermCfg(_G + "joint_vel"),
     "goal": ObservationTermCfg(_O + "goal_pose"),
-    "last_action": ObservationTermCfg(_O + "last_action"),
+    "last_action": ObservationTermCfg(_G + "last_action"),
 }
 
 #: No termination by default: pose tracking ends by time (``max_episode_steps``) only.
@@ -138,7 +140,7 @@ class G20HandConfig:
     observations: dict[str, ObservationTermCfg] = field(default_factory=lambda: dict(OBSERVATIONS))
     terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
     events: dict[str, EventTermCfg] = field(default_factory=lambda: dict(EVENTS))
-    #: Composer layers (:mod:`dexwheel.tasks.hand_pose.action_path`): ``policy`` and optionally ``hold``, an override
+    #: Composer layers (:mod:`dexwheel.tasks.hand.action_path`): ``policy`` and optionally ``hold``, an override
     #: layer holding ``hold_joints`` (a group: thumb, index, middle, ring, pinky, fingers; or joint names)
     #: at the goal preset ``hold_pose``; without ``hold``, hold_joints and hold_pose must keep their defaults.
     composer_layers: tuple[str, ...] = ("policy",)
@@ -223,20 +225,6 @@ class G20HandConfig:
     def substeps(self, timestep: float) -> int:
         """Physics steps per control step; ``control_hz`` must divide ``1 / timestep``."""
         return control_substeps(self.control_hz, timestep)
-
-
-def control_substeps(control_hz: float, timestep: float, env: str = "G20Hand") -> int:
-    """Physics steps per control step at ``control_hz``, which must be ``(1 / timestep) / k`` for an integer ``k``
-    (:class:`ConfigFieldError` naming ``control_hz`` of ``env`` otherwise): the hand task's and the bridge's check."""
-    n = round(1.0 / (control_hz * timestep))
-    if n < 1 or abs(n * timestep * control_hz - 1.0) > 1e-6:
-        raise ConfigFieldError(
-            "control_hz",
-            f"control_hz={control_hz!r} must be (1 / timestep) / k for an integer k >= 1; "
-            f"the timestep is {timestep} s, so e.g. {1 / timestep:g}, {1 / (2 * timestep):g}, {1 / (10 * timestep):g}",
-            env,
-        )
-    return n
 
 
 def _check_term(where: str, term: Any) -> None:

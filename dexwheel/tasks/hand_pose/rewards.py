@@ -26,9 +26,3 @@ def max_penetration(task) -> np.ndarray:
     """The deepest contact (m) between the hand's bodies (PD: over the control step's physics steps);
     hard-write projection keeps it below its tolerance, PD contacts are real."""
     return task.depth
-
-
-def action_rate_l2(task) -> np.ndarray:
-    """``sum (a - a_prev)^2`` of the actions scaled to [-1, 1]: smoothness (a fresh episode's previous
-    action is the one that holds its start pose)."""
-    return kernels.sum_sq_diff(task.action, task.last_action)

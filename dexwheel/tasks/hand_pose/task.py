@@ -50,9 +50,9 @@ from dexwheel.sim.model_checks import require_actuators, require_joints
 from dexwheel.sim.projection import CollisionProjector
 from dexwheel.tasks import terms
 from dexwheel.tasks.action_delay import ActionDelay, delay_range
+from dexwheel.tasks.hand.action import G20ActionMap
+from dexwheel.tasks.hand.action_path import HandActionPath
 from dexwheel.tasks.hand_pose import commands
-from dexwheel.tasks.hand_pose.action import G20ActionMap
-from dexwheel.tasks.hand_pose.action_path import HandActionPath
 from dexwheel.tasks.hand_pose.config import G20HandConfig
 from dexwheel.tasks.hand_pose.kernels import METRIC_FIELDS, pose_metrics
 from dexwheel.tasks.hand_pose.scene import build_scene

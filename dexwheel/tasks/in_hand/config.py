@@ -17,7 +17,7 @@ from typing import Any
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.tasks.action_delay import delay_range
 from dexwheel.tasks.config_builder import build_cfg
-from dexwheel.tasks.hand_pose.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
+from dexwheel.tasks.hand.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
 from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
 from dexwheel.tasks.terms import (
     EventTermCfg,
@@ -31,6 +31,7 @@ from dexwheel.tasks.terms import (
 TASKS = ("rotate", "reorient")
 ACTIONS = ("normalized", "sdk255", "nominal", "delta")
 _R = "dexwheel.tasks.in_hand.rewards:"
+_G = "dexwheel.tasks.mdp:"  # the generic terms
 _O = "dexwheel.tasks.in_hand.observations:"
 _T = "dexwheel.tasks.in_hand.terminations:"
 _E = "dexwheel.tasks.in_hand.events:"
@@ -38,7 +39,7 @@ _E = "dexwheel.tasks.in_hand.events:"
 
 @dataclass(frozen=True)
 class InHandActionCfg:
-    """The hand's actions, through the G20's action path (:mod:`dexwheel.tasks.hand_pose.action`)."""
+    """The hand's actions, through the G20's action path (:mod:`dexwheel.tasks.hand.action`)."""
 
     kind: str = "delta"  # the goal moved by delta_scale * a per step (HORA's, the LEAP hand's): small corrections
     out_of_range: str = "clip"
@@ -58,7 +59,7 @@ class InHandDriveCfg:
 
 @dataclass(frozen=True)
 class InHandComposerCfg:
-    """The composer layers of the pose task's action path (:mod:`dexwheel.tasks.hand_pose.action_path`):
+    """The composer layers of the pose task's action path (:mod:`dexwheel.tasks.hand.action_path`):
     ``("policy", "hold")`` holds ``hold_joints`` at the preset ``hold_pose`` while the policy drives the rest."""
 
     layers: tuple[str, ...] = ("policy",)
@@ -107,18 +108,18 @@ ROTATE_REWARDS: dict[str, RewardTermCfg] = {
     "object_lin_vel_l2": RewardTermCfg(_R + "object_lin_vel_l2", -2.0),
     "object_drift_l2": RewardTermCfg(_R + "object_drift_l2", -50.0),
     "object_tilt": RewardTermCfg(_R + "object_tilt", -0.1),
-    "joint_torques_l2": RewardTermCfg(_R + "joint_torques_l2", -1e-3),
-    "action_rate_l2": RewardTermCfg(_R + "action_rate_l2", -0.01),
-    "termination_penalty": RewardTermCfg(_R + "is_terminated", -10.0),
+    "joint_torques_l2": RewardTermCfg(_G + "joint_torques_l2", -1e-3),
+    "action_rate_l2": RewardTermCfg(_G + "action_rate_l2", -0.01),
+    "termination_penalty": RewardTermCfg(_G + "is_terminated", -10.0),
 }
 #: The reorientation task's rewards: Isaac Lab's Shadow-hand shape (1 / (error + eps), a bonus per goal reached).
 REORIENT_REWARDS: dict[str, RewardTermCfg] = {
     "orientation_tracking": RewardTermCfg(_R + "orientation_tracking", 0.1, {"eps": 0.1}),
     "goal_reached": RewardTermCfg(_R + "goal_reached", 50.0),
     "object_drift_l2": RewardTermCfg(_R + "object_drift_l2", -50.0),
-    "joint_torques_l2": RewardTermCfg(_R + "joint_torques_l2", -1e-3),
-    "action_rate_l2": RewardTermCfg(_R + "action_rate_l2", -0.01),
-    "termination_penalty": RewardTermCfg(_R + "is_terminated", -10.0),
+    "joint_torques_l2": RewardTermCfg(_G + "joint_torques_l2", -1e-3),
+    "action_rate_l2": RewardTermCfg(_G + "action_rate_l2", -0.01),
+    "termination_penalty": RewardTermCfg(_G + "is_terminated", -10.0),
 }
 #: Observations: proprioception for the actor (joint positions with a history of 3 frames, the last action); the
 #: object's state, the fingers' contacts and the command for the critic (an asymmetric actor-critic).
@@ -130,14 +131,14 @@ _CRITIC = {
     "fingertip_contacts": ObservationTermCfg(_O + "fingertip_contacts", group="critic"),
 }
 ROTATE_OBSERVATIONS: dict[str, ObservationTermCfg] = {
-    "joint_pos": ObservationTermCfg(_O + "joint_pos", history_length=3),
-    "last_action": ObservationTermCfg(_O + "last_action"),
+    "joint_pos": ObservationTermCfg(_G + "joint_pos", history_length=3),
+    "last_action": ObservationTermCfg(_G + "last_action"),
     **_CRITIC,
     "rotation_axis": ObservationTermCfg(_O + "rotation_axis", group="critic"),
 }
 REORIENT_OBSERVATIONS: dict[str, ObservationTermCfg] = {
-    "joint_pos": ObservationTermCfg(_O + "joint_pos", history_length=3),
-    "last_action": ObservationTermCfg(_O + "last_action"),
+    "joint_pos": ObservationTermCfg(_G + "joint_pos", history_length=3),
+    "last_action": ObservationTermCfg(_G + "last_action"),
     "goal_quat": ObservationTermCfg(_O + "goal_quat"),  # the command: the actor needs it
     **_CRITIC,
 }

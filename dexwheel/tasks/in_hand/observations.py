@@ -11,21 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 
-def joint_pos(task) -> np.ndarray:
-    """The hand's 21 joint positions (rad)."""
-    return task.qpos
-
-
-def joint_vel(task) -> np.ndarray:
-    """The hand's 21 joint velocities (rad/s)."""
-    return task.qvel
-
-
-def last_action(task) -> np.ndarray:
-    """The action applied in the last step, scaled to [-1, 1]."""
-    return task.last_action
-
-
 def object_pos_rel(task) -> np.ndarray:
     """The object's position (m) from where its episode started."""
     return task.object_pos - task.object_start

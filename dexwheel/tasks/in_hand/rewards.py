@@ -34,16 +34,6 @@ def object_tilt(task) -> np.ndarray:
     return up_axis_angle(task.object_quat, task.axis)
 
 
-def joint_torques_l2(task) -> np.ndarray:
-    """``sum tau^2`` over the hand's 21 actuators (N m)^2: effort."""
-    return kernels.sum_sq(task.actuator_force)
-
-
-def action_rate_l2(task) -> np.ndarray:
-    """``sum (a - a_prev)^2`` of the actions scaled to [-1, 1]: smoothness."""
-    return kernels.sum_sq_diff(task.action, task.last_action)
-
-
 def orientation_error(task) -> np.ndarray:
     """The angle (rad) between the object's orientation and the goal's."""
     return quat_angle(task.object_quat, task.goal_quat)
@@ -57,8 +47,3 @@ def orientation_tracking(task, eps: Annotated[float, Check(gt=0, unit="rad")] = 
 def goal_reached(task) -> np.ndarray:
     """1 in the step a goal is reached (then a new goal is drawn): the success bonus."""
     return task.goal_reached.astype(np.float64)
-
-
-def is_terminated(task) -> np.ndarray:
-    """1 where the episode just ended by a termination term (a drop): its one-off price."""
-    return task.terminated.astype(np.float64)

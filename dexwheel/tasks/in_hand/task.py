@@ -2,10 +2,10 @@
 
 One control step (``dt = 1 / control_hz``, 20 Hz by default: HORA's and the LEAP hand's rate):
 
-1. the action through the pose task's one action path: :class:`~dexwheel.tasks.hand_pose.action.G20ActionMap` (the
+1. the action through the pose task's one action path: :class:`~dexwheel.tasks.hand.action.G20ActionMap` (the
    four G20 mappings of :mod:`dexwheel.control`: normalised, SDK 0..255, nominal radians, delta; a rejected action
    raises before anything changes; latency: :class:`~dexwheel.tasks.action_delay.ActionDelay`), then the composer
-   and resolver (:class:`~dexwheel.tasks.hand_pose.action_path.HandActionPath`);
+   and resolver (:class:`~dexwheel.tasks.hand.action_path.HandActionPath`);
 2. the PD drive (:class:`~dexwheel.sim.hand_drive.PDDrive`): slewed targets into the 21 position actuators for
    ``1 / (control_hz * timestep)`` physics steps (one ``mujoco.batch`` rollout for several envs, bit-identical to
    plain ``mj_step`` calls);
@@ -41,9 +41,9 @@ from dexwheel.sim.hand_drive import PDDrive, default_threads
 from dexwheel.sim.model_checks import require_actuators, require_joints
 from dexwheel.tasks import kernels, terms
 from dexwheel.tasks.action_delay import ActionDelay, delay_range
-from dexwheel.tasks.hand_pose.action import G20ActionMap
-from dexwheel.tasks.hand_pose.action_path import HandActionPath
-from dexwheel.tasks.hand_pose.config import control_substeps
+from dexwheel.tasks.hand.action import G20ActionMap
+from dexwheel.tasks.hand.action_path import HandActionPath
+from dexwheel.tasks.hand.config import control_substeps
 from dexwheel.tasks.in_hand import events as in_hand_events
 from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.config import InHandCfg

@@ -112,6 +112,7 @@ class ComposerCfg:
 
 
 _R = "dexwheel.tasks.velocity.rewards:"
+_G = "dexwheel.tasks.mdp:"  # the generic terms
 _O = "dexwheel.tasks.velocity.observations:"
 _T = "dexwheel.tasks.velocity.terminations:"
 _E = "dexwheel.tasks.velocity.events:"
@@ -127,10 +128,10 @@ REWARDS: dict[str, RewardTermCfg] = {
     "lin_vel_z_l2": RewardTermCfg(_R + "lin_vel_z_l2", -2.0),
     "ang_vel_xy_l2": RewardTermCfg(_R + "ang_vel_xy_l2", -0.02),
     "flat_orientation_l2": RewardTermCfg(_R + "flat_orientation_l2", -50.0),
-    "joint_torques_l2": RewardTermCfg(_R + "joint_torques_l2", -1.0e-5),
-    "action_rate_l2": RewardTermCfg(_R + "action_rate_l2", -0.01),
+    "joint_torques_l2": RewardTermCfg(_G + "joint_torques_l2", -1.0e-5),
+    "action_rate_l2": RewardTermCfg(_G + "action_rate_l2", -0.01),
     "undesired_contacts": RewardTermCfg(_R + "undesired_contacts", -1.0, {"bodies": NON_WHEEL_BODIES}),
-    "termination_penalty": RewardTermCfg(_R + "is_terminated", -200.0),
+    "termination_penalty": RewardTermCfg(_G + "is_terminated", -200.0),
 }
 REWARD_TERMS = tuple(REWARDS)  # the default table's names (the Isaac Lab task maps each)
 
@@ -142,7 +143,7 @@ OBSERVATIONS: dict[str, ObservationTermCfg] = {
     "velocity_commands": ObservationTermCfg(_O + "velocity_commands"),
     "joint_pos_rel": ObservationTermCfg(_O + "joint_pos_rel"),
     "joint_vel_rel": ObservationTermCfg(_O + "joint_vel_rel", scale=0.05),
-    "last_action": ObservationTermCfg(_O + "last_action"),
+    "last_action": ObservationTermCfg(_G + "last_action"),
     "base_lin_vel": ObservationTermCfg(_O + "base_lin_vel", group="critic"),
     "friction": ObservationTermCfg(_O + "friction", group="critic"),
     "base_mass_add": ObservationTermCfg(_O + "base_mass_add", group="critic"),

@@ -47,11 +47,6 @@ def joint_vel_rel(task) -> np.ndarray:
     return task.joint_vel
 
 
-def last_action(task) -> np.ndarray:
-    """The action applied in the last step, in [-1, 1]."""
-    return task.last_action
-
-
 def base_lin_vel(task) -> np.ndarray:
     """Base linear velocity (m/s, base frame): privileged, a real robot estimates it."""
     return task.base_lin_vel

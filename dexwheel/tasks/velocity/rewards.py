@@ -45,21 +45,6 @@ def flat_orientation_l2(task) -> np.ndarray:
     return kernels.sum_sq(task.world_z_in_base[:, :2])
 
 
-def joint_torques_l2(task) -> np.ndarray:
-    """``sum tau^2`` over every actuator (N m)^2: effort."""
-    return kernels.sum_sq(task.actuator_force)
-
-
-def action_rate_l2(task) -> np.ndarray:
-    """``sum (a - a_prev)^2`` of the policy's actions in [-1, 1]: smoothness."""
-    return kernels.sum_sq_diff(task.action, task.last_action)
-
-
 def undesired_contacts(task, bodies: Bodies) -> np.ndarray:
     """How many of ``bodies`` touch the floor (a count per env)."""
     return kernels.count_positive(task.floor_contact, task.body_columns(bodies))
-
-
-def is_terminated(task) -> np.ndarray:
-    """1 where the episode just ended by a termination term (not by time): a fall's one-off price."""
-    return task.terminated.astype(np.float64)

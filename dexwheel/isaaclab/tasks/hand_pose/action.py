@@ -20,9 +20,9 @@ class HandPoseAction(ActionTerm):
     :mod:`dexwheel.control`, one implementation over numpy and torch), then its slew and its drive.
 
     Built from the MuJoCo task's config (``task_kwargs``, what ``make_cfg`` takes): the mapping is the
-    MuJoCo task's :class:`~dexwheel.tasks.hand_pose.action.G20ActionMap`'s (``normalized``, ``sdk255``,
+    MuJoCo task's :class:`~dexwheel.tasks.hand.action.G20ActionMap`'s (``normalized``, ``sdk255``,
     ``nominal`` or ``delta``; its bounds, its ``normalize`` and ``hold_action``), the layers its
-    :class:`~dexwheel.tasks.hand_pose.action_path.HandActionPath` (``policy`` and optionally ``hold``) with
+    :class:`~dexwheel.tasks.hand.action_path.HandActionPath` (``policy`` and optionally ``hold``) with
     ``xp=torch``. Once per control step (:meth:`process_actions`) the action, in float64 as on MuJoCo, takes
     the ``out_of_range="clip"`` arithmetic (a NaN holds the previous action, 0 for ``delta``; clipped to the
     mapping's bounds; ``sdk255`` rounded to integers; never raised on: that would sync a GPU every step),
@@ -49,8 +49,8 @@ class HandPoseAction(ActionTerm):
         super().__init__(cfg, env)
         from dexwheel.control.g20_sdk import G20_MIMIC
         from dexwheel.sim.slew import slew_budget
-        from dexwheel.tasks.hand_pose.action import G20ActionMap
-        from dexwheel.tasks.hand_pose.action_path import HandActionPath
+        from dexwheel.tasks.hand.action import G20ActionMap
+        from dexwheel.tasks.hand.action_path import HandActionPath
         from dexwheel.tasks.hand_pose.config import make_cfg
 
         if getattr(env, "_physics_handles_decimation", False):

@@ -5,7 +5,7 @@ Every number comes from :class:`dexwheel.tasks.hand_pose.config.G20HandConfig` (
 defaults: the PD drive and the presets), the robot description and the action path of :mod:`dexwheel.control`, run on
 torch (one implementation over numpy and torch, :mod:`dexwheel.control._xp`): the action mappings ``normalized``,
 ``sdk255``, ``nominal`` and ``delta`` (their ``goals()``), the composer layers (``policy``, ``hold``: the MuJoCo task's
-:class:`~dexwheel.tasks.hand_pose.action_path.HandActionPath` with ``xp=torch``) and resolver, the mimic completion
+:class:`~dexwheel.tasks.hand.action_path.HandActionPath` with ``xp=torch``) and resolver, the mimic completion
 (:data:`~dexwheel.control.g20_sdk.G20_MIMIC` on torch); the slew (``slew_rad_s`` per physics step, a source slowed by
 its fastest mimic, 0 jumps), the control rate (``control_hz`` -> decimation), the episode length (``G20Hand-v0``'s
 registered ``max_episode_steps``), the goals and the term tables: each observation, reward and reset event of the
@@ -76,8 +76,8 @@ from dexwheel.rl.isaaclab_support import task_config, unsupported
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS, GOAL_PRESETS
+from dexwheel.tasks.hand.action_path import joint_group
 from dexwheel.tasks.hand_pose import goal_set
-from dexwheel.tasks.hand_pose.action_path import joint_group
 from dexwheel.tasks.hand_pose.config import G20HandConfig
 
 #: The MuJoCo env this task is (its registered episode length is the default here).
@@ -85,19 +85,20 @@ COMMAND = "goal"
 ACTION = "joint_targets"
 _R = "dexwheel.tasks.hand_pose.rewards:"
 _O = "dexwheel.tasks.hand_pose.observations:"
+_G = "dexwheel.tasks.mdp:"  # the generic terms
 _E = "dexwheel.tasks.hand_pose.events:"
 _GOAL = {"command_name": COMMAND, "asset_cfg": robot_joints(ACTIVE_JOINTS)}
 #: The MuJoCo task's term functions and their Isaac Lab counterparts (:func:`~.term_map.mapped`).
 REWARD_MAP = {
     _R + "joint_pos_tracking_exp": (joint_pos_tracking, lambda p: {**_GOAL, "std": p["std"]}),
     _R + "max_penetration": (penetration, lambda p: {"action_name": ACTION}),
-    _R + "action_rate_l2": (action_rate_l2, lambda p: {"action_name": ACTION}),
+    _G + "action_rate_l2": (action_rate_l2, lambda p: {"action_name": ACTION}),
 }
 OBSERVATION_MAP = {
-    _O + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
-    _O + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
+    _G + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
+    _G + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
     _O + "goal_pose": (mdp.generated_commands, lambda p: {"command_name": COMMAND}),
-    _O + "last_action": (last_action, lambda p: {"action_name": ACTION}),
+    _G + "last_action": (last_action, lambda p: {"action_name": ACTION}),
 }
 #: The MuJoCo task's config fields the action term builds its action path from (:class:`~.mdp.HandPoseAction`).
 ACTION_FIELDS = ("hand", "drive", "action", "out_of_range", "delta_scale", "slew_rad_s", "track_test",

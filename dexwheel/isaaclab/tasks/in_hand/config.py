@@ -66,7 +66,7 @@ from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
 from dexwheel.rl.isaaclab_support import task_config, unsupported
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ALL_JOINTS
-from dexwheel.tasks.hand_pose.config import control_substeps
+from dexwheel.tasks.hand.config import control_substeps
 from dexwheel.tasks.in_hand.config import InHandCfg
 from dexwheel.tasks.in_hand.objects import DROP_POINT, PALM_NORMAL, PALM_UP
 from dexwheel.tasks.registry import task_record
@@ -74,6 +74,7 @@ from dexwheel.tasks.registry import task_record
 COMMAND = "object_goal"
 ACTION = "joint_targets"
 _R = "dexwheel.tasks.in_hand.rewards:"
+_G = "dexwheel.tasks.mdp:"
 _O = "dexwheel.tasks.in_hand.observations:"
 _T = "dexwheel.tasks.in_hand.terminations:"
 _E = "dexwheel.tasks.in_hand.events:"
@@ -90,16 +91,16 @@ REWARD_MAP = {
     _R + "object_lin_vel_l2": (rew.object_lin_vel_l2, _with_command),
     _R + "object_drift_l2": (rew.object_drift_l2, _with_command),
     _R + "object_tilt": (rew.object_tilt, _with_command),
-    _R + "joint_torques_l2": (rew.joint_torques_l2, lambda p: {}),
-    _R + "action_rate_l2": (action_rate_l2, lambda p: {"action_name": ACTION}),
+    _G + "joint_torques_l2": (rew.joint_torques_l2, lambda p: {}),
+    _G + "action_rate_l2": (action_rate_l2, lambda p: {"action_name": ACTION}),
     _R + "orientation_tracking": (rew.orientation_tracking, _with_command),
     _R + "goal_reached": (rew.goal_reached, _with_command),
-    _R + "is_terminated": (rew.is_terminated, lambda p: {}),
+    _G + "is_terminated": (rew.is_terminated, lambda p: {}),
 }
 OBSERVATION_MAP = {
-    _O + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
-    _O + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
-    _O + "last_action": (last_action, lambda p: {"action_name": ACTION}),
+    _G + "joint_pos": (mdp.joint_pos, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
+    _G + "joint_vel": (mdp.joint_vel, lambda p: {"asset_cfg": robot_joints(ALL_JOINTS)}),
+    _G + "last_action": (last_action, lambda p: {"action_name": ACTION}),
     _O + "object_pos_rel": (obs.object_pos_rel, _with_command),
     _O + "object_quat": (obs.object_quat, _with_command),
     _O + "object_lin_vel": (obs.object_lin_vel, _with_command),

@@ -159,6 +159,7 @@ def _actions(task: str, robot: str, overrides: dict) -> ActionsCfg:
 # term's). The term tables of the MuJoCo config drive the names, order, weights, scales and parameters; a term
 # whose function has no counterpart here (a user's own) is refused by name.
 _CMD = {"command_name": COMMAND}
+_G = "dexwheel.tasks.mdp:"  # the generic terms
 _R, _O, _T, _E = (
     "dexwheel.tasks.velocity.rewards:",
     "dexwheel.tasks.velocity.observations:",
@@ -171,11 +172,11 @@ REWARD_MAP = {
     _R + "lin_vel_z_l2": (lin_vel_z_l2, dict),
     _R + "ang_vel_xy_l2": (mdp.ang_vel_xy_l2, dict),
     _R + "flat_orientation_l2": (mdp.flat_orientation_l2, dict),
-    _R + "joint_torques_l2": (mdp.joint_torques_l2, dict),
-    _R + "action_rate_l2": (mdp.action_rate_l2, dict),
+    _G + "joint_torques_l2": (mdp.joint_torques_l2, dict),
+    _G + "action_rate_l2": (mdp.action_rate_l2, dict),
     _R + "undesired_contacts": (mdp.undesired_contacts,
                                 lambda p: {"threshold": CONTACT_THRESHOLD, "sensor_cfg": _contacts(p["bodies"])}),
-    _R + "is_terminated": (mdp.is_terminated, dict),
+    _G + "is_terminated": (mdp.is_terminated, dict),
 }  # fmt: skip
 OBSERVATION_MAP = {
     _O + "base_ang_vel": (mdp.base_ang_vel, dict),
@@ -184,7 +185,7 @@ OBSERVATION_MAP = {
     # the offset (the stance) is the task's, filled in by _observations
     _O + "joint_pos_rel": (joint_pos_rel, lambda p: {"asset_cfg": robot_joints(KNEE_JOINTS)}),
     _O + "joint_vel_rel": (mdp.joint_vel_rel, lambda p: {"asset_cfg": robot_joints(POLICY_JOINT_ORDER)}),
-    _O + "last_action": (mdp.last_action, dict),
+    _G + "last_action": (mdp.last_action, dict),
     _O + "base_lin_vel": (base_lin_vel, dict),
     **{_O + c: (model_param, lambda p, c=c: {"column": c}) for c in MODEL_PARAM_COLUMNS},
     _O + "height_scan": (height_scan, dict),  # the same lookup in the same description's raster
