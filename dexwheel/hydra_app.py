@@ -22,6 +22,7 @@ def hydra_main(config_name: str) -> Callable[[Callable[[Any], Any]], Callable[..
     from dexwheel import run_folders
     from dexwheel.overrides import CONFIG_DIR, check_command_line
     from dexwheel.renames import translate_overrides
+    from dexwheel.tasks.registry import TaskRegistryError, load_user_tasks
 
     def decorate(task: Callable[[Any], Any]) -> Callable[..., Any]:
         entry = hydra.main(config_path=str(CONFIG_DIR), config_name=config_name, version_base="1.3")(task)
@@ -32,12 +33,16 @@ def hydra_main(config_name: str) -> Callable[[Callable[[Any], Any]], Callable[..
             sys.argv[1:], notes = translate_overrides(sys.argv[1:])  # old task names and keys: one table
             for note in notes:
                 print(f"warning: {note}", file=sys.stderr)
-            if why := check_command_line(config_name, sys.argv[1:]):
-                refuse(why)
             # a user's own modules (terms: func: "mypkg.terms:f") in the folder the script runs in, as `python -m`
             # and `python -c` find them; Python puts only scripts/ on the path. Last: they shadow no package.
             if os.getcwd() not in sys.path:
                 sys.path.append(os.getcwd())
+            try:  # a user's own tasks (DEXWHEEL_TASKS, the dexwheel.tasks entry points), from that folder too
+                load_user_tasks()
+            except TaskRegistryError as e:
+                refuse(str(e))
+            if why := check_command_line(config_name, sys.argv[1:]):
+                refuse(why)
             return entry(*args)
 
         return main

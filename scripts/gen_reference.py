@@ -10,6 +10,8 @@ docs/reference/config.md   every field of the task configs and their sections: d
 docs/reference/hydra.md    the Hydra config groups and options (the task options from the task registry), and the
                            keys of the scripts' configs
 docs/reference/ids.md      the gym ids (registered kwargs, spaces) and the Isaac Lab ids, from the task registry
+docs/reference/registry.md the task registry: a record's fields (the checklist of a new task), what each family's
+                           terms read, where each family keeps its parts (the checklist of a built-in term)
 docs/reference/api/*.md    one API page per package (mkdocstrings reads the source statically)
 
 tests/test_reference.py checks that the committed pages equal a fresh generation.
@@ -710,7 +712,96 @@ def api_pages() -> dict[str, str]:
 def pages() -> dict[str, str]:
     """Every generated page, by its path under docs/reference/."""
     return {"terms.md": terms_page(), "config.md": config_page(), "hydra.md": hydra_page(), "ids.md": ids_page(),
-            **api_pages()}  # fmt: skip
+            "registry.md": registry_page(), **api_pages()}  # fmt: skip
+
+
+# -- the task registry -------------------------------------------------------------------------------------------
+
+
+def _families() -> dict[str, list[str]]:
+    """Each task class (a family's) and the registered tasks it runs."""
+    out: dict[str, list[str]] = {}
+    for name, record in tasks().items():
+        out.setdefault(record.task_class, []).append(name)
+    return out
+
+
+def _module_file(path: str) -> str:
+    """The repository file of a ``module:attribute`` path."""
+    module = path.partition(":")[0]
+    for candidate in (module.replace(".", "/") + ".py", module.replace(".", "/") + "/__init__.py"):
+        if (ROOT / candidate).is_file():
+            return candidate
+    return module
+
+
+def registry_page() -> str:
+    from dexwheel.tasks.registry import TaskRecord, resolve
+    from dexwheel.tasks.runtime import COMMON_READS
+
+    out = [HEADER, "# Task registry\n\n", textwrap.dedent("""\
+        Every task is a record in the task registry (`dexwheel/tasks/registry.py`), registered by its package
+        (`dexwheel/tasks/<task>/__init__.py`, or a package of your own: [Add a task](../how-to/add-a-task.md)). The
+        Gymnasium ids, the Hydra option `task=<name>`, the metrics, the evaluation protocol, the Isaac Lab ids and
+        runners, the golden cases, the policy node and these pages derive from it; a record missing a piece is
+        refused when it is registered, naming the piece.
+
+        ## A record's fields
+
+        The checklist of a new task: the fields without a default are required.
+
+        """)]  # fmt: skip
+    comments = field_comments(TaskRecord)
+    example = tasks()["in_hand_rotate"]
+    rows = []
+    for f in dataclasses.fields(TaskRecord):
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        shown = getattr(example, f.name)
+        shown = f"`{shown}`" if isinstance(shown, str) else value(shown) if f.name not in ("golden", "train") else "..."
+        rows.append([f"`{f.name}`", "yes" if required else "", comments.get(f.name, ""), shown])
+    out.append(table(["field", "required", "what", "`in_hand_rotate`'s"], rows) + "\n")
+    out.append("## The tasks\n\n")
+    rows = [[f"`{n}`", md_inline(r.summary), f"`{r.family}`", ", ".join(f"`{i}`" for i in dict.fromkeys(r.envs.values())),
+             f"`{r.protocol}`" if r.protocol else "", ", ".join(f"`{i}`" for i in r.isaaclab.values()),
+             str(len(r.golden)), "yes" if r.bridge else ""]
+            for n, r in tasks().items()]  # fmt: skip
+    out.append(table(["task", "what", "family", "gym ids", "protocol", "Isaac Lab ids", "golden cases",
+                      "policy node"], rows) + "\n")  # fmt: skip
+    out.append(
+        "## What a term reads\n\n"
+        + md_inline(
+            "A term is ``func(task, **params)`` over the batched task: every task has the attributes of the first table "
+            "(the runtime's); each family adds its own (its class's ``READS``). A term reading what its task lacks is "
+            "refused when the task is built, naming it."
+        )
+        + "\n\n"
+    )
+    out.append(table(["attribute", "what"], [[f"`{k}`", md_inline(v)] for k, v in COMMON_READS.items()]) + "\n")
+    for cls_path, names in _families().items():
+        cls = resolve(cls_path)
+        out.append(f"### `{cls.__name__}` ({', '.join(f'`{n}`' for n in names)})\n\n")
+        out.append(table(["attribute", "what"], [[f"`{k}`", md_inline(v)] for k, v in cls.READS.items()]) + "\n")
+    out.append(textwrap.dedent("""\
+        ## Where each family keeps its parts
+
+        The checklist of a built-in term ([Add a built-in term](../how-to/built-in-term.md)): its function in the
+        family's folder, its entry in the family's config, its Isaac Lab counterpart in the map of the family's Isaac
+        Lab config, its tests in the family's test folder.
+
+        """))  # fmt: skip
+    rows = []
+    for names in _families().values():
+        r = tasks()[names[0]]
+        folder = _module_file(r.task_class).rpartition("/")[0]
+        modules = ", ".join(f"`{m}`" for m in ("rewards.py", "observations.py", "terminations.py", "events.py")
+                            if (ROOT / folder / m).is_file())  # fmt: skip
+        isaac = f"`{_module_file(r.isaaclab_cfg)}`" if r.isaaclab_cfg else ""
+        tests = f"tests/tasks/{folder.rpartition('/')[2]}/"
+        rows.append([", ".join(f"`{n}`" for n in names), f"`{folder}/`: {modules}", f"`{_module_file(r.make_config)}`",
+                     f"`{_module_file(r.task_class)}`", isaac, f"`{tests}`"])  # fmt: skip
+    out.append(table(["tasks", "terms", "config and tables", "task class", "Isaac Lab term maps", "tests"], rows))
+    out.append("\nThe generic terms every task may use are `dexwheel/tasks/mdp.py`'s ([term tables](terms.md)).\n")
+    return "".join(out)
 
 
 def write_whole(path: Path, text: str) -> None:

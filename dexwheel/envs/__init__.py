@@ -7,7 +7,7 @@ from dexwheel.tasks import registry
 
 
 def register_envs() -> None:
-    """Register the Gymnasium ids of every registered task (idempotent); a task registered later registers its own."""
-    for record in registry.tasks().values():
-        registry.register_gym_ids(record)
-    registry._registered_envs[0] = True
+    """Register the Gymnasium ids of every registered task, and of each task registered later (idempotent): a user's
+    task registers its ids when its module registers it (imported by the user, or by the scripts from
+    ``DEXWHEEL_TASKS``)."""
+    registry.derive_from_each(registry.register_gym_ids)

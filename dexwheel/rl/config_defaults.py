@@ -21,7 +21,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 
 from dexwheel.tasks.hand_pose.config import G20HandConfig
-from dexwheel.tasks.registry import TaskRecord, tasks
+from dexwheel.tasks.registry import TaskRecord, derive_from_each
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 
@@ -103,8 +103,7 @@ def register() -> None:
         for group, node in defaults(family).items():
             if group != "task":
                 store.store(group="env_defaults", name=f"{family}_{group}", node=node)
-    for record in tasks().values():
-        register_task_option(record)
+    derive_from_each(register_task_option)  # and a task a user registers later
 
 
 register()

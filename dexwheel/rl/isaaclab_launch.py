@@ -73,6 +73,8 @@ def run_child(module: str, *args: str) -> dict[str, Any]:
     """Run ``python -m <module> <args>`` in the Isaac Lab venv, relaying its output; returns its result."""
     python = ensure_venv()
     env = warp_cache.with_cache(dict(os.environ))
+    # the user's folder last on the child's module path, as the scripts have it: their terms and tasks
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), os.getcwd()) if p)
     proc = subprocess.Popen([str(python), "-u", "-m", module, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1)  # fmt: skip
     result: dict[str, Any] | None = None

@@ -90,7 +90,7 @@ def parse_overrides(lines: list[str]) -> list[Override]:
     out = []
     for o in OverridesParser.create().parse_overrides(list(lines)):
         key = o.key_or_group
-        group = "." not in key and (CONFIG_DIR / key).is_dir()
+        group = "." not in key and (key in GROUPS or (CONFIG_DIR / key).is_dir())  # task: options from the registry
         out.append(Override(o.input_line or key, key, group, o.type == OverrideType.DEL))
     return out
 

@@ -36,7 +36,6 @@ MOVED: dict[str, str] = {
     # one task runtime, one registry (issue 69): the hand layer, the protocols' home, the generic terms
     "dexwheel.tasks.hand_pose.action": "dexwheel.tasks.hand.action",
     "dexwheel.tasks.hand_pose.action_path": "dexwheel.tasks.hand.action_path",
-    "dexwheel.tasks.hand_pose.config:control_substeps": "dexwheel.tasks.hand.config:control_substeps",
     "dexwheel.benchmarks.steps": "dexwheel.protocols.steps",
     "dexwheel.tasks.in_hand.benchmark": "dexwheel.protocols.in_hand",
     **{f"dexwheel.tasks.{task}.rewards:{name}": f"dexwheel.tasks.mdp:{name}"

@@ -32,7 +32,7 @@ import dataclasses
 import importlib
 import importlib.util
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -80,37 +80,44 @@ class GoldenSpec:
 
 @dataclass(frozen=True)
 class TaskRecord:
-    """One task: what every table that lists tasks derives from (see the module docstring).
+    """One task: what every table that lists tasks derives from (see the module docstring). The fields without a
+    default are required; each ``"module:attribute"`` path is checked when the record is registered."""
 
-    ``envs``: robot name -> the Gymnasium id that builds the task for it (ids may be shared by robots of one kind:
-    ``G20Hand-v0`` takes the hand from its ``hand`` keyword); ``config``: ``f(robot) -> the task's config`` (what
-    ``gym.make`` of the robot's id builds without keywords); ``task_class``, ``make_config`` (``f(cfg, **changes)``),
-    ``env`` and ``vector_env``: the task class, its config builder and its two Gymnasium faces; ``metrics``: the
-    evaluation metrics class (:mod:`dexwheel.rl.metrics`); ``train``: the default budget; ``groups``: Hydra group
-    options the task selects for itself (the object tasks: ``drive: pd``); ``protocol``: the evaluation protocol
-    that scores it (``benchmark=<protocol>``); ``isaaclab``: robot -> its Isaac Lab id, with ``isaaclab_cfg`` the
-    Isaac Lab env config class its ids are built from (``task`` and ``robot`` fields); ``golden``: its pinned
-    trajectories; ``bridge``: the policy node plays its exports (policies on proprioception only);
-    ``max_episode_steps``: the single env's time limit (Gymnasium's ``TimeLimit``), where its config has none.
-    """
-
+    #: the task's one name: its folder, its Hydra option ``task=<name>`` and key ``task.<name>.*``
     name: str
+    #: the robots it runs on (``robot.family``): ``hand`` or ``wheel_leg``
     family: str
+    #: what the policy is asked to do, one line (the reference lists it)
     summary: str
+    #: robot name -> the Gymnasium id that builds the task for it (robots of one kind may share one: ``G20Hand-v0``)
     envs: Mapping[str, str]
+    #: ``f(robot) -> config``: the task's config for a robot (what the robot's id builds without keywords)
     config: str
+    #: the task class (a :class:`~dexwheel.tasks.runtime.TaskRuntime`), built as ``cls(cfg, num_envs, ...)``
     task_class: str
+    #: ``f(cfg, **changes) -> config``: the one config builder's call for the task's config class
     make_config: str
+    #: the single-env Gymnasium face (:class:`~dexwheel.envs.base.TaskEnv` or a family's subclass)
     env: str
+    #: the native vector-env face (:class:`~dexwheel.envs.vector_env.TaskVectorEnv` or a family's subclass)
     vector_env: str
+    #: the evaluation's metrics class (:mod:`dexwheel.rl.metrics`): what an episode reports
     metrics: str
+    #: the default training budget (Hydra ``task.train.*``)
     train: TrainBudget
+    #: Hydra group options the task selects for itself (the object tasks: ``drive: pd``)
     groups: Mapping[str, str] = field(default_factory=dict)
+    #: the evaluation protocol that scores its policies (``benchmark=<protocol>``: :mod:`dexwheel.protocols`)
     protocol: str | None = None
+    #: robot name -> its Isaac Lab id (none: the task runs on MuJoCo only)
     isaaclab: Mapping[str, str] = field(default_factory=dict)
+    #: the Isaac Lab env config class its ids subclass (fields ``task``, ``robot``, ``task_overrides``)
     isaaclab_cfg: str | None = None
+    #: its pinned trajectories (:mod:`dexwheel.golden`; ``tests/golden/<name>.npz``)
     golden: tuple[GoldenSpec, ...] = ()
+    #: the policy node plays its exports (:mod:`dexwheel.bridge.policy_node`: policies on proprioception only)
     bridge: bool = False
+    #: the single env's time limit (Gymnasium's ``TimeLimit``), where the config has none
     max_episode_steps: int | None = None
 
     @property
@@ -178,15 +185,24 @@ def register_task(record: TaskRecord) -> TaskRecord:
     for other in _TASKS.values():
         shared = sorted(set(record.envs.values()) & set(other.envs.values()))
         if shared:
-            raise TaskRegistryError(f"task {record.name!r}: Gymnasium ids {shared} are task {other.name!r}'s already")
+            raise TaskRegistryError(f"task {record.name!r}: Gymnasium ids {shared} are already task {other.name}'s")
     _TASKS[record.name] = record
-    if _registered_envs[0]:  # tasks registered after dexwheel's import: their ids now
-        register_gym_ids(record)
+    for derive in _DERIVED:  # what was derived from the tasks already (gym ids, Hydra options) gets this one too
+        derive(record)
     return record
 
 
-#: whether dexwheel's import registered the Gymnasium ids (a task registered later registers its own at once)
-_registered_envs = [False]
+#: What derives from each task and was made already (the gym ids at dexwheel's import, the Hydra options at
+#: dexwheel.rl's): called for a task registered later, as for the others.
+_DERIVED: list[Callable[[TaskRecord], None]] = []
+
+
+def derive_from_each(make: Callable[[TaskRecord], None]) -> None:
+    """Call ``make`` for every registered task now and for every task registered later."""
+    if make not in _DERIVED:
+        _DERIVED.append(make)
+    for record in list(_TASKS.values()):
+        make(record)
 
 
 def register_gym_ids(record: TaskRecord) -> None:
@@ -201,7 +217,7 @@ def register_gym_ids(record: TaskRecord) -> None:
 
 
 def tasks() -> dict[str, TaskRecord]:
-    """Every registered task by name, in registration order."""
+    """Every registered task by name, in registration order (the user's modules loaded first)."""
     load_user_tasks()
     return dict(_TASKS)
 
@@ -247,7 +263,10 @@ _scanned: list[str | None] = [None]  # the DEXWHEEL_TASKS value last loaded (ent
 
 def load_user_tasks() -> None:
     """Import the user's task modules (``DEXWHEEL_TASKS``, comma separated; the entry points of the group
-    ``dexwheel.tasks``), each once: they call :func:`register_task`. A module that does not import is named."""
+    ``dexwheel.tasks``), each once: they call :func:`register_task`. A module that does not import is named
+    (:class:`TaskRegistryError`). The scripts call it once the folder they run in is on the module path
+    (:func:`dexwheel.hydra_app.hydra_main`); dexwheel's own import calls it too, and leaves a module it cannot import
+    yet for such a later call."""
     value = os.environ.get(USER_TASKS_VAR, "")
     if _scanned[0] == value:
         return

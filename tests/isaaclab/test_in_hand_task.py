@@ -168,3 +168,28 @@ def test_a_goal_reached_earns_its_bonus_counts_and_draws_the_next(env):
     assert info["successes"].tolist() == [0.0, 1.0, 1.0, 1.0] and float(info["orientation_error"][1]) < 0.4
     assert math.isclose(float(info["orientation_error"][0]), float(quat_angle(command.object_quat()[:1], before[:1])),
                         abs_tol=1e-5)  # fmt: skip
+
+
+def test_a_users_variant_registered_from_their_package_gets_its_isaac_lab_id(tmp_path, monkeypatch, isaac_device):
+    """A variant is a config function and a record (docs/how-to/add-a-task.md's module): its Isaac Lab id is made from
+    the record, with its own config (the axis turned over), no Isaac Lab file of its own (issue 69)."""
+    import sys
+
+    text = (REPO / "docs" / "how-to" / "add-a-task.md").read_text()
+    module = text.split("# mypkg/tasks.py", 1)[1].split("\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "tasks.py").write_text(module)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import mypkg.tasks  # noqa: F401  (registers in_hand_rotate_cw; dexwheel.isaaclab.tasks derives its Isaac Lab id)
+
+    assert tasks.TASKS["Mypkg-InHand-RotateCW-G20Left-v0"] == ("in_hand_rotate_cw", "g20_left")
+    env = open_task("Mypkg-InHand-RotateCW-G20Left-v0", NUM_ENVS, isaac_device, 0)
+    try:
+        env.reset(seed=0)
+        axis = env.unwrapped.command_manager.get_term(COMMAND).cfg.axis
+        assert tuple(axis) == (0.0, 0.0, -1.0)
+    finally:
+        env.close()
+        sys.modules.pop("mypkg.tasks", None)
+        sys.modules.pop("mypkg", None)

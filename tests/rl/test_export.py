@@ -22,7 +22,7 @@ from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.export import ExportedPolicy, export_policy, session
 from dexwheel.rl.policies import load_policy
-from dexwheel.rl.run_config import run_config
+from dexwheel.rl.run_config import env_id, run_config
 from dexwheel.rl.schema import ConfigError
 from dexwheel.rl.training import train
 
@@ -135,7 +135,7 @@ def test_metadata_describes_the_env(runs, robot, algo):
     size, actions = env.observation_space.shape[0], env.action_space.shape[0]
     slices = dict(env.unwrapped.obs_slices)
     env.close()
-    assert (meta["robot"], meta["env_id"], meta["algo"]) == (robot, cfg.robot.env_id, algo)
+    assert (meta["robot"], meta["env_id"], meta["algo"]) == (robot, env_id(cfg), algo)  # the task record's
     assert meta["run"] == ".." and meta["run_absolute"] == str(run.resolve())  # relative to policy.json's folder
     assert meta["checkpoint"] == ("checkpoints/final.pt" if algo == "rsl_ppo" else "checkpoints/final.zip")
     assert meta["num_timesteps"] >= 1024

@@ -104,7 +104,8 @@ def test_privileged_columns_reach_the_critic_only(tmp_path):
     assert venv.policy_dim == policy_dim < venv.obs_dim == env.single_observation_space.shape[0]
     assert torch.equal(obs["critic"][:, :policy_dim], obs["policy"])
     base_lin_vel = env.unwrapped.obs_slices["base_lin_vel"]
-    assert torch.equal(obs["critic"][:, base_lin_vel], torch.as_tensor(env.unwrapped.task.obs[:, base_lin_vel]))
+    true_vel = torch.as_tensor(env.unwrapped.task.observation()[:, base_lin_vel])  # privileged: no noise, recomputed
+    assert torch.equal(obs["critic"][:, base_lin_vel], true_vel) and true_vel.abs().sum() > 0
     assert set(RslVecEnv(wheel_leg(), seed=0).get_observations().keys()) == {"policy"}
     # a privileged run trains its critic on every column and its actor on the policy columns
     overrides = short("solenopsis", "train.total_timesteps=1024", "task.velocity.privileged_obs=true", algo="rsl_ppo")

@@ -45,7 +45,8 @@ def test_an_old_path_reads_as_today_s_module_by_module_and_name_by_name():
 
     assert resolve(saved_paths.today("dexwheel.rl.symmetry:mirrored"), "f") is mirrored
     assert resolve(saved_paths.today("dexwheel.tasks.hand_pose.command:HandCommandPath"), "f") is HandActionPath
-    assert saved_paths.today(f"{REWARDS}:is_terminated") == f"{REWARDS}:is_terminated"  # not moved: as saved
+    assert saved_paths.today(f"{REWARDS}:is_terminated") == "dexwheel.tasks.mdp:is_terminated"  # the generic term
+    assert saved_paths.today(f"{REWARDS}:track_lin_vel_x_exp") == f"{REWARDS}:track_lin_vel_x_exp"  # not moved
     node = {"a": [{"func": "dexwheel.rl.symmetry:mirrored"}], "b": "dexwheel.rl.symmetry", "c": "x:y"}
     assert saved_paths.translate(node) == [("a.0.func", "dexwheel.rl.symmetry:mirrored",
                                             "dexwheel.rl.rsl.symmetry:mirrored")]  # fmt: skip

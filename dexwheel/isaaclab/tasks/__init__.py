@@ -24,7 +24,7 @@ import gymnasium as gym
 from isaaclab.utils import configclass
 
 from dexwheel.isaaclab.tasks.agents import DexwheelPPORunnerCfg
-from dexwheel.tasks.registry import resolve, tasks
+from dexwheel.tasks.registry import TaskRecord, derive_from_each, load_user_tasks, resolve
 
 #: Isaac Lab id -> (registered task, robot)
 TASKS: dict[str, tuple[str, str]] = {}
@@ -45,27 +45,27 @@ def _subclass(base: type, name: str, fields: dict[str, str]) -> type:
     return cls
 
 
-def register_tasks() -> None:
-    """Every registered task's Isaac Lab ids (idempotent): an env config and a runner config class each."""
-    for record in tasks().values():
-        for robot, task_id in record.isaaclab.items():
-            TASKS[task_id] = (record.name, robot)
-            if task_id in gym.registry:
-                continue
-            env_cfg = _subclass(resolve(record.isaaclab_cfg), _class_name(task_id, "EnvCfg"),
-                                {"task": record.name, "robot": robot})  # fmt: skip
-            runner = _subclass(DexwheelPPORunnerCfg, _class_name(task_id, "PPORunnerCfg"),
-                               {"task": record.name, "experiment_name": f"{record.name}_{robot}"})  # fmt: skip
-            gym.register(
-                id=task_id,
-                entry_point="isaaclab.envs:ManagerBasedRLEnv",
-                disable_env_checker=True,
-                kwargs={
-                    "env_cfg_entry_point": f"{__name__}:{env_cfg.__name__}",
-                    "rsl_rl_cfg_entry_point": f"{__name__}:{runner.__name__}",
-                    "default_agent": "rsl_rl",
-                },
-            )
+def register_ids(record: TaskRecord) -> None:
+    """A registered task's Isaac Lab ids (idempotent): an env config and a runner config class each."""
+    for robot, task_id in record.isaaclab.items():
+        TASKS[task_id] = (record.name, robot)
+        if task_id in gym.registry:
+            continue
+        env_cfg = _subclass(resolve(record.isaaclab_cfg), _class_name(task_id, "EnvCfg"),
+                            {"task": record.name, "robot": robot})  # fmt: skip
+        runner = _subclass(DexwheelPPORunnerCfg, _class_name(task_id, "PPORunnerCfg"),
+                           {"task": record.name, "experiment_name": f"{record.name}_{robot}"})  # fmt: skip
+        gym.register(
+            id=task_id,
+            entry_point="isaaclab.envs:ManagerBasedRLEnv",
+            disable_env_checker=True,
+            kwargs={
+                "env_cfg_entry_point": f"{__name__}:{env_cfg.__name__}",
+                "rsl_rl_cfg_entry_point": f"{__name__}:{runner.__name__}",
+                "default_agent": "rsl_rl",
+            },
+        )
 
 
-register_tasks()
+load_user_tasks()  # a user's tasks (DEXWHEEL_TASKS, entry points): the Isaac Lab child imports them too
+derive_from_each(register_ids)  # every task's, and a task registered later

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS
+from dexwheel.tasks import mdp
 from dexwheel.tasks.hand_pose import events, observations, rewards, terminations
 from dexwheel.tasks.hand_pose.config import EVENTS, OBSERVATIONS, REWARDS, TERMINATIONS, make_cfg
 from dexwheel.tasks.terms import ConfigFieldError
@@ -35,13 +36,13 @@ def test_tracking_is_exp_of_the_mean_squared_error_over_the_active_joints():
 def test_penetration_and_action_rate():
     t = mock()
     np.testing.assert_array_equal(rewards.max_penetration(t), [0.0, 0.003])
-    np.testing.assert_array_equal(rewards.action_rate_l2(t), [0.0, 16.0])  # 16 joints moved by 1
+    np.testing.assert_array_equal(mdp.action_rate_l2(t), [0.0, 16.0])  # 16 joints moved by 1
 
 
 def test_observations_are_the_named_state():
     t = mock()
-    assert observations.joint_pos(t) is t.qpos and observations.joint_vel(t) is t.qvel
-    assert observations.goal_pose(t) is t.goal and observations.last_action(t) is t.last_action
+    assert mdp.joint_pos(t) is t.qpos and mdp.joint_vel(t) is t.qvel
+    assert observations.goal_pose(t) is t.goal and mdp.last_action(t) is t.last_action
 
 
 def test_deep_contact_terminates_past_its_limit():
