@@ -71,7 +71,7 @@ def _command_cycle(env: gym.Env, names: tuple[str, ...], hold: int) -> list[np.n
 
 
 def bench_single(case: str, drive: str, projection: bool, names: tuple[str, ...], steps: int, rounds: int) -> None:
-    kwargs = {"drive": drive, "collision_projection": projection, "goal_mode": "presets", "reset_noise_scale": 0.0}
+    kwargs = {"drive": drive, "collision": {"projection": projection}, "goal_mode": "presets", "reset_noise_scale": 0.0}
     wrapped = gym.make("G20Hand-v0", **kwargs)
     env = wrapped.unwrapped
     acts = _command_cycle(env, names, hold=12)

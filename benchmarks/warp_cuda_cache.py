@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from dexwheel import cli, warp_cache  # noqa: E402
 
 #: the hand's other drive, built beside every registered task (the vendor's track test: no projection)
-HARD_WRITE = {"drive": "hard_write", "collision_projection": False}
+HARD_WRITE = {"drive": "hard_write", "collision": {"projection": False}}
 WARM_UP_STEPS = 6  # three episodes of two control steps: partial resets included
 
 

@@ -101,6 +101,10 @@ def missing_key(cfg: DictConfig, key: str) -> str | None:
             best = max(_likeness(parts[-1], f.split(".")[-1]) for f, _ in found)
             shown = [path for f, path in found if _likeness(parts[-1], f.split(".")[-1]) == best]
             return f"no key {key}; did you mean {' or '.join(shown)}?"
+        # a section left out (``drive.hand.slew_rad_s``: ``drive.hand.drive.slew_rad_s``)
+        deeper = [".".join([*parts[:i], k, f]) for k in keys if (f := _within(node[k], parts[i:])) is not None]
+        if near is None and deeper:
+            return f"no key {key}; did you mean {' or '.join(deeper)}?"
         if near is None:
             return f"no key {typed}; the keys {f'of {where}' if where else 'at the top'}: {', '.join(keys)}"
         return f"no key {key}; did you mean {'.'.join([*parts[:i], near])}?"

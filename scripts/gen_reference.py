@@ -419,25 +419,19 @@ TASK_SECTION = _task_section()
 
 
 def hydra_path(family: str, path: str) -> str:
-    """The Hydra key of a config field (``actions.knee_scale`` -> ``action.wheel_leg.actions.knee_scale``)."""
-    if family == "in_hand":  # its sections the hand groups give by the pose task's names (the config's RENAMES)
-        from dexwheel.tasks.in_hand.config import RENAMES
-
-        flat = next((k for k, v in RENAMES.items() if v == path), None)
-        if flat is not None and any(flat in keys for keys in GROUP_FIELDS["hand"].values()):
-            return hydra_path("hand", flat)
-        if path.split(".", 1)[0] == "hand":
-            return hydra_path("hand", path)
-        return f"`task.{TASK_SECTION[family]}.{path}`"
+    """The Hydra key of a config field (``actions.knee_scale`` -> ``action.wheel_leg.actions.knee_scale``; a section's
+    field by the group that holds it: ``actions.kind`` -> ``action.hand.actions.kind``)."""
+    groups_of = "hand" if family == "in_hand" else family  # the object tasks: the hand family's groups
     top = path.split(".", 1)[0]
-    if top in NOT_CONFIG[family]:
+    if top in NOT_CONFIG[groups_of]:
         return (
             "the robot group or the env id"
             if top in ("robot", "hand")
             else "not in the Hydra tree (the scripts set it)"
         )
-    group = next((g for g, keys in GROUP_FIELDS[family].items() if top in keys), "task")
-    return f"`{group}.{TASK_SECTION[family] if group == 'task' else family}.{path}`"
+    owns = [g for g, keys in GROUP_FIELDS[groups_of].items() for k in keys if path == k or path.startswith(f"{k}.")]
+    group = owns[0] if owns else "task"
+    return f"`{group}.{TASK_SECTION[family] if group == 'task' else groups_of}.{path}`"
 
 
 def config_rows(cfg: Any, family: str, prefix: str, nested: list[tuple[str, Any]]) -> list[list[str]]:
@@ -448,7 +442,14 @@ def config_rows(cfg: Any, family: str, prefix: str, nested: list[tuple[str, Any]
         path = f"{prefix}{f.name}"
         if dataclasses.is_dataclass(v):
             nested.append((path, v))
-            shown = f"[`{type(v).__name__}`](#{anchor(type(v).__name__)})"
+            changed = {
+                f.name: getattr(v, f.name)
+                for f in dataclasses.fields(v)
+                if getattr(v, f.name) != getattr(type(v)(), f.name)
+            }
+            shown = f"[`{type(v).__name__}`](#{anchor(type(v).__name__)})" + "".join(
+                f", `{k}={value(x)}`" for k, x in changed.items()
+            )
         elif f.name in SECTIONS:
             shown = "[the term tables](terms.md)"
         elif isinstance(v, dict) and v and all(dataclasses.is_dataclass(x) for x in v.values()):
@@ -461,11 +462,12 @@ def config_rows(cfg: Any, family: str, prefix: str, nested: list[tuple[str, Any]
     return rows
 
 
-def config_section(title: str, cfg: Any, family: str, lead: str, prefix: str = "") -> str:
+def config_section(title: str, cfg: Any, family: str, lead: str, prefix: str = "", done: set[str] | None = None) -> str:
+    """A config class's fields and its sections' (a section class shown once per page: ``done``, shared)."""
     out = [f"## {title}\n\n{lead}\n\n"]
     nested: list[tuple[str, Any]] = []
     out.append(table(["field", "default", "Hydra", "comment"], config_rows(cfg, family, prefix, nested)) + "\n")
-    done = set()
+    done = set() if done is None else done
     while nested:
         path, sub = nested.pop(0)
         if type(sub).__name__ in done:
@@ -500,15 +502,19 @@ def config_page() -> str:
         f"with `terrain` a [`{type(rough.terrain).__name__}`](#{anchor(type(rough.terrain).__name__)}) and the "
         "rough term tables."))  # fmt: skip
     out.append(config_rows_terrain(rough.terrain))
+    hand_sections: set[str] = set()  # the sections both hand configs hold, shown once
     out.append(config_section(
         "G20HandConfig", G20HandConfig(), "hand",
-        "`G20Hand-v0` (`dexwheel.tasks.hand_pose.config`; `make_cfg` applies keyword changes)."))  # fmt: skip
+        "`G20Hand-v0` (`dexwheel.tasks.hand_pose.config`; `make_cfg` applies keyword changes). Its sections "
+        "`actions`, `drive`, `composer` and `collision` are every hand task's (`dexwheel.tasks.hand.config`), set by "
+        "the Hydra groups of those names; a section's kind alone may stand for it (`drive=\"pd\"`).",
+        done=hand_sections))  # fmt: skip
     out.append(config_section(
         "InHandCfg", InHandCfg(), "in_hand",
         "`G20Rotate-v0`, `G20Reorient-v0` (`dexwheel.tasks.in_hand.config`; `make_cfg` applies keyword changes and "
         "checks them; the reorientation task starts from `reorient_cfg()`: its term tables). Hydra holds them under "
-        "`task.in_hand_rotate` / `task.in_hand_reorient`; the action, drive, composer and collision fields come from "
-        "those groups by the pose task's names (`action`, `slew_rad_s`, `composer_layers`, ...)."))  # fmt: skip
+        "`task.in_hand_rotate` / `task.in_hand_reorient`; the hand sections are the pose task's, with the defaults "
+        "shown (the object tasks select `drive=pd`, `action=delta`, `collision=off`).", done=hand_sections))  # fmt: skip
     return "".join(out).rstrip() + "\n"
 
 

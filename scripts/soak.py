@@ -34,9 +34,9 @@ from dexwheel.sim.divergence import UNSTABLE_WARNINGS
 #: (label, env id, keyword arguments)
 CONFIGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("g20_left_hard_write", "G20Hand-v0", {}),
-    ("g20_right_hard_write_sdk255", "G20Hand-v0", {"hand": "right", "action": "sdk255"}),
+    ("g20_right_hard_write_sdk255", "G20Hand-v0", {"hand": "right", "actions": "sdk255"}),
     ("g20_left_pd", "G20Hand-v0", {"drive": "pd"}),
-    ("g20_right_pd_nominal", "G20Hand-v0", {"hand": "right", "drive": "pd", "action": "nominal"}),
+    ("g20_right_pd_nominal", "G20Hand-v0", {"hand": "right", "drive": "pd", "actions": "nominal"}),
     ("solenopsis", "Solenopsis-v0", {}),
     ("solenopsis_domain_rand", "Solenopsis-v0", {"domain_randomization": True}),
     ("m20_legacy", "M20Legacy-v0", {}),

@@ -64,7 +64,7 @@ def action_source(cfg: DictConfig):
     if cfg.source == "presets":
         if cfg.robot.family == "hand":
             seq = g20_sdk_sequence()
-            return cfg, {"action": "sdk255"}, lambda obs: next(seq)
+            return cfg, {"actions": "sdk255"}, lambda obs: next(seq)
         seq = wheel_leg_sequence(8)
         return cfg, {}, lambda obs: next(seq)
     return cfg, {}, None

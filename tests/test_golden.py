@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from dexwheel import golden
+from dexwheel.tasks.hand_pose.config import make_cfg
 
 CASES = golden.CASES
 
@@ -69,12 +70,11 @@ def test_every_registered_env_mode_and_mapping_is_pinned() -> None:
     registered = {i for i in gym.registry if i.split("-")[0] in ("G20Hand", "Solenopsis", "M20Legacy")}
     assert registered <= ids
     g20 = [c for c in CASES if c.env_id == "G20Hand-v0"]
-    assert {c.kwargs.get("action", "normalized") for c in g20} == {"normalized", "sdk255", "nominal", "delta"}
-    assert {c.kwargs.get("hand", "left") for c in g20} == {"left", "right"}
-    assert {c.kwargs.get("drive", "hard_write") for c in g20} == {"hard_write", "pd"}
-    assert any(c.kwargs.get("track_test") for c in g20) and any(
-        c.kwargs.get("collision_projection") is False for c in g20
-    )
+    runs = [make_cfg(**c.kwargs) for c in g20]  # what each case runs
+    assert {c.actions.kind for c in runs} == {"normalized", "sdk255", "nominal", "delta"}
+    assert {c.hand for c in runs} == {"left", "right"}
+    assert {c.drive.kind for c in runs} == {"hard_write", "pd"}
+    assert any(c.drive.track_test for c in runs) and any(not c.collision.projection for c in runs)
     wheel_leg = [c for c in CASES if c.env_id != "G20Hand-v0"]
     assert {("domain_rand" in c.kwargs, c.env_id) for c in wheel_leg} >= {
         (False, "Solenopsis-v0"), (True, "Solenopsis-v0"), (False, "M20Legacy-v0"), (True, "M20Legacy-v0")}  # fmt: skip

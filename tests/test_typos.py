@@ -19,7 +19,7 @@ ROBOTS = "(robot: g20_left, g20_right, m20_legacy, solenopsis)"
       "train.totl_timesteps=5: no key train.totl_timesteps; did you mean train.total_timesteps?"),
      ("train.py", ["trian.num_envs=4"], "trian.num_envs=4: no key trian.num_envs; did you mean train.num_envs?"),
      ("train.py", ["robot=g20_left", "drive.hand.slew_rad=1"],
-      "drive.hand.slew_rad=1: no key drive.hand.slew_rad; did you mean drive.hand.slew_rad_s?"),
+      "drive.hand.slew_rad=1: no key drive.hand.slew_rad; did you mean drive.hand.drive.slew_rad_s?"),
      ("train.py", ["-m", "seed=0,1", "robot=g20_left,solenopsys"],
       f"robot=g20_left,solenopsys: no robot option solenopsys; did you mean solenopsis? {ROBOTS}"),
      ("train.py", ["experiment=rough_climb"],

@@ -11,7 +11,7 @@ from dexwheel.robots import g20
 
 
 def test_g20_preset_sequence_reaches_each_preset_pose():
-    env = gym.make("G20Hand-v0", action="sdk255", track_test=True)
+    env = gym.make("G20Hand-v0", actions="sdk255", drive={"track_test": True})
     env.reset(seed=0)
     seq = g20_sdk_sequence(hold_steps=3)
     sdk = env.unwrapped.task.actions.reference  # the dexwheel.control SDK mapping

@@ -269,6 +269,14 @@ class BridgeConfig:
         return "pd" if self.pd_drive else "hard_write"
 
     @property
+    def hand_sections(self) -> dict[str, dict[str, Any]]:
+        """The hand task's sections these switches set (:mod:`dexwheel.tasks.hand.config`): the radians a goal
+        carries (``nominal``), the drive, the collision projection."""
+        return {"actions": {"kind": "nominal"},
+                "drive": {"kind": self.drive, "slew_rad_s": self.slew_rad_s, "track_test": self.track_test},
+                "collision": {"projection": self.collision_projection}}  # fmt: skip
+
+    @property
     def source_topic(self) -> str:
         """The topic goals come from: ``topics.nominal`` with ``plan_nominal``, else ``topics.command``."""
         assert self.topics is not None

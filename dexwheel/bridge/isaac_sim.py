@@ -65,9 +65,7 @@ class IsaacLabHand:
         import dexwheel.isaaclab.tasks  # noqa: F401  (registers the tasks)
         from dexwheel.isaaclab.tasks.hand_pose.config import HandPoseG20LeftEnvCfg, HandPoseG20RightEnvCfg
 
-        overrides = {"drive": cfg.drive, "action": "nominal", "slew_rad_s": cfg.slew_rad_s,
-                     "collision_projection": cfg.collision_projection, "track_test": cfg.track_test,
-                     "control_hz": cfg.control_hz, "reset_noise_scale": 0.0, "goal_mode": "presets",
+        overrides = {**cfg.hand_sections, "control_hz": cfg.control_hz, "reset_noise_scale": 0.0, "goal_mode": "presets",
                      "goal_presets": ("open",)}  # fmt: skip
         try:
             env_cfg = (HandPoseG20LeftEnvCfg if cfg.hand == "left" else HandPoseG20RightEnvCfg)(

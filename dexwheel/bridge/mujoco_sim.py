@@ -34,11 +34,7 @@ class MujocoHand:
     def __init__(self, cfg: BridgeConfig, start: np.ndarray) -> None:
         self.env = G20HandEnv(
             hand=cfg.hand,
-            drive=cfg.drive,
-            action="nominal",
-            slew_rad_s=cfg.slew_rad_s,
-            collision_projection=cfg.collision_projection,
-            track_test=cfg.track_test,
+            **cfg.hand_sections,
             control_hz=cfg.control_hz,
             reset_noise_scale=0.0,
             goal_mode="presets",
@@ -80,8 +76,8 @@ class MujocoInHand:
 
     def __init__(self, cfg: BridgeConfig, start: np.ndarray) -> None:
         obj = cfg.object
-        self.env = G20InHandEnv(hand=cfg.hand, object=vars(obj.spec), action="nominal", control_hz=cfg.control_hz,
-                                slew_rad_s=cfg.slew, privileged_obs=False)  # fmt: skip
+        self.env = G20InHandEnv(hand=cfg.hand, object=vars(obj.spec), actions="nominal", control_hz=cfg.control_hz,
+                                drive={"slew_rad_s": cfg.slew}, privileged_obs=False)  # fmt: skip
         self.model, self.data = self.env.model, self.env.data
         check_model(self.model, f"g20_{cfg.hand} in-hand scene")
         self.dt = float(self.env.dt)

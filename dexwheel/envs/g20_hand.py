@@ -27,12 +27,10 @@ from dexwheel.control import ActionError
 from dexwheel.envs.base import TaskEnv
 from dexwheel.robots.g20 import ALL_JOINTS, GOAL_PRESETS
 from dexwheel.tasks.hand.action import G20ActionMap
+from dexwheel.tasks.hand.config import ACTIONS, DRIVES, OUT_OF_RANGE  # noqa: F401  re-exported: the choices
 from dexwheel.tasks.hand_pose.config import (  # re-exported: the env's config and choices
-    ACTIONS,
-    DRIVES,
     GOAL_MODES,  # noqa: F401
     HANDS,  # noqa: F401
-    OUT_OF_RANGE,  # noqa: F401
     REWARD_TERMS,
     G20HandConfig,
     make_cfg,

@@ -23,7 +23,7 @@ from dexwheel.atomic import atomic_open
 from dexwheel.isaaclab.scenarios import Row, task_cases_main
 
 HAND = "left"
-_HW = {"drive": "hard_write", "collision_projection": False}
+_HW = {"drive": "hard_write", "collision": {"projection": False}}
 
 
 @dataclass(frozen=True)
@@ -44,16 +44,16 @@ class Case:
 #: Hard-write poses are written, so the backends agree to float32 (Isaac Lab's joint state) where no contact
 #: pushes; the PD case is dynamics (tolerance as the PD rows of :mod:`.scenarios`).
 CASES = (
-    Case("hard_write, normalized, slew 5 rad/s: open -> half fist -> open", {**_HW, "action": "normalized"},
+    Case("hard_write, normalized, slew 5 rad/s: open -> half fist -> open", {**_HW, "actions": "normalized"},
          ("half_fist", "open"), 25, 1e-6),
-    Case("hard_write, sdk255, slew 0 (track_test): open -> half fist -> open", {"drive": "hard_write",
-         "track_test": True, "action": "sdk255"}, ("half_fist", "open"), 10, 1e-6),
-    Case("hard_write, nominal, hold thumb open: open -> half fist", {**_HW, "action": "nominal",
-         "composer_layers": ("policy", "hold"), "hold_joints": "thumb"}, ("half_fist",), 25, 1e-6),
-    Case("hard_write, delta 0.05 rad at +0.5: 30 steps", {**_HW, "action": "delta"}, ("open",), 30, 1e-6),
-    Case("pd, sdk255: open -> half fist, pose at 1 s", {"drive": "pd", "action": "sdk255"}, ("half_fist",), 50, 1e-3,
+    Case("hard_write, sdk255, slew 0 (track_test): open -> half fist -> open", {"drive": {"kind": "hard_write",
+         "track_test": True}, "actions": "sdk255"}, ("half_fist", "open"), 10, 1e-6),
+    Case("hard_write, nominal, hold thumb open: open -> half fist", {**_HW, "actions": "nominal",
+         "composer": {"layers": ("policy", "hold"), "hold_joints": "thumb"}}, ("half_fist",), 25, 1e-6),
+    Case("hard_write, delta 0.05 rad at +0.5: 30 steps", {**_HW, "actions": "delta"}, ("open",), 30, 1e-6),
+    Case("pd, sdk255: open -> half fist, pose at 1 s", {"drive": "pd", "actions": "sdk255"}, ("half_fist",), 50, 1e-3,
          at_s=1.0),
-    Case("hard_write, normalized: open -> full fist (thumb into the palm: contact)", {**_HW, "action": "normalized"},
+    Case("hard_write, normalized: open -> full fist (thumb into the palm: contact)", {**_HW, "actions": "normalized"},
          ("full_fist",), 25),
 )  # fmt: skip
 
@@ -67,7 +67,8 @@ def actions(case: Case) -> np.ndarray:
     from dexwheel.tasks.hand_pose.config import make_cfg
 
     cfg = make_cfg(hand=HAND, **case.config)
-    amap = G20ActionMap(cfg.action, HAND, G20_MIMIC, 1, out_of_range=cfg.out_of_range, delta_scale=cfg.delta_scale)
+    a = cfg.actions
+    amap = G20ActionMap(a.kind, HAND, G20_MIMIC, 1, out_of_range=a.out_of_range, delta_scale=a.delta_scale)
     rows = []
     for name in case.presets:
         if amap.kind == "sdk255":

@@ -25,32 +25,26 @@ from dexwheel.tasks.registry import TaskRecord, derive_from_each
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 
-#: Per env family, the fields each config group holds (the ``task`` group holds every other field).
+#: Per env family, the fields each config group holds, a section's field by its dotted name (the ``task`` group
+#: holds every other field): every task of a family is configured by the same keys.
 GROUP_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
     "hand": {
-        "drive": ("drive", "slew_rad_s", "track_test"),
-        "action": ("action", "action_delay_steps"),
-        "collision": ("collision_projection", "penetration_tol", "projection_iters", "projection_group_free",
-                      "contact_excludes"),
-        "composer": ("composer_layers", "hold_joints", "hold_pose"),
+        "drive": ("drive",),
+        "action": ("actions.kind", "actions.delay_steps"),
+        "collision": ("collision",),
+        "composer": ("composer",),
     },
     "wheel_leg": {
         "action": ("actions", "stance", "knee_kp", "knee_kd", "wheel_kd"),
         "composer": ("composer",),
     },
-}  # fmt: skip
-#: Fields that are no part of a task config: the robot (the ``robot`` group and the env id select it), and
-#: how an env is run or shown (rendering, threads), which the scripts set.
+}
+#: Fields that are no part of a task config: the robot (the ``robot`` group and the env id select it).
 NOT_CONFIG: dict[str, tuple[str, ...]] = {
     "hand": ("hand",),
     "wheel_leg": ("robot",),
 }
 CONFIGS = {"hand": G20HandConfig, "wheel_leg": WheelLegEnvCfg}
-#: What the family's groups set for a task with a config class of its own (the in-hand tasks' :class:`~dexwheel.tasks.
-#: in_hand.config.InHandCfg`: their ``task`` node holds their fields but the sections the family's groups give by the
-#: pose task's names, ``drive: pd``, ``action: delta``, ``composer_layers``, ``collision_projection``: the config's
-#: RENAMES), and what is no part of a task config.
-OWN_CONFIG_SKIP = ("drive", "composer", "collision", "hand")
 
 
 def _plain(value: Any) -> Any:
@@ -66,24 +60,36 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _pop(node: dict[str, Any], dotted: str) -> Any:
+    """Remove and return ``node``'s value at ``dotted`` (``actions.kind``)."""
+    *parents, last = dotted.split(".")
+    for part in parents:
+        node = node[part]
+    return node.pop(last)
+
+
 def defaults(family: str, cfg: Any = None) -> dict[str, dict[str, Any]]:
     """The family's default field values (``cfg``'s, else the config class's) by config group (``task``
     holding the rest)."""
-    fields = _plain(CONFIGS[family]() if cfg is None else cfg)
-    groups = {group: {k: fields[k] for k in keys} for group, keys in GROUP_FIELDS[family].items()}
-    owned = {k for keys in GROUP_FIELDS[family].values() for k in keys} | set(NOT_CONFIG[family])
-    groups["task"] = {k: v for k, v in fields.items() if k not in owned}
+    rest = _plain(CONFIGS[family]() if cfg is None else cfg)
+    groups: dict[str, dict[str, Any]] = {}
+    for group, paths in GROUP_FIELDS[family].items():
+        node = groups[group] = {}
+        for dotted in paths:
+            *parents, last = dotted.split(".")
+            into = node
+            for part in parents:
+                into = into.setdefault(part, {})
+            into[last] = _pop(rest, dotted)
+    for name in NOT_CONFIG[family]:
+        rest.pop(name)
+    groups["task"] = rest
     return groups
 
 
 def task_fields(record: TaskRecord) -> dict[str, Any]:
     """The task's own fields (its ``task.<name>`` section) from its config factory, for its first robot."""
-    cfg = record.default_config(record.robots[0])
-    if isinstance(cfg, CONFIGS[record.family]):
-        return defaults(record.family, cfg)["task"]
-    fields = {k: v for k, v in _plain(cfg).items() if k not in OWN_CONFIG_SKIP}
-    fields["actions"] = {k: v for k, v in fields["actions"].items() if k not in ("kind", "delay_steps")}
-    return fields
+    return defaults(record.family, record.default_config(record.robots[0]))["task"]
 
 
 def register_task_option(record: TaskRecord) -> None:

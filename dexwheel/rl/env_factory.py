@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.fields import ConfigFieldError
-from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS, env_id, env_section
+from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS, env_id, env_section, is_term_table
 from dexwheel.rl.schema import ConfigError
 from dexwheel.tasks.spaces import IntegerBox
 
@@ -50,18 +50,34 @@ def _kwargs_and_paths(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
                 f"it applies to {options or 'no robot family'}"
             )
         part = OmegaConf.to_container(node[section], resolve=True) or {}
-        for key, value in part.items():  # type: ignore[union-attr]
-            if key in kwargs:
-                raise ConfigError(f"{group}.{section}.{key}: already set by {owner[key]}")
-            kwargs[key], owner[key] = value, f"{group}.{section}.{key}"
+        _merge(kwargs, owner, part, f"{group}.{section}")  # type: ignore[arg-type]
     return kwargs, owner
+
+
+def _merge(kwargs: dict[str, Any], owner: dict[str, str], part: dict[str, Any], where: str, key: str = "") -> None:
+    """``part`` (a group's section) into ``kwargs``: a config section two groups share (``actions``: its kind from
+    the action group, its scale from the task) merged field by field; a field set twice refused. ``owner``: each
+    keyword's and each section field's config path (``actions.kind`` -> ``action.hand.actions.kind``)."""
+    for name, value in part.items():
+        dotted = f"{key}.{name}" if key else name
+        into = kwargs.get(name)
+        if isinstance(into, dict) and isinstance(value, dict) and not is_term_table(value):
+            _merge(into, owner, value, f"{where}.{name}", dotted)
+            continue
+        if name in kwargs:
+            raise ConfigError(f"{where}.{name}: already set by {owner[dotted]}")
+        kwargs[name] = value
+        owner.setdefault(dotted, f"{where}.{name}")
+        for sub in value if isinstance(value, dict) and not is_term_table(value) else ():
+            owner[f"{dotted}.{sub}"] = f"{where}.{name}.{sub}"
 
 
 def config_error(e: Exception, env_id: str, kwargs: dict[str, Any], paths: dict[str, str]) -> ConfigError:
     """An env constructor's error as one line; a field error names the field's config path."""
-    if isinstance(e, ConfigFieldError) and e.field.partition(".")[0] in paths:
-        head, _, rest = e.field.partition(".")
-        path = paths[head] + (f".{rest}" if rest else "")
+    known = [p for p in paths if e.field == p or e.field.startswith(f"{p}.")] if isinstance(e, ConfigFieldError) else []
+    if known:
+        head = max(known, key=len)  # the field's own path where it has one (actions.kind), else its section's
+        path = paths[head] + e.field[len(head) :]
         detail = e.detail
         message = path + detail[len(e.field) :] if detail.startswith(e.field) else f"{path}: {detail}"
     elif isinstance(e, TypeError):
@@ -96,9 +112,17 @@ def check_isaaclab_env(cfg: DictConfig, **overrides: Any) -> None:
     except (TypeError, ValueError) as e:
         raise config_error(e, env_id(cfg), kwargs, paths) from e
     if refused:  # named as typed: the config key and its value (true, not True)
-        named = {key: f"{paths.get(key, key)}={json.dumps(kwargs.get(key), default=str)}" for key in refused}
+        named = {key: f"{paths.get(key, key)}={json.dumps(_at(kwargs, key), default=str)}" for key in refused}
         raise ConfigError("; ".join(f"{named[key]}: backend=isaaclab does not run it: {why}"
                                     for key, why in refused.items()))  # fmt: skip
+
+
+def _at(kwargs: dict[str, Any], dotted: str) -> Any:
+    """``kwargs``' value at ``dotted`` (a section's field: ``collision.projection``); None where it is not set."""
+    node: Any = kwargs
+    for part in dotted.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
 
 
 def make_vector_env(cfg: DictConfig, num_envs: int, **overrides: Any) -> gym.vector.VectorEnv:

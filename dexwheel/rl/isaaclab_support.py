@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dexwheel.tasks.hand.config import projection_on
 from dexwheel.tasks.hand_pose.config import G20HandConfig
 from dexwheel.tasks.in_hand.config import InHandCfg
 from dexwheel.tasks.registry import resolve, task_record
@@ -19,25 +20,22 @@ from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 #: How a MuJoCo env is shown (the envs' keywords, no part of a task config), which the Isaac Lab tasks refuse.
 RENDER_KWARGS = ("render_mode", "width", "height", "camera_name", "default_camera_config")
 #: What the G20 pose task sets on top of its config's defaults on Isaac Lab: the PD drive and the presets as goals.
-TASK_DEFAULTS = {"drive": "pd", "goal_mode": "presets"}
+TASK_DEFAULTS = {"drive": {"kind": "pd"}, "goal_mode": "presets"}
 #: What the wheel-leg task refuses, and why.
 WHEEL_LEG_REFUSED = {
     "scale_rewards_by_dt": "Isaac Lab's reward manager always multiplies each term by the control period; use the "
     "MuJoCo env (backend=mujoco) for it",
 }
-#: What the G20 task refuses, and why.
+#: What the hand tasks refuse, and why.
 HAND_REFUSED = {
-    "collision_projection": "the hard-write drive's collision projection is MuJoCo's collision check of each "
-    "slewed pose, which Isaac Lab has no counterpart of; set collision_projection=False "
+    "collision.projection": "the hard-write drive's collision projection is MuJoCo's collision check of each "
+    "slewed pose, which Isaac Lab has no counterpart of; set collision.projection=False "
     "(Hydra: collision=off; Isaac Lab then writes the pose as it is and its contacts push for one physics step; "
     "docs/how-to/isaaclab.md) or use the MuJoCo env (backend=mujoco)",
-    "contact_excludes": "the USD carries the description's contact excludes (filtered pairs); another set needs "
-    "another USD",
+    "collision.contact_excludes": "the USD carries the description's contact excludes (filtered pairs); another set "
+    "needs another USD",
     "max_episode_steps": "Isaac Lab ends episodes by time; give a number of steps",
 }
-
-#: What the in-hand tasks refuse, and why (the hand's reasons: the same USD).
-IN_HAND_REFUSED = {"contact_excludes": HAND_REFUSED["contact_excludes"]}
 
 
 def task_config(task: str, robot: str, kwargs: dict[str, Any]) -> WheelLegEnvCfg | G20HandConfig | InHandCfg:
@@ -49,21 +47,20 @@ def task_config(task: str, robot: str, kwargs: dict[str, Any]) -> WheelLegEnvCfg
         raise ValueError(f"{shown[0]}: Isaac Lab renders with its own viewers; record videos on the MuJoCo env")
     record = task_record(task)
     cfg = record.default_config(robot)
-    extra = TASK_DEFAULTS if isinstance(cfg, G20HandConfig) else {}
-    return resolve(record.make_config)(cfg, **{**extra, **kwargs})
+    make = resolve(record.make_config)
+    if isinstance(cfg, G20HandConfig):
+        cfg = make(cfg, **TASK_DEFAULTS)  # then kwargs, field by field: drive={"slew_rad_s": 0} keeps the PD drive
+    return make(cfg, **kwargs)
 
 
 def unsupported(task: WheelLegEnvCfg | G20HandConfig | InHandCfg) -> dict[str, str]:
-    """Each keyword of ``task`` the Isaac Lab task cannot run as set, with why."""
-    if isinstance(task, InHandCfg):
-        reasons = IN_HAND_REFUSED
-        bad = {"contact_excludes": task.collision.contact_excludes is not None}
-    elif isinstance(task, G20HandConfig):
+    """Each field of ``task`` (a section's by its dotted name) the Isaac Lab task cannot run as set, with why."""
+    if isinstance(task, (G20HandConfig, InHandCfg)):
         reasons = HAND_REFUSED
         bad = {
-            "collision_projection": task.projection,
-            "contact_excludes": task.contact_excludes is not None,
-            "max_episode_steps": task.max_episode_steps is None,
+            "collision.projection": projection_on(task),
+            "collision.contact_excludes": task.collision.contact_excludes is not None,
+            "max_episode_steps": isinstance(task, G20HandConfig) and task.max_episode_steps is None,
         }
     else:
         reasons, bad = WHEEL_LEG_REFUSED, {"scale_rewards_by_dt": not task.scale_rewards_by_dt}

@@ -152,7 +152,7 @@ def selections(saved: dict[str, Any], groups: tuple[str, ...] = GROUPS) -> dict[
     return {g: name for g in groups if (name := _option(saved, g)) is not None}
 
 
-def _is_term_table(node: Any) -> bool:
+def is_term_table(node: Any) -> bool:
     return isinstance(node, dict) and bool(node) and all(isinstance(v, dict) and "func" in v for v in node.values())
 
 
@@ -164,7 +164,7 @@ def missing_keys(saved: Any, fresh: Any, prefix: str = "") -> list[tuple[str, An
         path = f"{prefix}{key}"
         if key not in saved:
             out.append((path, value))
-        elif isinstance(value, dict) and isinstance(saved[key], dict) and not _is_term_table(saved[key]):
+        elif isinstance(value, dict) and isinstance(saved[key], dict) and not is_term_table(saved[key]):
             out += missing_keys(saved[key], value, f"{path}.")
     return out
 
@@ -195,7 +195,7 @@ def load_run_config(run_dir: str | Path, what: str = "run") -> tuple[DictConfig,
     if not isinstance(saved, dict) or not isinstance(saved.get("robot"), dict) or "name" not in saved["robot"]:
         raise ConfigError(f"{what}={run_dir}: {path} names no robot (robot.name); is it a run's config?")
     warnings = [f"{path}: {key}={old} has moved; using {new}" for key, old, new in translate(saved)]
-    warnings += [f"{path}: {note} (renamed: one name per task)" for note in translate_saved(saved)]
+    warnings += [f"{path}: {note} (renamed; CHANGELOG.md)" for note in translate_saved(saved)]
     chosen = selections(saved)
     try:
         fresh = compose("train", [f"{g}={name}" for g, name in chosen.items()])

@@ -38,7 +38,7 @@ SINGLE = {
     "solenopsis": ("Solenopsis-v0", {}),
     "solenopsis-events": ("Solenopsis-v0", {**WHEEL_EVENTS, "layers": ("policy", "override")}),
     "m20_legacy-events": ("M20Legacy-v0", WHEEL_EVENTS),
-    "g20-rotate": ("G20Rotate-v0", {"action_delay_steps": (0, 2)}),
+    "g20-rotate": ("G20Rotate-v0", {"actions": {"delay_steps": (0, 2)}}),
     "g20-reorient": ("G20Reorient-v0", {"commands": {"success_tolerance": 3.0}}),  # a goal reached every step
 }
 #: Vector envs whose episodes end within the test (autoreset draws from each env's generator).

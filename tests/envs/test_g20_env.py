@@ -79,14 +79,14 @@ def test_check_env_passes(drive, hand):
 def test_check_env_passes_for_every_action_kind(action):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_env(G20HandEnv(action=action), skip_render_check=True)
+        check_env(G20HandEnv(actions=action), skip_render_check=True)
 
 
 def test_make_applies_kwargs_and_spaces():
-    env = gym.make("G20Hand-v0", drive="pd", action="sdk255", control_hz=100, max_episode_steps=3)
+    env = gym.make("G20Hand-v0", drive="pd", actions="sdk255", control_hz=100, max_episode_steps=3)
     u = env.unwrapped
     assert isinstance(u, G20HandEnv)
-    assert u.cfg.drive == "pd" and u.dt == pytest.approx(0.01) and u.frame_skip == 5
+    assert u.cfg.drive.kind == "pd" and u.dt == pytest.approx(0.01) and u.frame_skip == 5
     assert env.action_space.shape == (20,) and env.action_space.dtype == np.float32
     assert env.observation_space.shape == (21 + 21 + 16 + 20,)
     assert u.obs_slices == {
@@ -103,10 +103,10 @@ def test_make_applies_kwargs_and_spaces():
 
 
 def test_config_errors_name_the_allowed_values():
-    with pytest.raises(ValueError, match=r"drive='torque'.*\['hard_write', 'pd'\]"):
+    with pytest.raises(ValueError, match=r"drive.kind: 'torque'.*\['hard_write', 'pd'\]"):
         G20HandEnv(drive="torque")
-    with pytest.raises(ValueError, match=r"action='rad'.*'normalized', 'sdk255', 'nominal', 'delta'"):
-        G20HandEnv(action="rad")
+    with pytest.raises(ValueError, match=r"actions.kind: 'rad'.*'normalized', 'sdk255', 'nominal', 'delta'"):
+        G20HandEnv(actions="rad")
     with pytest.raises(ValueError, match="control_hz"):
         G20HandEnv(control_hz=30.0)
     with pytest.raises(ValueError, match="goal_presets"):
@@ -114,7 +114,7 @@ def test_config_errors_name_the_allowed_values():
     most = numba.config.NUMBA_NUM_THREADS
     with pytest.raises(ValueError, match=rf"num_threads must be between 1 and {most} .*got {most + 1}"):
         G20HandVectorEnv(num_envs=2, num_threads=most + 1)  # refused when made, not at its first step
-    with pytest.raises(ConfigFieldError, match="not_a_setting: unknown keyword argument; valid: hand, drive"):
+    with pytest.raises(ConfigFieldError, match="not_a_setting: unknown keyword argument; valid: hand, actions, drive"):
         G20HandEnv(not_a_setting=1)
 
 
@@ -138,7 +138,7 @@ def test_same_seed_same_actions_give_bit_identical_trajectories(drive):
 
 @pytest.mark.parametrize("drive", ["hard_write", "pd"])
 def test_reward_is_the_sum_of_its_named_terms(drive):
-    env = make(drive=drive, action="delta")
+    env = make(drive=drive, actions="delta")
     env.reset(seed=0, options={"goal": "full_fist"})
     rng = np.random.default_rng(0)
     for _ in range(15):
@@ -151,7 +151,7 @@ def test_reward_is_the_sum_of_its_named_terms(drive):
 
 def test_reward_terms_and_errors_match_an_independent_computation():
     """Hard-write in contact (sdk255 actions): every info value recomputed with numpy from MjData."""
-    env = make(action="sdk255")
+    env = make(actions="sdk255")
     w = {name: term.weight for name, term in env.cfg.rewards.items()}  # the default table's
     std = {name: env.cfg.rewards[name].params["std"] for name in ("joint_pos_tracking", "joint_pos_tracking_fine")}
     assert (w["joint_pos_tracking"], std["joint_pos_tracking"], std["joint_pos_tracking_fine"]) == (1.0, 0.3, 0.1)
@@ -180,7 +180,7 @@ def test_reward_terms_and_errors_match_an_independent_computation():
 
 
 def test_observation_layout_matches_the_state():
-    env = make(action="sdk255")
+    env = make(actions="sdk255")
     env.reset(seed=0, options={"goal": "half_fist"})
     obs, *_ = env.step(np.full(20, 200.0, dtype=np.float32))
     s = env.obs_slices
@@ -198,7 +198,7 @@ def test_action_mappings_match_dexwheel_control_bit_for_bit():
     rng = np.random.default_rng(1)
     active = [ALL_JOINTS.index(j) for j in ACTIVE_JOINTS]
     for kind, ref in (("normalized", g20_normalized_mapping()), ("nominal", g20_nominal_mapping())):
-        env = make(action=kind)
+        env = make(actions=kind)
         env.reset(seed=0)
         for _ in range(5):
             if kind == "normalized":
@@ -210,12 +210,12 @@ def test_action_mappings_match_dexwheel_control_bit_for_bit():
             env.step(a)
             np.testing.assert_array_equal(env.command, composed(expected[active]))
     for hand in ("left", "right"):  # the hands' SDK tables differ (directions, ranges)
-        env, ref = make(action="sdk255", hand=hand), G20SdkMapping(hand)
+        env, ref = make(actions="sdk255", hand=hand), G20SdkMapping(hand)
         env.reset(seed=0)
         for cmd in [rng.integers(0, 256, 20).astype(float), np.zeros(20)]:
             env.step(cmd)
             np.testing.assert_array_equal(env.command, composed(ref(cmd)[active]))
-    env, ref = make(action="delta", delta_scale=0.05), g20_delta_mapping(0.05)
+    env, ref = make(actions={"kind": "delta", "delta_scale": 0.05}), g20_delta_mapping(0.05)
     env.reset(seed=0)
     for _ in range(10):
         a = rng.uniform(-1, 1, 16)
@@ -225,7 +225,7 @@ def test_action_mappings_match_dexwheel_control_bit_for_bit():
 
 
 def test_nominal_dict_actions_keep_unnamed_joints_and_refuse_mimic_names():
-    env = make(action="nominal", track_test=True)
+    env = make(actions="nominal", drive={"track_test": True})
     env.reset(seed=0)
     before = env.command
     with pytest.raises(ActionError, match="index_dip is a mimic joint: it follows index_pip"):
@@ -255,7 +255,7 @@ def test_hard_write_writes_qpos_ctrl_and_zero_qvel_without_mj_step():
 
 @pytest.mark.parametrize("hand", ["left", "right"])
 def test_track_test_hard_write_reaches_any_in_range_goal(hand):
-    env = make(hand=hand, action="nominal", track_test=True)
+    env = make(hand=hand, actions="nominal", drive={"track_test": True})
     assert env.task.drive.projector is None and env.task.drive.slew_rad_s == 0.0
     env.reset(seed=0)
     rng = np.random.default_rng(2)
@@ -273,7 +273,7 @@ G20_HALF_FIST = g20.G20_HALF_FIST_CMD
 
 @pytest.mark.parametrize("track_test", [True, False])
 def test_pd_reaches_a_contact_free_goal_within_one_second(track_test):
-    env = make(drive="pd", action="nominal", track_test=track_test)
+    env = make(drive={"kind": "pd", "track_test": track_test}, actions="nominal")
     env.reset(seed=0)
     goal = sdk_pose(G20_HALF_FIST)
     steps = round(1.0 / env.dt)
@@ -287,7 +287,7 @@ def test_pd_reaches_a_contact_free_goal_within_one_second(track_test):
 def test_pd_penetration_is_the_deepest_contact_over_the_control_step():
     """PD reads penetration from the model's contact sensor after every physics step; replaying the
     step's controls on a copy of the data and reading the contact list must give the same maximum."""
-    env = make(drive="pd", action="nominal")
+    env = make(drive="pd", actions="nominal")
     fist = sdk_pose(G20_FULL_FIST)
     _, info = env.reset(seed=0, options={"init_qpos": fist})  # starts with the thumb 1.08 mm in the palm
     assert info["max_penetration"] == contact_depth(env.data) > TOL
@@ -311,7 +311,9 @@ def test_pd_penetration_is_the_deepest_contact_over_the_control_step():
 @pytest.mark.parametrize("projection", [False, True])
 def test_slew_bounds_every_joint_per_physics_step(control_hz, projection):
     slew = 5.0
-    env = make(action="nominal", control_hz=control_hz, slew_rad_s=slew, collision_projection=projection)
+    env = make(
+        actions="nominal", control_hz=control_hz, drive={"slew_rad_s": slew}, collision={"projection": projection}
+    )
     env.reset(seed=0)
     bound = slew * env.dt  # hard-write: one physics step (one mj_forward) per control step
     prev = env.data.qpos.copy()
@@ -329,7 +331,7 @@ def test_slew_bounds_every_joint_per_physics_step(control_hz, projection):
 @pytest.mark.parametrize("slew", [5.0, 0.0])
 def test_pd_controls_are_the_slew_ramp_completed_with_mimic_joints(slew):
     """The drive's compiled step against the numpy definitions (slew_ramp, MimicCompletion.complete)."""
-    env = make(drive="pd", action="normalized", slew_rad_s=slew)
+    env = make(drive={"kind": "pd", "slew_rad_s": slew}, actions="normalized")
     env.reset(seed=0)
     drive, coupling = env.task.drive, env.task.coupling
     max_step = coupling.slew_steps(slew, env.task.timestep)
@@ -345,7 +347,9 @@ def test_pd_controls_are_the_slew_ramp_completed_with_mimic_joints(slew):
 
 def test_slew_bounds_pd_targets_per_physics_step():
     slew = 5.0
-    env = make(drive="pd", action="nominal", control_hz=500.0, slew_rad_s=slew)  # one mj_step per env step
+    env = make(
+        drive={"kind": "pd", "slew_rad_s": slew}, actions="nominal", control_hz=500.0
+    )  # one mj_step per env step
     env.reset(seed=0)
     bound = slew * env.task.timestep
     prev_ctrl, prev_q = env.data.ctrl.copy(), env.data.qpos.copy()
@@ -359,7 +363,7 @@ def test_slew_bounds_pd_targets_per_physics_step():
 
 
 def test_pd_couples_mimic_targets_into_their_actuators():
-    env = make(drive="pd", action="nominal")
+    env = make(drive="pd", actions="nominal")
     env.reset(seed=0)
     env.step({"thumb_mcp": 1.0, "ring_pip": 1.5})
     ctrl = env.data.ctrl
@@ -369,7 +373,7 @@ def test_pd_couples_mimic_targets_into_their_actuators():
 
 # -- collision projection ------------------------------------------------------------------------
 def test_projection_closing_a_full_fist_never_leaves_a_deep_contact():
-    env = make(action="sdk255")  # hard-write, projection on, slew 5 rad/s: the defaults
+    env = make(actions="sdk255")  # hard-write, projection on, slew 5 rad/s: the defaults
     env.reset(seed=0, options={"goal": "full_fist"})
     assert deepest_contact(env) <= TOL
     open_cmd = np.array(g20.G20_OPEN_CMD, dtype=np.float32)
@@ -391,7 +395,7 @@ def test_projection_closing_a_full_fist_never_leaves_a_deep_contact():
 
 @pytest.mark.parametrize("group_free", [True, False])
 def test_a_colliding_thumb_does_not_freeze_the_index_finger(group_free):
-    env = make(action="nominal", projection_group_free=group_free)
+    env = make(actions="nominal", collision={"projection_group_free": group_free})
     env.reset(seed=0)
     goal = sdk_pose(g20.G20_OPEN_CMD)
     fist = sdk_pose(G20_FULL_FIST)
@@ -409,14 +413,14 @@ def test_a_colliding_thumb_does_not_freeze_the_index_finger(group_free):
 
 
 def test_projection_off_lets_the_thumb_penetrate():
-    env = make(action="nominal", collision_projection=False, slew_rad_s=0.0)
+    env = make(actions="nominal", collision={"projection": False}, drive={"slew_rad_s": 0.0})
     env.reset(seed=0)
     _, _, _, _, info = env.step(nominal(env, sdk_pose(G20_FULL_FIST)))
     assert info["max_penetration"] > TOL and info["projection_checks"] == 0
 
 
 def test_projection_falls_back_to_the_last_safe_pose_when_it_cannot_get_out():
-    env = make(action="nominal")
+    env = make(actions="nominal")
     fist = sdk_pose(G20_FULL_FIST)
     env.reset(seed=0, options={"init_qpos": fist})  # starts penetrating (1.08 mm)
     assert env.task.drive.safe[0] == False  # noqa: E712
@@ -494,7 +498,7 @@ BAD = [
 @pytest.mark.parametrize(("kind", "action", "error", "match"), BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
 @pytest.mark.parametrize("drive", ["hard_write", "pd"])
 def test_bad_actions_raise_clear_errors_and_change_nothing(drive, kind, action, error, match):
-    env = make(drive=drive, action=kind, goal_switch_steps=1)
+    env = make(drive=drive, actions=kind, goal_switch_steps=1)
     env.reset(seed=0)
     env.step(env.action_space.sample())
     before = _snapshot(env)
@@ -514,7 +518,7 @@ def test_dict_action_needs_nominal_mode():
 
 
 def test_clip_mode_clips_instead_of_raising():
-    env = make(action="sdk255", out_of_range="clip")
+    env = make(actions={"kind": "sdk255", "out_of_range": "clip"})
     env.reset(seed=0)
     with pytest.warns(ActionClipWarning):
         _, _, _, _, info = env.step(np.r_[np.full(19, 300.0), -4.0])
@@ -543,8 +547,10 @@ def test_contact_excludes_is_a_config_field_that_reaches_the_model():
     from dexwheel.robots import get_robot
 
     spec_pairs = list(get_robot("g20_left").contact_excludes)
-    thumb_through_palm = gym.make("G20Hand-v0", contact_excludes=[*spec_pairs, ("thumb_distal", "hand_base")])
+    thumb_through_palm = gym.make(
+        "G20Hand-v0", collision={"contact_excludes": [*spec_pairs, ("thumb_distal", "hand_base")]}
+    )
     default = gym.make("G20Hand-v0")
     assert thumb_through_palm.unwrapped.model.nexclude == default.unwrapped.model.nexclude + 1 == len(spec_pairs) + 1
     with pytest.raises(ValueError, match="unknown bodies \\['palm'\\]"):
-        gym.make("G20Hand-v0", contact_excludes=[("thumb_distal", "palm")])
+        gym.make("G20Hand-v0", collision={"contact_excludes": [("thumb_distal", "palm")]})

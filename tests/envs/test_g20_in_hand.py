@@ -105,7 +105,7 @@ def test_reorientation_counts_each_goal_reached_and_draws_the_next():
 
 @pytest.mark.parametrize("kind", ["sdk255", "normalized", "nominal", "delta"])
 def test_every_action_mapping_drives_the_hand(kind):
-    env = gym.make("G20Rotate-v0", action=kind)
+    env = gym.make("G20Rotate-v0", actions=kind)
     env.reset(seed=0)
     env.action_space.seed(0)
     before = env.unwrapped.task.qpos.copy()
@@ -130,7 +130,7 @@ def test_a_bad_action_raises_and_changes_nothing():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"drive": "hard_write"}, r"^drive: 'hard_write': the object tasks drive the hand's PD actuators only"),
+        ({"drive": "hard_write"}, r"^drive.kind: 'hard_write': the object tasks drive the hand's PD actuators only"),
         ({"object": {"size": 0.2}}, r"^object.size: 0.2 m is outside \[0.04, 0.08\] m"),
         ({"object": {"mass": 2.0}}, r"^object.mass: 2.0 kg is outside \[0.02, 0.5\] kg"),
         ({"object": {"friction": 0.01}}, r"^object.friction: 0.01 is outside \[0.3, 2\]"),
@@ -144,8 +144,8 @@ def test_a_bad_action_raises_and_changes_nothing():
             {"grasps": str(grasp_cache.GRASP_DIR / "left_cube_50mm.npz")},
             r"^grasps: the cache was made for a cube of 0.05 m",
         ),
-        ({"collision_projection": True}, r"^collision_projection: true: collision projection is the hard-write"),
-        ({"track_test": True}, r"^track_test: true"),
+        ({"collision": {"projection": True}}, r"^collision.projection: true: collision projection is the hard-write"),
+        ({"drive": {"track_test": True}}, r"^drive.track_test: true"),
         ({"commands": {"axis": (0, 0, 0)}}, r"^commands.axis: expected a non-zero"),
         ({"task": "spin"}, r"^task: 'spin'; choose one of \['rotate', 'reorient'\]"),
     ],

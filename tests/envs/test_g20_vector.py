@@ -15,7 +15,7 @@ register_envs()  # explicit: a stale editable install can make ``import dexwheel
 
 
 def test_make_vec_gives_the_native_vector_env():
-    env = gym.make_vec("G20Hand-v0", num_envs=3, vectorization_mode="vector_entry_point", action="sdk255")
+    env = gym.make_vec("G20Hand-v0", num_envs=3, vectorization_mode="vector_entry_point", actions="sdk255")
     assert isinstance(env.unwrapped, G20HandVectorEnv)
     assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     assert env.single_action_space.shape == (20,) and env.action_space.shape == (3, 20)
@@ -36,7 +36,7 @@ def test_vector_env_matches_n_single_envs_bit_for_bit(drive):
     layout (``final_obs``, ``final_info``, masks) is checked too.
     """
     n, steps = 4, 24
-    kwargs = {"drive": drive, "action": "normalized", "goal_switch_steps": 5, "max_episode_steps": 9}
+    kwargs = {"drive": drive, "actions": "normalized", "goal_switch_steps": 5, "max_episode_steps": 9}
     vec = gym.make_vec("G20Hand-v0", num_envs=n, vectorization_mode="vector_entry_point", num_threads=2, **kwargs)
     ref = gym.make_vec(
         "G20Hand-v0",
@@ -61,8 +61,8 @@ def test_vector_env_matches_n_single_envs_bit_for_bit(drive):
 
 def test_vector_env_matches_single_envs_created_with_seed_plus_i():
     n = 3
-    vec = G20HandVectorEnv(num_envs=n, drive="pd", action="delta")
-    singles = [G20HandEnv(drive="pd", action="delta") for _ in range(n)]
+    vec = G20HandVectorEnv(num_envs=n, drive="pd", actions="delta")
+    singles = [G20HandEnv(drive="pd", actions="delta") for _ in range(n)]
     obs, _ = vec.reset(seed=100)
     for i, e in enumerate(singles):
         assert np.array_equal(obs[i], e.reset(seed=100 + i)[0])
@@ -78,8 +78,8 @@ def test_vector_env_matches_single_envs_created_with_seed_plus_i():
 def test_pd_vector_env_reports_the_same_penetration_as_single_envs_in_contact():
     """The batch reads the contact sensor after every physics step, as the single env's loop does."""
     n = 2
-    vec = G20HandVectorEnv(num_envs=n, drive="pd", action="nominal", reset_noise_scale=0.0)
-    singles = [G20HandEnv(drive="pd", action="nominal", reset_noise_scale=0.0) for _ in range(n)]
+    vec = G20HandVectorEnv(num_envs=n, drive="pd", actions="nominal", reset_noise_scale=0.0)
+    singles = [G20HandEnv(drive="pd", actions="nominal", reset_noise_scale=0.0) for _ in range(n)]
     fist = vec.task.presets["full_fist"]
     _, info = vec.reset(seed=0, options={"init_qpos": fist})  # the thumb starts 1.08 mm in the palm
     for i, e in enumerate(singles):
@@ -94,7 +94,7 @@ def test_pd_vector_env_reports_the_same_penetration_as_single_envs_in_contact():
 
 
 def test_a_bad_action_in_one_env_raises_and_changes_no_env():
-    vec = G20HandVectorEnv(num_envs=3, action="sdk255")
+    vec = G20HandVectorEnv(num_envs=3, actions="sdk255")
     vec.reset(seed=0)
     vec.step(np.full((3, 20), 128.0))
     task = vec.task
@@ -134,7 +134,7 @@ def test_vector_rgb_array_render_gives_one_frame_per_env():
 
 
 def test_nominal_vector_env_takes_one_joint_dict_per_env():
-    vec = G20HandVectorEnv(num_envs=2, action="nominal", track_test=True)
+    vec = G20HandVectorEnv(num_envs=2, actions="nominal", drive={"track_test": True})
     vec.reset(seed=0)
     before = vec.task.command.copy()
     vec.step([{"index_pip": 1.0}, {"thumb_mcp": 0.5}])

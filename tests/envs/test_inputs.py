@@ -65,7 +65,7 @@ def test_a_bad_goal_or_start_pose_raises_naming_joint_value_and_range_and_change
 
 
 def test_set_goal_and_the_vector_env_apply_the_same_rule():
-    env = G20HandEnv(out_of_range="clip")  # clipping is for action streams: a given goal still raises
+    env = G20HandEnv(actions={"out_of_range": "clip"})  # clipping is for action streams: a given goal still raises
     env.reset(seed=0)
     with pytest.raises(ActionError, match=r"goal\['index_pip'\] = 5.0 is outside the allowed range \[0, 1.74\]"):
         env.set_goal({"index_pip": 5.0})
@@ -84,13 +84,13 @@ def test_naming_a_mimic_joint_says_whom_it_follows():
         ActionError, match=r"thumb_ip is a mimic joint: it follows thumb_mcp \(x 1.02\); command thumb_mcp"
     ):
         g20_nominal_mapping()({"thumb_ip": 0.5})
-    env = G20HandEnv(action="nominal")
+    env = G20HandEnv(actions="nominal")
     env.reset(seed=0)
     with pytest.raises(ActionError, match=r"ring_dip is a mimic joint: it follows ring_pip \(x 0.89\)"):
         env.step({"ring_pip": 1.0, "ring_dip": 0.89})
     with pytest.raises(ActionError, match=r"thumb_ip is a mimic joint"):
         env.reset(options={"goal": {"thumb_ip": 0.5}})
-    vec = G20HandVectorEnv(num_envs=2, action="nominal")
+    vec = G20HandVectorEnv(num_envs=2, actions="nominal")
     vec.reset(seed=0)
     with pytest.raises(ActionError, match=r"pinky_dip is a mimic joint"):
         vec.step([{"pinky_pip": 0.5}, {"pinky_dip": 0.5}])
@@ -112,7 +112,7 @@ def test_fractional_sdk_values_are_refused_by_the_mapping_or_rounded_with_clip()
 
 @pytest.mark.parametrize("drive", ["hard_write", "pd"])
 def test_a_fractional_sdk255_action_raises_naming_channel_and_joint_and_changes_nothing(drive):
-    env = G20HandEnv(action="sdk255", drive=drive)
+    env = G20HandEnv(actions="sdk255", drive=drive)
     env.reset(seed=0)
     env.step(np.array(G20_OPEN_CMD, dtype=np.float64))
     before = (env.task.qpos.copy(), env.command, env.task.raw_action.copy())
@@ -129,7 +129,7 @@ def test_a_fractional_sdk255_action_raises_naming_channel_and_joint_and_changes_
 @pytest.mark.parametrize("drive", ["hard_write", "pd"])
 @pytest.mark.slow
 def test_the_vector_env_names_the_env_with_a_fractional_sdk255_value(drive):
-    vec = G20HandVectorEnv(num_envs=3, action="sdk255", drive=drive)  # hard-write: the threaded kernel
+    vec = G20HandVectorEnv(num_envs=3, actions="sdk255", drive=drive)  # hard-write: the threaded kernel
     vec.reset(seed=0)
     actions = np.full((3, 20), 128.0)
     actions[1, 5] = 128.25
@@ -141,7 +141,9 @@ def test_the_vector_env_names_the_env_with_a_fractional_sdk255_value(drive):
 
 @pytest.mark.parametrize("drive", ["hard_write", "pd"])
 def test_clip_mode_rounds_fractional_sdk255_actions_and_counts_them(drive):
-    rounded, fractional = (G20HandEnv(action="sdk255", drive=drive, out_of_range="clip") for _ in range(2))
+    rounded, fractional = (
+        G20HandEnv(actions={"kind": "sdk255", "out_of_range": "clip"}, drive=drive) for _ in range(2)
+    )
     for env in (rounded, fractional):
         env.reset(seed=0)
     cmd = np.array(G20_OPEN_CMD, dtype=np.float64)
@@ -155,7 +157,7 @@ def test_clip_mode_rounds_fractional_sdk255_actions_and_counts_them(drive):
 
 
 def test_the_sdk255_action_space_samples_valid_integer_commands():
-    env = G20HandEnv(action="sdk255")
+    env = G20HandEnv(actions="sdk255")
     space = env.action_space
     assert isinstance(space, IntegerBox) and space.dtype == np.float32
     assert space == gym.spaces.Box(0.0, 255.0, (20,), np.float32)  # what a learner (SB3) sees
@@ -165,7 +167,7 @@ def test_the_sdk255_action_space_samples_valid_integer_commands():
     assert space.contains(np.full(20, 3.0, np.float32)) and not space.contains(np.full(20, 3.5, np.float32))
     env.reset(seed=0)
     env.step(space.sample())
-    vec = gym.make_vec("G20Hand-v0", num_envs=2, action="sdk255", **VEC)
+    vec = gym.make_vec("G20Hand-v0", num_envs=2, actions="sdk255", **VEC)
     assert isinstance(vec.action_space, IntegerBox) and vec.action_space.shape == (2, 20)
     vec.reset(seed=0)
     vec.step(vec.action_space.sample())
@@ -296,7 +298,7 @@ def test_g20_refuses_actions_that_are_not_real_numbers(action, vector):
 @pytest.mark.parametrize("value", ["1.0", None, 1 + 0j, [1.0]])
 def test_a_g20_joint_value_that_is_no_number_is_refused_naming_the_joint_and_changes_nothing(value):
     """The ``{joint: radians}`` path agrees with the array path: a string is no radians."""
-    env = G20HandEnv(action="nominal")
+    env = G20HandEnv(actions="nominal")
     env.reset(seed=0)
     before = (env.command.copy(), env.goal.copy(), env.task.qpos.copy())
     for call, field in [(env.step, "target"), (env.set_goal, "goal")]:
@@ -398,7 +400,7 @@ def test_non_finite_or_negative_wheel_leg_settings_fail_at_construction_naming_t
     ("overrides", "message"),
     [
         (["robot=g20_left", "task.hand_pose.control_hz=abc"], "task.hand_pose.control_hz: expected a number, got 'abc'"),
-        (["robot=g20_left", "drive.hand.slew_rad_s=-1"], "drive.hand.slew_rad_s must be finite and >= 0, got -1"),
+        (["robot=g20_left", "drive.hand.drive.slew_rad_s=-1"], "drive.hand.drive.slew_rad_s: must be finite and >= 0, got -1"),
         (["robot=solenopsis", "+task.velocity.domain_rand.friction=[1.5,0.2]"],
          "task.velocity.domain_rand.friction: expected a finite (low, high) range with low <= high, got (1.5, 0.2)"),
         (["robot=m20_legacy", "action.wheel_leg.actions.knee_scale=0"], "action.wheel_leg.actions.knee_scale: must be a finite number > 0, got 0"),
@@ -489,7 +491,7 @@ def test_the_rendered_floor_and_lights_take_no_part_in_the_physics():
 # -- issue 57: the same answer from every env ----------------------------------------------------
 @pytest.mark.parametrize(
     "env_id, typo, message",
-    [("G20Hand-v0", "drvie", "G20Hand: drvie: unknown keyword argument (did you mean drive?); valid: hand, drive,"),
+    [("G20Hand-v0", "drvie", "G20Hand: drvie: unknown keyword argument (did you mean drive?); valid: hand, actions, drive,"),
      ("Solenopsis-v0", "episode_lenght_s",
       "episode_lenght_s: unknown keyword argument (did you mean episode_length_s?); valid: robot, decimation,"),
      ("M20Legacy-v0", "wheel_kp", "wheel_kp: unknown keyword argument (did you mean wheel_kd?); valid: robot,")],

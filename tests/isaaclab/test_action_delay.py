@@ -27,7 +27,7 @@ def test_the_wheel_leg_policy_layer_takes_the_action_of_k_steps_ago(isaac_device
 
 
 def test_the_hand_maps_the_action_of_k_steps_ago(isaac_device):
-    overrides = {"action_delay_steps": K, "action": "nominal", "composer_layers": ["policy"]}
+    overrides = {"actions": {"delay_steps": K, "kind": "nominal"}, "composer": {"layers": ["policy"]}}
     env = open_task("Dexwheel-HandPose-G20Left-v0", NUM_ENVS, isaac_device, 0, overrides)
     try:
         env.reset(seed=0)

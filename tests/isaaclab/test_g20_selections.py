@@ -24,8 +24,9 @@ from dexwheel.tasks.hand_pose.config import make_cfg
 
 NUM_ENVS = 4
 #: hard-write, slew 0 and no projection (the vendor's --track-test), SDK commands, the thumb held open, mixed goals
-SELECTION = {"drive": "hard_write", "track_test": True, "action": "sdk255", "composer_layers": ["policy", "hold"],
-             "hold_joints": "thumb", "goal_mode": "mixed", "preset_goal_prob": 0.5}  # fmt: skip
+SELECTION = {"drive": {"kind": "hard_write", "track_test": True}, "actions": "sdk255",
+             "composer": {"layers": ["policy", "hold"], "hold_joints": "thumb"}, "goal_mode": "mixed",
+             "preset_goal_prob": 0.5}  # fmt: skip
 THUMB = [ACTIVE_JOINTS.index(j) for j in JOINT_GROUPS["thumb"]]
 
 
@@ -34,9 +35,12 @@ def test_projection_and_other_unsupported_fields_are_refused_by_name_with_the_re
         HandPoseG20LeftEnvCfg(task_overrides={"drive": "hard_write"})  # collision_projection defaults to True
     assert "'collision_projection'" in str(exc.value) and "collision check" in str(exc.value)
     with pytest.raises(ValueError, match="'contact_excludes'.*USD"):
-        HandPoseG20LeftEnvCfg(task_overrides={"contact_excludes": [["thumb_distal", "hand_base"]]})
+        HandPoseG20LeftEnvCfg(task_overrides={"collision": {"contact_excludes": [["thumb_distal", "hand_base"]]}})
     # projection is off under track_test or with collision_projection=False, and the PD drive never projects
-    for ok in ({"drive": "hard_write", "collision_projection": False}, {"drive": "pd", "collision_projection": True}):
+    for ok in (
+        {"drive": "hard_write", "collision": {"projection": False}},
+        {"drive": "pd", "collision": {"projection": True}},
+    ):
         HandPoseG20LeftEnvCfg(task_overrides=ok)
 
 

@@ -69,7 +69,7 @@ def test_every_task_and_hand_has_a_registered_id():
 
 def test_what_isaac_lab_cannot_run_is_refused_by_name():
     with pytest.raises(ValueError, match=r"do not support \['contact_excludes'\]"):
-        InHandRotateG20LeftEnvCfg(task_overrides={"contact_excludes": [["hand_base", "thumb_distal"]]})
+        InHandRotateG20LeftEnvCfg(task_overrides={"collision": {"contact_excludes": [["hand_base", "thumb_distal"]]}})
     with pytest.raises(ValueError, match=r"^render_mode: Isaac Lab renders with its own viewers"):
         InHandRotateG20LeftEnvCfg(task_overrides={"render_mode": "rgb_array"})
     user = {"func": "user_terms:thumb_spread", "weight": -0.5}  # a user's own term (tests/user_terms.py)

@@ -62,7 +62,7 @@ def test_every_hand_drive_composes_and_builds(robot, drive):
     c = cfg(f"robot={robot}", f"drive={drive}")
     env = make_env(c)
     assert env.unwrapped.cfg.hand == robot.removeprefix("g20_")
-    assert env.unwrapped.cfg.drive == ("hard_write" if drive == "track_test" else drive)
+    assert env.unwrapped.cfg.drive.kind == ("hard_write" if drive == "track_test" else drive)
     env.close()
 
 
@@ -70,8 +70,8 @@ def test_every_hand_drive_composes_and_builds(robot, drive):
 @pytest.mark.parametrize("collision", ["projection", "off"])
 def test_every_hand_action_and_collision_option_builds(action, collision):
     env = make_env(cfg("robot=g20_left", f"action={action}", f"collision={collision}"))
-    assert env.unwrapped.cfg.action == action
-    assert env.unwrapped.cfg.collision_projection == (collision == "projection")
+    assert env.unwrapped.cfg.actions.kind == action
+    assert env.unwrapped.cfg.collision.projection == (collision == "projection")
     env.close()
 
 
@@ -99,7 +99,7 @@ def test_every_wheel_leg_composer_option_builds(robot, composer):
 def test_every_hand_composer_option_builds(robot, composer):
     c = cfg(f"robot={robot}", f"composer={composer}")
     env = make_env(c)
-    assert env.unwrapped.cfg.composer_layers == tuple(c.composer.hand.composer_layers)
+    assert env.unwrapped.cfg.composer.layers == tuple(c.composer.hand.composer.layers)
     env.close()
 
 
@@ -174,7 +174,7 @@ def test_a_bad_training_value_fails_naming_the_field(override, match):
             ["robot=g20_left", "+task.hand_pose.tracking_fine_std=0"],
             r"rewards\.joint_pos_tracking_fine\.params\.std: must be a finite number > 0, got 0",
         ),
-        (["robot=g20_left", "drive.hand.drive=teleport"], "drive"),
+        (["robot=g20_left", "drive.hand.drive.kind=teleport"], "drive.hand.drive.kind"),
         (["robot=solenopsis", "task.velocity.decimation=0"], "decimation"),
         (["robot=solenopsis", "task.velocity.commands.lin_vel_x=[1.0,-1.0]"], "commands.lin_vel_x"),
         (
@@ -243,8 +243,8 @@ def test_an_object_task_builds_its_own_env_with_the_pd_drive(robot, task, env_id
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [
-        (["drive=hard_write"], r"^drive.hand.drive: 'hard_write': the object tasks drive the hand's PD actuators only"),
-        (["collision=projection"], r"^collision.hand.collision_projection: true: collision projection is the hard-write"),
+        (["drive=hard_write"], r"^drive.hand.drive.kind: 'hard_write': the object tasks drive the hand's PD actuators only"),
+        (["collision=projection"], r"^collision.hand.collision.projection: true: collision projection is the hard-write"),
         (["task.in_hand_rotate.object.size=0.3"], r"^task.in_hand_rotate.object.size: 0.3 m is outside \[0.04, 0.08\]"),
         (["robot=solenopsis"], r"^task=in_hand_rotate is not available for robot solenopsis"),
     ],

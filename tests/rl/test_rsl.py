@@ -68,7 +68,7 @@ def test_step_logs_count_a_fall_on_its_last_step_not_as_the_next_episodes_zeros(
 
 def test_g20_sdk_actions_are_rounded_and_clipped_to_the_sdk_range():
     def g20():
-        return gym.make_vec("G20Hand-v0", num_envs=2, vectorization_mode="vector_entry_point", action="sdk255")
+        return gym.make_vec("G20Hand-v0", num_envs=2, vectorization_mode="vector_entry_point", actions="sdk255")
 
     a, b = RslVecEnv(g20(), seed=0), RslVecEnv(g20(), seed=0)
     assert a.num_actions == SDK_CHANNELS

@@ -121,7 +121,7 @@ def test_a_resume_takes_the_checkpoint_with_the_most_steps_whatever_the_file_tim
         (["++seeed=3"], "++seeed=3: seeed is not a key of the config"),
         (["+task.train.num_env=4"], "+task.train.num_env=4: task.train.num_env is not a key of the config"),
         (["+robot.foo=1"], "+robot.foo=1: robot.foo is not a key"),
-        (["drive.hand.slew_rad_s=0.01"], "drive.hand.slew_rad_s=0.01: drive.hand.* applies to hand robots; this one "
+        (["drive.hand.drive.slew_rad_s=0.01"], "drive.hand.drive.slew_rad_s=0.01: drive.hand.* applies to hand robots; this one "
                                          "(solenopsis) reads drive.wheel_leg.*"),
         # deleted, the env's own table kept the term while config.yaml lacked it; train.num_envs fell back on 16
         (["~task.velocity.rewards.action_rate_l2"], "~task.velocity.rewards.action_rate_l2: a config key cannot be "
@@ -479,7 +479,7 @@ def test_an_isaaclab_evaluation_checks_the_checkpoint_and_the_device_before_it_s
 def test_an_isaaclab_evaluation_refuses_what_isaac_lab_cannot_run_naming_the_key(no_isaac, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     typed = ["robot=g20_left", "backend=isaaclab", "policy=zero"]  # the hand's default: hard-write with projection
-    with pytest.raises(ConfigError, match=r"^collision.hand.collision_projection=true: backend=isaaclab does not run "
+    with pytest.raises(ConfigError, match=r"^collision.hand.collision.projection=true: backend=isaaclab does not run "
                                           r"it: .*\(Hydra: collision=off"):  # fmt: skip
         evaluate(compose_cfg("evaluate", *typed), typed)
     typed = ["robot=solenopsis", "backend=isaaclab", "policy=zero", "task.velocity.scale_rewards_by_dt=false"]

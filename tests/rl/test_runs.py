@@ -151,8 +151,8 @@ def test_evaluate_refuses_its_own_keys_it_would_not_use(typed, message, tmp_path
 
 @pytest.mark.parametrize(
     "typed, message",
-    [(["robot=solenopsis", "drive.hand.slew_rad_s=0.01"],
-      "drive.hand.slew_rad_s=0.01: drive.hand.* applies to hand robots; this one (solenopsis) reads drive.wheel_leg.*"),
+    [(["robot=solenopsis", "drive.hand.drive.slew_rad_s=0.01"],
+      "drive.hand.drive.slew_rad_s=0.01: drive.hand.* applies to hand robots; this one (solenopsis) reads drive.wheel_leg.*"),
      (["robot=g20_left", "+drive.kp=1"], "+drive.kp=1: drive.kp is not a key of the config, and nothing would read it")],
 )  # fmt: skip
 def test_evaluate_refuses_an_env_override_nothing_would_read(typed, message, tmp_path, monkeypatch):

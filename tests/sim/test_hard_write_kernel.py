@@ -95,7 +95,7 @@ def test_float32_and_float64_actions_step_identically(layout):
 
 
 def test_info_keeps_its_types():
-    env = G20HandEnv(reset_noise_scale=0.0, out_of_range="clip")
+    env = G20HandEnv(reset_noise_scale=0.0, actions={"out_of_range": "clip"})
     env.reset(seed=0)
     with pytest.warns(ActionClipWarning) as caught:
         _, _, _, _, info = env.step(np.full(len(ACTIVE_JOINTS), 2.0, np.float32))
@@ -112,7 +112,7 @@ def test_projection_costs_no_trial_in_free_motion():
     moves = [np.full(len(ACTIVE_JOINTS), -1.0, np.float32), np.zeros(len(ACTIVE_JOINTS), np.float32)] * 3
     runs = {}
     for projection in (False, True):
-        env = G20HandEnv(collision_projection=projection, reset_noise_scale=0.0, goal_mode="presets")
+        env = G20HandEnv(collision={"projection": projection}, reset_noise_scale=0.0, goal_mode="presets")
         env.reset(seed=0)
         trace = []
         for action in moves:

@@ -13,7 +13,7 @@ from dexwheel.tasks.action_delay import ActionDelay
 
 CASES = {
     "Solenopsis-v0": ({"actions": {"delay_steps": 3}}, {}),
-    "G20Hand-v0": ({"action_delay_steps": 3}, {"drive": "pd"}),
+    "G20Hand-v0": ({"actions": {"delay_steps": 3}}, {"drive": "pd"}),
 }
 
 
@@ -80,8 +80,8 @@ def test_a_delay_range_draws_k_per_env_and_single_equals_vector_and_copies_conti
 def test_a_bad_delay_is_refused_naming_the_key(bad):
     with pytest.raises(ConfigFieldError, match=r"actions\.delay_steps: expected an integer or \(low, high\)"):
         gymnasium.make("Solenopsis-v0", actions={"delay_steps": bad})
-    with pytest.raises(ConfigFieldError, match=r"action_delay_steps: expected an integer or \(low, high\)"):
-        gymnasium.make("G20Hand-v0", action_delay_steps=bad)
+    with pytest.raises(ConfigFieldError, match=r"actions.delay_steps: expected an integer or \(low, high\)"):
+        gymnasium.make("G20Hand-v0", actions={"delay_steps": bad})
 
 
 def test_the_ring_on_torch_is_the_numpy_one():

@@ -45,4 +45,4 @@ def test_hydra_safety_stop_warns():
 
 def test_holding_every_hand_joint_is_refused():
     with pytest.raises(ConfigFieldError, match="hold_joints: .* holds every active joint"):
-        gym.make("G20Hand-v0", composer_layers=("policy", "hold"), hold_joints=ACTIVE_JOINTS)
+        gym.make("G20Hand-v0", composer={"layers": ("policy", "hold"), "hold_joints": ACTIVE_JOINTS})

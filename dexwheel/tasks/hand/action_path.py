@@ -75,7 +75,7 @@ class HandActionPath:
         sources = [JointCommandLayer("policy", self.policy.view)]
         self.hold_joints: tuple[str, ...] = ()
         if "hold" in layers:
-            self.hold_joints = joint_group(hold_joints, "hold_joints")
+            self.hold_joints = joint_group(hold_joints, "composer.hold_joints")
             pose = np.asarray(hold_pose)[[ACTIVE_JOINTS.index(j) for j in self.hold_joints]]
             self.hold = self._buffer("hold", self.hold_joints, pose, n)
             sources.append(JointCommandLayer("hold", self.hold.view, override=True))
@@ -86,23 +86,25 @@ class HandActionPath:
 
     @staticmethod
     def check(layers: Sequence[str], hold_joints: str | Sequence[str], hold_pose: str = HOLD_POSE) -> tuple[str, ...]:
-        """The layers, checked (a config error names ``composer_layers``, ``hold_joints`` or ``hold_pose``)."""
+        """The layers, checked (a config error names ``composer.layers``, ``composer.hold_joints`` or
+        ``composer.hold_pose``: the hand section that holds them, :class:`~dexwheel.tasks.hand.config.HandComposerCfg`)."""
         layers = tuple(layers)
         unknown = [name for name in layers if name not in LAYERS]
         if unknown or "policy" not in layers or len(set(layers)) != len(layers):
-            raise ConfigFieldError("composer_layers", f"composer_layers: {list(layers)}; the G20 takes 'policy' "
+            raise ConfigFieldError("composer.layers", f"composer.layers: {list(layers)}; the G20 takes 'policy' "
                                    f"and optionally {list(LAYERS[1:])}, each once")  # fmt: skip
         if "hold" not in layers:  # nothing would apply the hold settings: only their defaults are accepted
             settings = {"hold_joints": (hold_joints, HOLD_JOINTS), "hold_pose": (hold_pose, HOLD_POSE)}
             given = {k: v for k, (v, default) in settings.items() if v != default}
             if given:
-                what = " and ".join(f"{k}={v!r}" for k, v in given.items())
-                raise ConfigFieldError(next(iter(given)), f"{what} would be ignored: "
-                                       f"composer_layers {list(layers)} has no 'hold' layer; add 'hold' "
+                what = " and ".join(f"composer.{k}={v!r}" for k, v in given.items())
+                raise ConfigFieldError(f"composer.{next(iter(given))}", f"{what} would be ignored: "
+                                       f"composer.layers {list(layers)} has no 'hold' layer; add 'hold' "
                                        "(composer=hold_thumb) or leave hold_joints and hold_pose unset")  # fmt: skip
-        elif set(joint_group(hold_joints, "hold_joints")) == set(ACTIVE_JOINTS):
-            raise ConfigFieldError("hold_joints", f"hold_joints: {hold_joints!r} holds every active joint, so the "
-                                   "policy would control nothing; hold a group (thumb, index, ..., fingers) instead")  # fmt: skip
+        elif set(joint_group(hold_joints, "composer.hold_joints")) == set(ACTIVE_JOINTS):
+            raise ConfigFieldError("composer.hold_joints", f"composer.hold_joints: {hold_joints!r} holds every active "
+                                   "joint, so the policy would control nothing; hold a group (thumb, index, ..., "
+                                   "fingers) instead")  # fmt: skip
         return layers
 
     def _buffer(self, name: str, joints: Sequence[str], position: np.ndarray, n: int) -> JointTargetBuffer:

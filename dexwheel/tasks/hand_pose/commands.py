@@ -34,7 +34,7 @@ def sample_goal(task, rng: np.random.Generator) -> np.ndarray:
     lo, hi = task.coupling.active_lower, task.coupling.active_upper
     for _ in range(cfg.random_goal_tries):
         q = held(task, rng.uniform(lo, hi))
-        if pose_depth(task, q) <= cfg.penetration_tol:
+        if pose_depth(task, q) <= cfg.collision.penetration_tol:
             return q
     return held(task, task.open_pose)
 

@@ -19,10 +19,17 @@ from typing import Any
 
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots.g20 import GOAL_PRESETS
-from dexwheel.tasks.action_delay import delay_range
 from dexwheel.tasks.config_builder import build_cfg
-from dexwheel.tasks.hand.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
-from dexwheel.tasks.hand.config import control_substeps
+from dexwheel.tasks.hand.config import (
+    KIND_SHORTHANDS,
+    HandActionCfg,
+    HandCollisionCfg,
+    HandComposerCfg,
+    HandDriveCfg,
+    check_sections,
+    control_substeps,
+    projection_on,
+)
 from dexwheel.tasks.terms import (
     EventTermCfg,
     ObservationTermCfg,
@@ -32,11 +39,8 @@ from dexwheel.tasks.terms import (
     validate_terms,
 )
 
-DRIVES = ("hard_write", "pd")
-ACTIONS = ("normalized", "sdk255", "nominal", "delta")
 GOAL_MODES = ("mixed", "presets", "random")
 HANDS = ("left", "right")
-OUT_OF_RANGE = ("raise", "clip")
 _R = "dexwheel.tasks.hand_pose.rewards:"
 _G = "dexwheel.tasks.mdp:"  # the generic terms
 _O = "dexwheel.tasks.hand_pose.observations:"
@@ -96,33 +100,18 @@ def _choice(name: str, value: Any, allowed: Sequence[Any], field: str | None = N
 
 @dataclass(frozen=True)
 class G20HandConfig:
-    """Every tunable of G20Hand-v0; the env's keyword arguments are exactly these fields.
+    """Every tunable of G20Hand-v0; the env's keyword arguments are exactly these fields, a section as a dict of its
+    fields (``drive={"kind": "pd"}``, or by its kind alone: ``drive="pd"``).
 
     Plain Python types only, so a config layer (Hydra) can pass each one through.
     """
 
     hand: str = "left"
-    drive: str = "hard_write"
-    action: str = "normalized"
-    #: ``"raise"``: out-of-range actions raise ActionError; ``"clip"``: clipped. NaN/inf are refused either way.
-    out_of_range: str = "raise"
-    #: ``action="delta"``: radians per step at action 1.
-    delta_scale: float = 0.05
-    #: Latency: the action of this many control steps ago is applied (an int, or (low, high) drawn per env at
-    #: each reset); :mod:`dexwheel.tasks.action_delay`.
-    action_delay_steps: int | tuple[int, int] = 0
-    slew_rad_s: float = 5.0
-    #: Hard-write only (PD has real contacts); ignored with ``drive="pd"``.
-    collision_projection: bool = True
-    penetration_tol: float = 5e-4
-    projection_iters: int = 12
-    #: Try the joints that move no body of a too-deep contact together first (one check); False: strictly per joint.
-    projection_group_free: bool = True
-    #: Body pairs whose contacts are excluded (None: the spec's pairs, ``robots.g20``); e.g. add
-    #: ``("thumb_distal", "hand_base")`` to let the thumb pass through the palm.
-    contact_excludes: tuple[tuple[str, str], ...] | None = None
-    #: The vendor bridge's ``--track-test``: projection off and slew 0 (overrides both).
-    track_test: bool = False
+    #: The hand sections (:mod:`dexwheel.tasks.hand.config`), shared with the object tasks.
+    actions: HandActionCfg = field(default_factory=HandActionCfg)
+    drive: HandDriveCfg = field(default_factory=HandDriveCfg)
+    composer: HandComposerCfg = field(default_factory=HandComposerCfg)
+    collision: HandCollisionCfg = field(default_factory=HandCollisionCfg)
     control_hz: float = 50.0
     #: Truncate after this many steps (None: never). ``gymnasium.make(..., max_episode_steps=k)``
     #: applies a TimeLimit wrapper instead; ``make_vec`` passes it here.
@@ -140,53 +129,19 @@ class G20HandConfig:
     observations: dict[str, ObservationTermCfg] = field(default_factory=lambda: dict(OBSERVATIONS))
     terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
     events: dict[str, EventTermCfg] = field(default_factory=lambda: dict(EVENTS))
-    #: Composer layers (:mod:`dexwheel.tasks.hand.action_path`): ``policy`` and optionally ``hold``, an override
-    #: layer holding ``hold_joints`` (a group: thumb, index, middle, ring, pinky, fingers; or joint names)
-    #: at the goal preset ``hold_pose``; without ``hold``, hold_joints and hold_pose must keep their defaults.
-    composer_layers: tuple[str, ...] = ("policy",)
-    hold_joints: str | tuple[str, ...] = HOLD_JOINTS
-    hold_pose: str = HOLD_POSE
 
     def __post_init__(self) -> None:
         check_types(self, env="G20Hand")
         _choice("hand", self.hand, HANDS)
-        _choice("drive", self.drive, DRIVES)
-        _choice("action", self.action, ACTIONS)
-        _choice("out_of_range", self.out_of_range, OUT_OF_RANGE)
         _choice("goal_mode", self.goal_mode, GOAL_MODES)
         object.__setattr__(self, "goal_presets", tuple(self.goal_presets))
-        object.__setattr__(self, "composer_layers", tuple(self.composer_layers))
-        if not isinstance(self.hold_joints, str):
-            object.__setattr__(self, "hold_joints", tuple(self.hold_joints))
-        _choice("hold_pose", self.hold_pose, tuple(GOAL_PRESETS))
-        HandActionPath.check(self.composer_layers, self.hold_joints, self.hold_pose)
-        if self.contact_excludes is not None:
-            pairs = tuple(tuple(p) for p in self.contact_excludes)
-            bad = [p for p in pairs if len(p) != 2]
-            if bad:
-                raise _bad("contact_excludes", f"contact_excludes entries must be (body, body) pairs, got {bad}")
-            object.__setattr__(self, "contact_excludes", pairs)
-        delay = self.action_delay_steps
-        object.__setattr__(self, "action_delay_steps", tuple(delay) if isinstance(delay, (tuple, list)) else delay)
-        delay_range(self.action_delay_steps, "action_delay_steps")
+        check_sections(self, "G20Hand")
         if not self.goal_presets and self.goal_mode != "random":
             raise _bad("goal_presets", f"goal_presets is empty; goal_mode={self.goal_mode!r} needs at least one")
         for name in self.goal_presets:
             _choice("goal_presets entry", name, tuple(GOAL_PRESETS), "goal_presets")
-        positive = {
-            "control_hz": self.control_hz,
-            "delta_scale": self.delta_scale,
-        }
-        for name, value in positive.items():
-            if not (math.isfinite(value) and value > 0):
-                raise _bad(name, f"{name} must be finite and > 0, got {value!r}")
-        non_negative = {
-            "slew_rad_s": self.slew_rad_s,
-            "penetration_tol": self.penetration_tol,
-        }
-        for name, value in non_negative.items():
-            if not (math.isfinite(value) and value >= 0):
-                raise _bad(name, f"{name} must be finite and >= 0, got {value!r}")
+        if not (math.isfinite(self.control_hz) and self.control_hz > 0):
+            raise _bad("control_hz", f"control_hz must be finite and > 0, got {self.control_hz!r}")
         for section in _TERM_KINDS:
             table = getattr(self, section)
             if not isinstance(table, Mapping):
@@ -197,9 +152,10 @@ class G20HandConfig:
                 _check_term(f"{section}.{name}", term)
         if not 0.0 <= self.preset_goal_prob <= 1.0:
             raise _bad("preset_goal_prob", f"preset_goal_prob must be in [0, 1], got {self.preset_goal_prob!r}")
-        for name in ("projection_iters", "random_goal_tries"):
-            if int(getattr(self, name)) != getattr(self, name) or getattr(self, name) < 1:
-                raise _bad(name, f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+        if int(self.random_goal_tries) != self.random_goal_tries or self.random_goal_tries < 1:
+            raise _bad(
+                "random_goal_tries", f"random_goal_tries must be an integer >= 1, got {self.random_goal_tries!r}"
+            )
         if int(self.goal_switch_steps) != self.goal_switch_steps or self.goal_switch_steps < 0:
             raise _bad(
                 "goal_switch_steps", f"goal_switch_steps must be an integer >= 0, got {self.goal_switch_steps!r}"
@@ -213,14 +169,9 @@ class G20HandConfig:
             )
 
     @property
-    def slew(self) -> float:
-        """The slew actually used (0 under ``track_test``)."""
-        return 0.0 if self.track_test else float(self.slew_rad_s)
-
-    @property
     def projection(self) -> bool:
         """Whether collision projection runs: hard-write only, never under ``track_test``."""
-        return bool(self.collision_projection) and self.drive == "hard_write" and not self.track_test
+        return projection_on(self)
 
     def substeps(self, timestep: float) -> int:
         """Physics steps per control step; ``control_hz`` must divide ``1 / timestep``."""
@@ -253,4 +204,4 @@ def make_cfg(cfg: G20HandConfig | None = None, **kwargs: Any) -> G20HandConfig:
     on the entry that holds it now, any other keyword a field. An unknown keyword fails, naming it and the valid
     ones."""
     cfg = cfg if cfg is not None else G20HandConfig()
-    return build_cfg(cfg, kwargs, tables=_TERM_KINDS, renames=RENAMES, env="G20Hand")
+    return build_cfg(cfg, kwargs, tables=_TERM_KINDS, renames=RENAMES, convert=KIND_SHORTHANDS, env="G20Hand")

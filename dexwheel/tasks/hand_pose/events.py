@@ -24,5 +24,5 @@ def reset_joints_by_offset(
     coupling = task.coupling
     q0 = task.start_pose[env]
     noisy = np.clip(q0 + rng.uniform(-scale, scale, q0.shape), coupling.active_lower, coupling.active_upper)
-    if task.pose_depth(noisy) <= task.cfg.penetration_tol:
+    if task.pose_depth(noisy) <= task.cfg.collision.penetration_tol:
         task.start_pose[env] = noisy

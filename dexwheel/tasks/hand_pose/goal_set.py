@@ -37,12 +37,12 @@ SEED = 0
 
 def key(cfg: G20HandConfig) -> dict:
     """What a config's random goals depend on: the hand, the collision check's settings, the held joints."""
-    hold = "hold" in cfg.composer_layers
-    joints = cfg.hold_joints if isinstance(cfg.hold_joints, str) else list(cfg.hold_joints)
-    return {"hand": cfg.hand, "penetration_tol": float(cfg.penetration_tol),
+    hold, excludes = "hold" in cfg.composer.layers, cfg.collision.contact_excludes
+    joints = cfg.composer.hold_joints if isinstance(cfg.composer.hold_joints, str) else list(cfg.composer.hold_joints)
+    return {"hand": cfg.hand, "penetration_tol": float(cfg.collision.penetration_tol),
             "random_goal_tries": int(cfg.random_goal_tries),
-            "contact_excludes": None if cfg.contact_excludes is None else [list(p) for p in cfg.contact_excludes],
-            "hold_joints": joints if hold else None, "hold_pose": cfg.hold_pose if hold else None,
+            "contact_excludes": None if excludes is None else [list(p) for p in excludes],
+            "hold_joints": joints if hold else None, "hold_pose": cfg.composer.hold_pose if hold else None,
             "size": SIZE, "seed": SEED}  # fmt: skip
 
 
@@ -50,11 +50,11 @@ def config_of(k: dict) -> G20HandConfig:
     """The config :func:`key` ``k`` describes (random goals only), for the MuJoCo task that draws them."""
     from dexwheel.tasks.hand_pose.config import make_cfg
 
-    hold = {} if k["hold_joints"] is None else {"composer_layers": ("policy", "hold"), "hold_joints": k["hold_joints"],
+    hold = {} if k["hold_joints"] is None else {"layers": ("policy", "hold"), "hold_joints": k["hold_joints"],
                                                  "hold_pose": k["hold_pose"]}  # fmt: skip
     excludes = None if k["contact_excludes"] is None else tuple(tuple(p) for p in k["contact_excludes"])
-    return make_cfg(hand=k["hand"], goal_mode="random", penetration_tol=k["penetration_tol"],
-                    random_goal_tries=k["random_goal_tries"], contact_excludes=excludes, **hold)  # fmt: skip
+    return make_cfg(hand=k["hand"], goal_mode="random", random_goal_tries=k["random_goal_tries"], composer=hold,
+                    collision={"penetration_tol": k["penetration_tol"], "contact_excludes": excludes})  # fmt: skip
 
 
 def load() -> list[tuple[dict, np.ndarray]]:

@@ -26,13 +26,13 @@ FLOOR_Z = -0.02
 def description(cfg: G20HandConfig) -> RobotDescription:
     """The hand of ``cfg`` with its contact excludes (an unknown body is refused naming it and the bodies)."""
     desc = get_robot(f"g20_{cfg.hand}")
-    if cfg.contact_excludes is None:
+    if cfg.collision.contact_excludes is None:
         return desc
     bodies = {b.name for b in desc.bodies}
-    unknown = sorted({b for pair in cfg.contact_excludes for b in pair} - bodies)
+    unknown = sorted({b for pair in cfg.collision.contact_excludes for b in pair} - bodies)
     if unknown:
         raise _bad("contact_excludes", f"contact_excludes names unknown bodies {unknown}; bodies: {sorted(bodies)}")
-    return dataclasses.replace(desc, contact_excludes=cfg.contact_excludes)
+    return dataclasses.replace(desc, contact_excludes=cfg.collision.contact_excludes)
 
 
 def build_scene(cfg: G20HandConfig) -> tuple[mujoco.MjModel, RobotDescription]:

@@ -106,29 +106,40 @@ class G20HandTask(TaskRuntime):
         self.datas = [mujoco.MjData(model) for _ in range(n)]
         self._scratch = mujoco.MjData(model)
         self.projector = CollisionProjector(
-            model, self.coupling, self.qpos_adr, cfg.penetration_tol, cfg.projection_iters, cfg.projection_group_free
+            model,
+            self.coupling,
+            self.qpos_adr,
+            cfg.collision.penetration_tol,
+            cfg.collision.projection_iters,
+            cfg.collision.projection_group_free,
         )
         self.actions = G20ActionMap(
-            cfg.action, cfg.hand, self.coupling, n, out_of_range=cfg.out_of_range, delta_scale=cfg.delta_scale
+            cfg.actions.kind,
+            cfg.hand,
+            self.coupling,
+            n,
+            out_of_range=cfg.actions.out_of_range,
+            delta_scale=cfg.actions.delta_scale,
         )
         self.presets = {name: self.actions.preset(name) for name in GOAL_PRESETS}
         #: mapped goals -> composer layers -> resolver -> the drive's joint targets
-        self.command_path = HandActionPath(cfg.composer_layers, cfg.hold_joints, self.presets[cfg.hold_pose],
+        composer = cfg.composer
+        self.command_path = HandActionPath(composer.layers, composer.hold_joints, self.presets[composer.hold_pose],
                                             (self.coupling.active_lower, self.coupling.active_upper), n)  # fmt: skip
         self.open_pose = self.presets["open"]
         self._held_idx = [ACTIVE_JOINTS.index(j) for j in self.command_path.hold_joints]
-        self._held_pose = self.presets[cfg.hold_pose][self._held_idx]
+        self._held_pose = self.presets[cfg.composer.hold_pose][self._held_idx]
         na, nf, a = len(ACTIVE_JOINTS), len(ALL_JOINTS), self.actions.dim
         args = (model, self.datas, self.coupling, self.qpos_adr, self.ctrl_idx)
         #: Worker threads of several envs' steps (one env: none).
         most = numba.config.NUMBA_NUM_THREADS  # numba's pool, which runs the hard-write vector step
-        if cfg.drive == "hard_write" and num_threads is not None and num_threads > most:
+        if cfg.drive.kind == "hard_write" and num_threads is not None and num_threads > most:
             raise ConfigFieldError("num_threads", f"num_threads must be between 1 and {most} (numba's thread pool, "
                                    f"NUMBA_NUM_THREADS) for the hard_write drive, got {num_threads!r}", "G20Hand")  # fmt: skip
         self.num_threads = 1 if n == 1 else (num_threads or default_threads(n))
-        if cfg.drive == "hard_write":
+        if cfg.drive.kind == "hard_write":
             self.drive: HardWriteDrive | PDDrive = HardWriteDrive(
-                *args, slew_rad_s=cfg.slew, dt=self.dt, projector=self.projector, project=cfg.projection,
+                *args, slew_rad_s=cfg.drive.slew, dt=self.dt, projector=self.projector, project=cfg.projection,
                 num_threads=self.num_threads,
             )  # fmt: skip
             #: the joint state the terms read: the drive's written pose and its motion (hard-write)
@@ -136,7 +147,7 @@ class G20HandTask(TaskRuntime):
             self._projection = tuple(self.drive.state[k] for k in ("checks", "limited", "fallback"))
         else:
             self.drive = self.sim = PDDrive(
-                *args, slew_rad_s=cfg.slew, timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads
+                *args, slew_rad_s=cfg.drive.slew, timestep=self.timestep, nsub=self.nsub, num_threads=self.num_threads
             )
             self.qpos, self.qvel = np.zeros((n, nf)), np.zeros((n, nf))
             self._projection = (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
@@ -153,7 +164,7 @@ class G20HandTask(TaskRuntime):
         self.start_pose = np.zeros((n, na))
         self.max_episode_steps = cfg.max_episode_steps
         self._switch_steps = int(cfg.goal_switch_steps)
-        delay = delay_range(cfg.action_delay_steps, "action_delay_steps")
+        delay = delay_range(cfg.actions.delay_steps, "actions.delay_steps")
         #: Latency (:mod:`dexwheel.tasks.action_delay`; None: none): the goals map a delayed action.
         self.delay = ActionDelay(delay, np.zeros((n, a))) if delay != (0, 0) else None
         events = [terms.bind_event(e, f"events.{k}")[1] for k, e in cfg.events.items()]

@@ -38,7 +38,7 @@ register_task(TaskRecord(
     golden=(
         GoldenSpec("g20_left_rotate_delta_random", _ROTATE, "random", 150, {"episode_length_s": 3.0}),
         GoldenSpec("g20_right_rotate_normalized_random", _ROTATE, "random", 100,
-                   {"hand": "right", "action": "normalized", "episode_length_s": 2.0}),
+                   {"hand": "right", "actions": "normalized", "episode_length_s": 2.0}),
     ),
     **_COMMON,
 ))  # fmt: skip
@@ -52,7 +52,7 @@ register_task(TaskRecord(
     isaaclab={"g20_left": "Dexwheel-InHand-Reorient-G20Left-v0", "g20_right": "Dexwheel-InHand-Reorient-G20Right-v0"},
     golden=(
         GoldenSpec("g20_left_reorient_vector_sdk255_random", _REORIENT, "random", 100,
-                   {"action": "sdk255", "episode_length_s": 2.0}, num_envs=2),
+                   {"actions": "sdk255", "episode_length_s": 2.0}, num_envs=2),
     ),
     **_COMMON,
 ))  # fmt: skip

@@ -15,9 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dexwheel.fields import ConfigFieldError, check_types
-from dexwheel.tasks.action_delay import delay_range
 from dexwheel.tasks.config_builder import build_cfg
-from dexwheel.tasks.hand.action_path import HOLD_JOINTS, HOLD_POSE, HandActionPath
+from dexwheel.tasks.hand.config import (
+    KIND_SHORTHANDS,
+    HandActionCfg,
+    HandCollisionCfg,
+    HandComposerCfg,
+    HandDriveCfg,
+    check_sections,
+)
 from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
 from dexwheel.tasks.terms import (
     EventTermCfg,
@@ -29,7 +35,6 @@ from dexwheel.tasks.terms import (
 )
 
 TASKS = ("rotate", "reorient")
-ACTIONS = ("normalized", "sdk255", "nominal", "delta")
 _R = "dexwheel.tasks.in_hand.rewards:"
 _G = "dexwheel.tasks.mdp:"  # the generic terms
 _O = "dexwheel.tasks.in_hand.observations:"
@@ -37,56 +42,12 @@ _T = "dexwheel.tasks.in_hand.terminations:"
 _E = "dexwheel.tasks.in_hand.events:"
 
 
-@dataclass(frozen=True)
-class InHandActionCfg:
-    """The hand's actions, through the G20's action path (:mod:`dexwheel.tasks.hand.action`)."""
-
-    kind: str = "delta"  # the goal moved by delta_scale * a per step (HORA's, the LEAP hand's): small corrections
-    out_of_range: str = "clip"
-    delta_scale: float = 0.05  # rad per step at a = 1: 1 rad/s at 20 Hz
-    delay_steps: int | tuple[int, int] = 0
-
-
-@dataclass(frozen=True)
-class InHandDriveCfg:
-    """The PD drive (the only one the object tasks take); ``track_test`` (the pose task's vendor track test) is
-    refused."""
-
-    kind: str = "pd"
-    slew_rad_s: float = 5.0
-    track_test: bool = False
-
-
-@dataclass(frozen=True)
-class InHandComposerCfg:
-    """The composer layers of the pose task's action path (:mod:`dexwheel.tasks.hand.action_path`):
-    ``("policy", "hold")`` holds ``hold_joints`` at the preset ``hold_pose`` while the policy drives the rest."""
-
-    layers: tuple[str, ...] = ("policy",)
-    hold_joints: str | tuple[str, ...] = HOLD_JOINTS
-    hold_pose: str = HOLD_POSE
-
-    def __post_init__(self) -> None:  # lists (Hydra's, JSON's) as the tuples a frozen config holds
-        object.__setattr__(self, "layers", tuple(self.layers))
-        if not isinstance(self.hold_joints, str):
-            object.__setattr__(self, "hold_joints", tuple(self.hold_joints))
-
-
-@dataclass(frozen=True)
-class InHandCollisionCfg:
-    """The hand's contacts: ``contact_excludes`` body pairs (None: the spec's). Collision projection is the
-    hard-write drive's, so ``projection`` must stay False (its settings, the pose task's keywords, are accepted at
-    any value and take no part: PD meets the object with real contacts)."""
-
-    projection: bool = False
-    penetration_tol: float = 5e-4
-    projection_iters: int = 12
-    projection_group_free: bool = True
-    contact_excludes: tuple[tuple[str, str], ...] | None = None
-
-    def __post_init__(self) -> None:
-        if self.contact_excludes is not None:
-            object.__setattr__(self, "contact_excludes", tuple(tuple(p) for p in self.contact_excludes))
+#: The object tasks' hand sections (:mod:`dexwheel.tasks.hand.config`): delta actions, clipped (HORA's and the LEAP
+#: hand's: small corrections, 1 rad/s at 20 Hz); the PD drive, the only one they take; no collision projection (the
+#: hard-write drive's: PD meets the object with real contacts; its other settings take no part).
+ACTIONS = HandActionCfg(kind="delta", out_of_range="clip")
+DRIVE = HandDriveCfg(kind="pd")
+COLLISION = HandCollisionCfg(projection=False)
 
 
 @dataclass(frozen=True)
@@ -155,18 +116,19 @@ _TERM_KINDS = {"rewards": RewardTermCfg, "observations": ObservationTermCfg, "te
 
 @dataclass(frozen=True)
 class InHandCfg:
-    """Every tunable of the in-hand tasks; ``gymnasium.make`` keywords are these fields, sections as dicts, or a
-    name of :data:`RENAMES`."""
+    """Every tunable of the in-hand tasks; ``gymnasium.make`` keywords are these fields, a section as a dict of its
+    fields (or a hand section by its kind alone: ``actions="sdk255"``)."""
 
     task: str = "rotate"
     hand: str = "left"
     object: ObjectSpec = field(default_factory=ObjectSpec)
     #: The grasp cache (a path; None: the one made for this hand and object, dexwheel/tasks/in_hand/grasps/).
     grasps: str | None = None
-    actions: InHandActionCfg = field(default_factory=InHandActionCfg)
-    drive: InHandDriveCfg = field(default_factory=InHandDriveCfg)
-    composer: InHandComposerCfg = field(default_factory=InHandComposerCfg)
-    collision: InHandCollisionCfg = field(default_factory=InHandCollisionCfg)
+    #: The hand sections (:mod:`dexwheel.tasks.hand.config`), shared with the pose task.
+    actions: HandActionCfg = field(default_factory=lambda: ACTIONS)
+    drive: HandDriveCfg = field(default_factory=lambda: DRIVE)
+    composer: HandComposerCfg = field(default_factory=HandComposerCfg)
+    collision: HandCollisionCfg = field(default_factory=lambda: COLLISION)
     commands: InHandCommandCfg = field(default_factory=InHandCommandCfg)
     control_hz: float = 20.0  # HORA's and the LEAP hand's rate
     episode_length_s: float = 20.0
@@ -176,32 +138,6 @@ class InHandCfg:
     rewards: dict[str, RewardTermCfg] = field(default_factory=lambda: dict(ROTATE_REWARDS))
     terminations: dict[str, TerminationTermCfg] = field(default_factory=lambda: dict(TERMINATIONS))
     events: dict[str, EventTermCfg] = field(default_factory=lambda: dict(EVENTS))
-
-
-#: Flat keywords (the G20 pose task's names, which the Hydra groups drive, action, composer and collision give every
-#: hand task) -> where they live here.
-RENAMES: dict[str, str] = {
-    "action": "actions.kind",
-    "out_of_range": "actions.out_of_range",
-    "delta_scale": "actions.delta_scale",
-    "action_delay_steps": "actions.delay_steps",
-    "slew_rad_s": "drive.slew_rad_s",
-    "track_test": "drive.track_test",
-    "composer_layers": "composer.layers",
-    "hold_joints": "composer.hold_joints",
-    "hold_pose": "composer.hold_pose",
-    "collision_projection": "collision.projection",
-    "penetration_tol": "collision.penetration_tol",
-    "projection_iters": "collision.projection_iters",
-    "projection_group_free": "collision.projection_group_free",
-    "contact_excludes": "collision.contact_excludes",
-    "axis": "commands.axis",
-    "success_tolerance": "commands.success_tolerance",
-}
-
-
-def _drive(cfg: InHandCfg, value: Any, key: str) -> Any:
-    return {"kind": value} if isinstance(value, str) else value
 
 
 def _bad(field_name: str, detail: str) -> ConfigFieldError:
@@ -233,8 +169,8 @@ def make_cfg(cfg: InHandCfg | None = None, **kwargs: Any) -> InHandCfg:
         cfg = reorient_cfg() if task == "reorient" else rotate_cfg()
     if "object" in kwargs and isinstance(kwargs["object"], dict):
         kwargs = {**kwargs, "object": {**dataclasses.asdict(cfg.object), **kwargs["object"]}}
-    cfg = build_cfg(cfg, kwargs, tables=_TERM_KINDS, renames=RENAMES,
-                    convert={"drive": _drive, "object": lambda c, v, k: ObjectSpec(**v) if isinstance(v, dict) else v})  # fmt: skip
+    convert = {**KIND_SHORTHANDS, "object": lambda c, v, k: ObjectSpec(**v) if isinstance(v, dict) else v}
+    cfg = build_cfg(cfg, kwargs, tables=_TERM_KINDS, convert=convert, env="G20InHand")
     validate(cfg)
     return cfg
 
@@ -246,24 +182,18 @@ def validate(cfg: InHandCfg) -> None:
         raise _bad("task", f"{cfg.task!r}; choose one of {list(TASKS)}")
     if cfg.hand not in ("left", "right"):
         raise _bad("hand", f"{cfg.hand!r}; choose one of ['left', 'right']")
+    check_sections(cfg, "G20InHand")
     if cfg.drive.kind != "pd":
-        raise _bad("drive", f"{cfg.drive.kind!r}: the object tasks drive the hand's PD actuators only ('pd'): an "
-                            "object moves by contact forces, which a hard-written pose has not (it moves the fingers "
-                            "through the object's surface)")  # fmt: skip
+        raise _bad("drive.kind", f"{cfg.drive.kind!r}: the object tasks drive the hand's PD actuators only ('pd'): an "
+                                 "object moves by contact forces, which a hard-written pose has not (it moves the "
+                                 "fingers through the object's surface)")  # fmt: skip
     if cfg.drive.track_test:
-        raise _bad("track_test", "true: the vendor track test belongs to the pose task (G20Hand-v0); false here")
+        raise _bad("drive.track_test", "true: the vendor track test belongs to the pose task (G20Hand-v0); false here")
     if cfg.collision.projection:
-        raise _bad("collision_projection", "true: collision projection is the hard-write drive's; the object tasks "
+        raise _bad("collision.projection", "true: collision projection is the hard-write drive's; the object tasks "
                                            "drive PD, whose contacts are real (collision=off)")  # fmt: skip
     validate_object(cfg.object, "object")
-    HandActionPath.check(cfg.composer.layers, cfg.composer.hold_joints, cfg.composer.hold_pose)
-    if cfg.actions.kind not in ACTIONS:
-        raise _bad("actions.kind", f"{cfg.actions.kind!r}; choose one of {list(ACTIONS)}")
-    if cfg.actions.out_of_range not in ("raise", "clip"):
-        raise _bad("actions.out_of_range", f"{cfg.actions.out_of_range!r}; choose one of ['raise', 'clip']")
-    delay_range(cfg.actions.delay_steps, "actions.delay_steps")
-    for name, value, low in (("actions.delta_scale", cfg.actions.delta_scale, 0.0), ("drive.slew_rad_s",
-                             cfg.drive.slew_rad_s, 0.0), ("control_hz", cfg.control_hz, 0.0),
+    for name, value, low in (("control_hz", cfg.control_hz, 0.0),
                              ("episode_length_s", cfg.episode_length_s, 0.0),
                              ("commands.success_tolerance", cfg.commands.success_tolerance, 0.0)):  # fmt: skip
         if not (math.isfinite(value) and value > low):

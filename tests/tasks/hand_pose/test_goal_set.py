@@ -25,13 +25,13 @@ def test_the_committed_set_is_the_mujoco_tasks_seeded_draws(hand):
         "stale random_goals.npz: python -m dexwheel.tasks.hand_pose.sample_goals --write"
     )
     # collision-free by the task's own check (or the open hand, its fallback)
-    assert all(task.pose_depth(q) <= cfg.penetration_tol for q in goals[:64])
+    assert all(task.pose_depth(q) <= cfg.collision.penetration_tol for q in goals[:64])
     assert len(np.unique(goals, axis=0)) > goal_set.SIZE // 2
 
 
 @pytest.mark.slow
 def test_a_config_the_file_lacks_is_drawn_by_the_same_function_in_the_core_venv(monkeypatch):
-    cfg = make_cfg(composer_layers=("policy", "hold"), hold_joints="thumb", penetration_tol=1e-3)
+    cfg = make_cfg(composer={"layers": ("policy", "hold"), "hold_joints": "thumb"}, collision={"penetration_tol": 1e-3})
     assert goal_set.lookup(cfg) is None
     monkeypatch.setenv("DEXWHEEL_MUJOCO_PYTHON", sys.executable)
     goals = goal_set.goal_set(cfg)

@@ -18,7 +18,7 @@ def test_random_goals_are_within_the_limits_and_collision_free(task):
     rng = np.random.default_rng(0)
     goals = np.stack([commands.sample_goal(task, rng) for _ in range(20)])
     assert np.all(goals >= task.coupling.active_lower) and np.all(goals <= task.coupling.active_upper)
-    assert all(commands.pose_depth(task, g) <= task.cfg.penetration_tol for g in goals)
+    assert all(commands.pose_depth(task, g) <= task.cfg.collision.penetration_tol for g in goals)
     assert len({g.tobytes() for g in goals}) == 20  # draws, not a fixed pose
 
 

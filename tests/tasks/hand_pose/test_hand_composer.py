@@ -27,8 +27,12 @@ def _idx(names: list[str]) -> list[int]:
 
 @pytest.mark.parametrize("drive", ["hard_write", "pd"])
 def test_a_hold_layer_keeps_the_thumb_at_its_preset_while_the_policy_drives_the_fingers(drive: str) -> None:
-    env = gym.make("G20Hand-v0", drive=drive, action="nominal", track_test=True, composer_layers=["policy", "hold"],
-                   hold_joints="thumb", hold_pose="half_fist").unwrapped  # fmt: skip
+    env = gym.make(
+        "G20Hand-v0",
+        drive={"kind": drive, "track_test": True},
+        actions="nominal",
+        composer={"layers": ["policy", "hold"], "hold_joints": "thumb", "hold_pose": "half_fist"},
+    ).unwrapped
     env.reset(seed=0)
     half_fist = G20SdkMapping("left")(G20_HALF_FIST_CMD)[[ALL_JOINTS.index(j) for j in ACTIVE_JOINTS]]
     wanted = np.array([G20_LIMITS[j][1] for j in ACTIVE_JOINTS])  # the policy asks every joint for its upper limit
@@ -42,7 +46,7 @@ def test_a_hold_layer_keeps_the_thumb_at_its_preset_while_the_policy_drives_the_
 
 
 def test_the_step_runs_the_composer_and_the_resolver() -> None:
-    env = gym.make("G20Hand-v0", action="nominal", track_test=True).unwrapped
+    env = gym.make("G20Hand-v0", actions="nominal", drive={"track_test": True}).unwrapped
     env.reset(seed=0)
     goal = np.array([np.mean(G20_LIMITS[j]) for j in ACTIVE_JOINTS])
     env.step(goal)
@@ -53,7 +57,10 @@ def test_the_step_runs_the_composer_and_the_resolver() -> None:
 
 
 def test_vector_envs_hold_every_envs_thumb() -> None:
-    vec = G20HandVectorEnv(num_envs=3, composer_layers=("policy", "hold"), hold_joints=tuple(THUMB), hold_pose="open")
+    vec = G20HandVectorEnv(
+        num_envs=3,
+        composer={"layers": ("policy", "hold"), "hold_joints": tuple(THUMB), "hold_pose": "open"},
+    )
     vec.reset(seed=0)
     open_pose = vec.task.presets["open"][_idx(THUMB)]
     for _ in range(20):
@@ -64,11 +71,11 @@ def test_vector_envs_hold_every_envs_thumb() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"composer_layers": ["hold"]}, "composer_layers: .*'policy'"),
-     ({"composer_layers": ["policy", "teleop"]}, "composer_layers"),
-     ({"composer_layers": ["policy", "hold"], "hold_joints": "wrist"}, "hold_joints: unknown joint group 'wrist'"),
-     ({"composer_layers": ["policy", "hold"], "hold_joints": ["thumb_ip"]}, r"hold_joints: \['thumb_ip'\]"),
-     ({"hold_pose": "fist"}, "hold_pose")],
+    [({"composer": {"layers": ["hold"]}}, "composer.layers: .*'policy'"),
+     ({"composer": {"layers": ["policy", "teleop"]}}, "composer.layers"),
+     ({"composer": {"layers": ["policy", "hold"], "hold_joints": "wrist"}}, "hold_joints: unknown joint group 'wrist'"),
+     ({"composer": {"layers": ["policy", "hold"], "hold_joints": ["thumb_ip"]}}, r"hold_joints: \['thumb_ip'\]"),
+     ({"composer": {"hold_pose": "fist"}}, "hold_pose")],
 )  # fmt: skip
 def test_bad_composer_settings_name_the_field(kwargs: dict, message: str) -> None:
     with pytest.raises(ConfigFieldError, match=message):
@@ -78,7 +85,7 @@ def test_bad_composer_settings_name_the_field(kwargs: dict, message: str) -> Non
 def test_hydra_composer_option_for_the_hand_and_refused_for_the_wheel_leg_robots() -> None:
     with initialize_config_dir(config_dir=CONFIGS, version_base="1.3"):
         cfg = compose(
-            "train", overrides=["robot=g20_right", "composer=hold_thumb", "composer.hand.hold_pose=full_fist"]
+            "train", overrides=["robot=g20_right", "composer=hold_thumb", "composer.hand.composer.hold_pose=full_fist"]
         )
         env = make_env(cfg)
         assert env.unwrapped.task.command_path.describe()["hold"] == tuple(THUMB)
@@ -91,8 +98,13 @@ def test_held_joints_are_no_goal_so_perfect_finger_tracking_succeeds(goal_mode: 
     """composer=hold_thumb: the thumb's goal is its held pose, so a policy that puts every free joint on its
     goal meets the success threshold (mean joint error <= 0.05 rad), which it could not if the thumb were scored
     against goals it is not allowed to reach."""
-    env = gym.make("G20Hand-v0", action="nominal", track_test=True, composer_layers=["policy", "hold"],
-                   hold_joints="thumb", hold_pose="open", goal_mode=goal_mode).unwrapped  # fmt: skip
+    env = gym.make(
+        "G20Hand-v0",
+        actions="nominal",
+        drive={"track_test": True},
+        composer={"layers": ["policy", "hold"], "hold_joints": "thumb", "hold_pose": "open"},
+        goal_mode=goal_mode,
+    ).unwrapped
     open_thumb = env.task.presets["open"][_idx(THUMB)]
     for seed in range(5):
         env.reset(seed=seed)

@@ -56,7 +56,7 @@ class _Coupling:
 
 def test_reset_noise_keeps_a_collision_free_pose_and_clips_to_the_limits():
     depth = {"value": 0.0}
-    t = SimpleNamespace(start_pose=np.full((1, 16), 0.99), coupling=_Coupling(), cfg=SimpleNamespace(penetration_tol=5e-4),
+    t = SimpleNamespace(start_pose=np.full((1, 16), 0.99), coupling=_Coupling(), cfg=SimpleNamespace(collision=SimpleNamespace(penetration_tol=5e-4)),
                         pose_depth=lambda q: depth["value"])  # fmt: skip
     events.reset_joints_by_offset(t, 0, np.random.default_rng(0), scale=0.05)
     u = np.random.default_rng(0).uniform(-0.05, 0.05, 16)

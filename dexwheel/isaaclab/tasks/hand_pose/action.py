@@ -62,11 +62,10 @@ class HandPoseAction(ActionTerm):
         self._joint_ids = torch.tensor(ids, device=self.device, dtype=torch.int32)
         self.completion = G20_MIMIC
         self._active_cols = self._joint_ids[torch.as_tensor(G20_MIMIC.active_idx, device=self.device)].long()
-        self.map = G20ActionMap(
-            task.action, task.hand, G20_MIMIC, 1, out_of_range=task.out_of_range, delta_scale=task.delta_scale
-        )
-        self.kind, self.hard_write = task.action, task.drive == "hard_write"
-        self.path = HandActionPath(task.composer_layers, task.hold_joints, self.map.preset(task.hold_pose),
+        a, composer = task.actions, task.composer
+        self.map = G20ActionMap(a.kind, task.hand, G20_MIMIC, 1, out_of_range=a.out_of_range, delta_scale=a.delta_scale)
+        self.kind, self.hard_write = a.kind, task.drive.kind == "hard_write"
+        self.path = HandActionPath(composer.layers, composer.hold_joints, self.map.preset(composer.hold_pose),
                                     (G20_MIMIC.active_lower, G20_MIMIC.active_upper), n, xp=torch,
                                     device=self.device)  # fmt: skip
         f64 = {"device": self.device, "dtype": torch.float64}
@@ -75,7 +74,7 @@ class HandPoseAction(ActionTerm):
         self._norm = (torch.tensor(sub, **f64), torch.tensor(div, **f64), float(one))
         nsub = int(env.cfg.decimation)
         #: Per physics step k of a control step (rows), the largest move of each active joint's target so far.
-        self.budget = torch.tensor(slew_budget(G20_MIMIC.slew_steps(task.slew, env.physics_dt), nsub), **f64)
+        self.budget = torch.tensor(slew_budget(G20_MIMIC.slew_steps(task.drive.slew, env.physics_dt), nsub), **f64)
         na = G20_MIMIC.nactive
         start = self._asset.data.default_joint_pos.torch[:, self._active_cols].double()
         self._raw = torch.zeros(n, self.map.dim, device=self.device)
@@ -89,7 +88,7 @@ class HandPoseAction(ActionTerm):
         self._substep = 0
         #: Per env, the deepest contact (m) over this control step's physics steps before the last one.
         self.depth = torch.zeros(n, device=self.device)
-        self.delay = action_delay(task.action_delay_steps, "action_delay_steps", self._accepted)
+        self.delay = action_delay(a.delay_steps, "actions.delay_steps", self._accepted)
         assert na == self._command.shape[1]
 
     @property

@@ -48,8 +48,10 @@ Where the two differ (and why):
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import MISSING
 from itertools import combinations
+from typing import Any
 
 import isaaclab.envs.mdp as mdp
 import numpy as np
@@ -100,13 +102,18 @@ OBSERVATION_MAP = {
     _O + "goal_pose": (mdp.generated_commands, lambda p: {"command_name": COMMAND}),
     _G + "last_action": (last_action, lambda p: {"action_name": ACTION}),
 }
-#: The MuJoCo task's config fields the action term builds its action path from (:class:`~.mdp.HandPoseAction`).
-ACTION_FIELDS = ("hand", "drive", "action", "out_of_range", "delta_scale", "slew_rad_s", "track_test",
-                 "composer_layers", "hold_joints", "hold_pose", "action_delay_steps")  # fmt: skip
+#: The hand sections the action term builds its action path from (:class:`~.mdp.HandPoseAction`): every hand task's.
+ACTION_SECTIONS = ("actions", "drive", "composer")
 #: Reset events; the open-hand pose is the task's (filled in by :func:`apply_task_cfg`).
 EVENT_MAP = {
     _E + "reset_joints_by_offset": (reset_hand_pose, lambda p: {"noise": float(p["scale"]), "action_name": ACTION}),
 }
+
+
+def action_kwargs(task: Any) -> dict[str, Any]:
+    """The action term's settings (``make_cfg`` keywords of the pose task) from a hand task's config: its hand and its
+    :data:`ACTION_SECTIONS`, the same for the pose and the object tasks."""
+    return {"hand": task.hand, **{name: dataclasses.asdict(getattr(task, name)) for name in ACTION_SECTIONS}}
 
 
 def preset_poses(hand: str) -> dict[str, np.ndarray]:
@@ -184,11 +191,12 @@ def _refuse_unsupported(task: G20HandConfig) -> None:
 
 def held(task: G20HandConfig, goals: np.ndarray) -> np.ndarray:
     """``goals`` with the joints the ``hold`` layer holds at their held position (the MuJoCo task's ``held``)."""
-    if "hold" not in task.composer_layers:
+    composer = task.composer
+    if "hold" not in composer.layers:
         return goals
     goals = np.array(goals, dtype=np.float64)
-    idx = [ACTIVE_JOINTS.index(j) for j in joint_group(task.hold_joints, "hold_joints")]
-    goals[..., idx] = preset_poses(task.hand)[task.hold_pose][idx]
+    idx = [ACTIVE_JOINTS.index(j) for j in joint_group(composer.hold_joints, "composer.hold_joints")]
+    goals[..., idx] = preset_poses(task.hand)[composer.hold_pose][idx]
     return goals
 
 
@@ -221,7 +229,7 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
     env.episode_length_s = task.max_episode_steps * env.decimation * desc.timestep
     # device "cuda:0" as Isaac Lab's default (parse_env_cfg sets the real one); CUDA graphs only act on a GPU
     env.sim = simulation_cfg(desc, "cuda:0")
-    if task.drive == "hard_write":  # the written pose is the state: nothing but contacts may move it in a step
+    if task.drive.kind == "hard_write":  # the written pose is the state: nothing but contacts may move it in a step
         env.sim.gravity = (0.0, 0.0, 0.0)
     env.sim.physics.solver_cfg.nconmax = shape_pairs(desc)
     env.sim.render_interval = env.decimation
@@ -233,9 +241,8 @@ def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: G20HandConfig) -> None:
         random_goals=random, mode=task.goal_mode, preset_prob=float(task.preset_goal_prob),
         switch_steps=int(task.goal_switch_steps),
     ))  # fmt: skip
-    kwargs = {f: getattr(task, f) for f in ACTION_FIELDS}
     env.actions = ActionsCfg(joint_targets=HandPoseActionCfg(asset_name="robot", joint_names=list(ALL_JOINTS),
-                                                                task_kwargs=kwargs))  # fmt: skip
+                                                                task_kwargs=action_kwargs(task)))  # fmt: skip
     policy, env.rewards, env.events = _terms(task, presets["open"].tolist())
     env.observations = ObservationsCfg(policy=policy)
     env.terminations = TerminationsCfg()

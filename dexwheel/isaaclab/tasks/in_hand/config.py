@@ -24,7 +24,7 @@ Where the two differ (and why):
   (the cross-backend in-hand case, docs/how-to/isaaclab.md);
 * actions take the ``out_of_range="clip"`` arithmetic and are never raised on (a GPU sync per step); no divergence
   containment;
-* refused by name (:data:`~dexwheel.rl.isaaclab_support.IN_HAND_REFUSED`): other contact excludes (the USD carries
+* refused by name (:data:`~dexwheel.rl.isaaclab_support.HAND_REFUSED`): other contact excludes (the USD carries
   the description's) and rendering.
 """
 
@@ -48,7 +48,7 @@ from dexwheel.control.g20_sdk import G20_MIMIC
 from dexwheel.isaaclab.robots import articulation_cfg, object_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
 from dexwheel.isaaclab.tasks.hand_pose.action import HandPoseActionCfg
-from dexwheel.isaaclab.tasks.hand_pose.config import one_hand, preset_poses, shape_pairs
+from dexwheel.isaaclab.tasks.hand_pose.config import action_kwargs, one_hand, preset_poses, shape_pairs
 from dexwheel.isaaclab.tasks.hand_pose.observations import last_action
 from dexwheel.isaaclab.tasks.hand_pose.rewards import action_rate_l2
 from dexwheel.isaaclab.tasks.in_hand import observations as obs
@@ -227,16 +227,6 @@ def event_sizes(task: InHandCfg) -> list[float]:
     """Every object size the config's ``randomize_object_size`` events may draw (none without one)."""
     mapped_events = mapped(task.events, EVENT_MAP, "events", "G20 object").values()
     return [size for func, params, _ in mapped_events if func is randomize_object_size for size in params["sizes"]]
-
-
-def action_kwargs(task: InHandCfg) -> dict:
-    """The G20 action term's settings (:func:`dexwheel.tasks.hand_pose.config.make_cfg` keywords) of the config's
-    ``actions``, ``drive`` and ``composer`` sections: the pose task's action path, slew and PD drive."""
-    a, c = task.actions, task.composer
-    return {"hand": task.hand, "drive": "pd", "action": a.kind, "out_of_range": a.out_of_range,
-            "delta_scale": a.delta_scale, "action_delay_steps": a.delay_steps, "slew_rad_s": task.drive.slew_rad_s,
-            "track_test": False, "collision_projection": False, "composer_layers": c.layers,
-            "hold_joints": c.hold_joints, "hold_pose": c.hold_pose}  # fmt: skip
 
 
 def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: InHandCfg) -> None:
