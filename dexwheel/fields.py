@@ -79,10 +79,11 @@ def closest(name: str, choices: Sequence[str]) -> str | None:
 
 
 def unknown_keywords(unknown: Sequence[str], valid: Sequence[str], aliases: Sequence[str] = (),
-                     prefix: str = "") -> ConfigFieldError:  # fmt: skip
+                     prefix: str = "", near: Sequence[str] = ()) -> ConfigFieldError:  # fmt: skip
     """The error for keyword arguments an env does not take (every env raises this type): it names them (the
-    first is the ``field``), the nearest one it takes, and those it takes (its fields, then ``aliases``)."""
-    near = closest(unknown[0], [*valid, *aliases])
+    first is the ``field``), the nearest one it takes (or ``near``: the keys the first is, a section level
+    deeper), and those it takes (its fields, then ``aliases``)."""
+    near = " or ".join(near) or closest(unknown[0], [*valid, *aliases])
     detail = f"{', '.join(unknown)}: unknown keyword argument{'s' if len(unknown) > 1 else ''}"
     detail += f" (did you mean {near}?)" if near else ""
     detail += f"; valid: {', '.join(valid)}" + (f"; aliases: {', '.join(aliases)}" if aliases else "")

@@ -30,6 +30,7 @@ import numpy as np
 import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.atomic import write_atomic, write_new
 from dexwheel.sim.divergence import UNSTABLE_WARNINGS
+from dexwheel.tasks.spaces import IntegerBox
 
 #: (label, env id, keyword arguments)
 CONFIGS: tuple[tuple[str, str, dict[str, Any]], ...] = (
@@ -82,8 +83,8 @@ def _warning_count(data: Any) -> int:
 def soak(label: str, env_id: str, kwargs: dict[str, Any], steps: int, seed: int, inject_every: int) -> Report:
     env = gym.make(env_id, **kwargs)
     raw = env.unwrapped
-    integrates = env_id != "G20Hand-v0" or kwargs.get("drive") == "pd"  # hard-write cannot diverge
-    sdk = kwargs.get("action") == "sdk255"
+    integrates = env_id != "G20Hand-v0" or raw.cfg.drive.kind == "pd"  # hard-write cannot diverge
+    sdk = isinstance(env.action_space, IntegerBox)  # whole SDK commands
     low, high = env.action_space.low.astype(np.float64), env.action_space.high.astype(np.float64)
     rng = np.random.default_rng(seed)
     report = Report(label, seed, patterns=dict.fromkeys(PATTERNS, 0))

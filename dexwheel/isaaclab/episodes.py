@@ -58,7 +58,7 @@ def open_task(task: str, num_envs: int, device: str, seed: int, overrides: dict 
 def make_task_env(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None,
                   configure: Callable[[Any], None] | None = None) -> gym.Env:  # fmt: skip
     """The Isaac Lab task of ``cfg`` (its robot and env fields, then ``overrides``): :func:`open_task`."""
-    return open_task(task_id(cfg), num_envs, device, seed, env_kwargs(cfg) | (overrides or {}), configure)
+    return open_task(task_id(cfg), num_envs, device, seed, env_kwargs(cfg, overrides), configure)
 
 
 def make_task_venv(cfg: DictConfig, num_envs: int, device: str, seed: int, overrides: dict | None = None,

@@ -126,7 +126,7 @@ def in_hand_benchmark(job: dict, cfg: DictConfig, device: str) -> dict:
     for spec in bench.specs:
         log.info(f"{cfg.task.name}: {benchmark.label(spec)}: {bench.trials} trials on Isaac Lab")
         overrides = job.get("overrides", {})
-        fixed = benchmark.trial_env_kwargs(spec, bench.seconds, {**env_kwargs(cfg), **overrides})
+        fixed = benchmark.trial_env_kwargs(spec, bench.seconds, env_kwargs(cfg, overrides))
         venv = make_task_venv(cfg, bench.trials, device, bench.reset_seed, {**overrides, **fixed})
         try:
             policy = job_policy(job, cfg, venv, device)

@@ -20,14 +20,38 @@ from omegaconf import DictConfig, OmegaConf
 
 import dexwheel  # noqa: F401  (registers the env ids)
 from dexwheel.fields import ConfigFieldError
-from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS, env_id, env_section, is_term_table
+from dexwheel.rl.run_config import FAMILIES, KWARG_GROUPS, TERM_TABLES, env_id, env_section, is_term_table
 from dexwheel.rl.schema import ConfigError
 from dexwheel.tasks.spaces import IntegerBox
 
 
-def env_kwargs(cfg: DictConfig) -> dict[str, Any]:
-    """Merge the chosen groups' kwargs for the robot's family, refusing clashes and missing families."""
-    return _kwargs_and_paths(cfg)[0]
+def env_kwargs(cfg: DictConfig, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Merge the chosen groups' kwargs for the robot's family, refusing clashes and missing families; then
+    ``overrides`` (``env_overrides``) laid over them (:func:`overlay`)."""
+    return overlay(_kwargs_and_paths(cfg)[0], overrides or {})
+
+
+def overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``top`` laid over it: a config section both hold (``collision``) merged key by key, so an
+    override of one field keeps the others the groups set; any other value, a term table too, replaced."""
+    out = dict(base)
+    for key, value in top.items():
+        into = base.get(key)
+        merge = isinstance(into, dict) and isinstance(value, dict) and key not in TERM_TABLES
+        out[key] = overlay(into, value) if merge else value
+    return out
+
+
+def _override_paths(overrides: dict[str, Any], key: str = "") -> dict[str, str]:
+    """Each override's and each of its fields' config path (``collision.contact_excludes`` ->
+    ``env_overrides.collision.contact_excludes``)."""
+    paths = {}
+    for name, value in overrides.items():
+        dotted = f"{key}.{name}" if key else name
+        paths[dotted] = f"env_overrides.{dotted}"
+        if isinstance(value, dict):
+            paths |= _override_paths(value, dotted)
+    return paths
 
 
 def _kwargs_and_paths(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
@@ -91,7 +115,7 @@ def make_env(cfg: DictConfig, **overrides: Any) -> gym.Env:
     """One env; constructor errors are re-raised naming the config field that caused them. An env with an
     integer-valued action space (G20 ``sdk255``) rounds the (float) actions of a policy."""
     kwargs, paths = _kwargs_and_paths(cfg)
-    kwargs |= overrides
+    kwargs = overlay(kwargs, overrides)
     try:
         env = gym.make(env_id(cfg), **kwargs)
     except (TypeError, ValueError) as e:
@@ -105,8 +129,8 @@ def check_isaaclab_env(cfg: DictConfig, **overrides: Any) -> None:
     from dexwheel.rl.isaaclab_support import task_config, unsupported
 
     kwargs, paths = _kwargs_and_paths(cfg)
-    kwargs |= overrides
-    paths |= {key: f"env_overrides.{key}" for key in overrides}
+    kwargs = overlay(kwargs, overrides)
+    paths |= _override_paths(overrides)
     try:
         refused = unsupported(task_config(str(cfg.task.name), str(cfg.robot.name), kwargs))
     except (TypeError, ValueError) as e:
@@ -127,7 +151,7 @@ def _at(kwargs: dict[str, Any], dotted: str) -> Any:
 
 def make_vector_env(cfg: DictConfig, num_envs: int, **overrides: Any) -> gym.vector.VectorEnv:
     kwargs, paths = _kwargs_and_paths(cfg)
-    kwargs |= overrides
+    kwargs = overlay(kwargs, overrides)
     try:
         return gym.make_vec(env_id(cfg), num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
     except (TypeError, ValueError) as e:

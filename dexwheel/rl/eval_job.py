@@ -511,7 +511,7 @@ def _in_hand_benchmark(cfg: DictConfig, bench: Any, rcfg: DictConfig, run: Path 
 
     def run_trials(spec, video_path):
 
-        fixed = in_hand.trial_env_kwargs(spec, bench.seconds, {**env_kwargs(rcfg), **env_kwargs_})
+        fixed = in_hand.trial_env_kwargs(spec, bench.seconds, env_kwargs(rcfg, env_kwargs_))
         env = make_env(rcfg, **{**env_kwargs_, **fixed})
         try:
             if trained is not None:

@@ -152,6 +152,10 @@ def selections(saved: dict[str, Any], groups: tuple[str, ...] = GROUPS) -> dict[
     return {g: name for g in groups if (name := _option(saved, g)) is not None}
 
 
+#: The env keywords that are term tables (changes by term name), not config sections.
+TERM_TABLES = ("observations", "rewards", "terminations", "events")
+
+
 def is_term_table(node: Any) -> bool:
     return isinstance(node, dict) and bool(node) and all(isinstance(v, dict) and "func" in v for v in node.values())
 

@@ -107,5 +107,11 @@ def build_cfg(cfg: Any, kwargs: Mapping[str, Any], *, tables: Mapping[str, type]
     valid = [f.name for f in dataclasses.fields(cfg)]
     unknown = [k for k in top if k not in valid]
     if unknown:
-        raise unknown_keywords(unknown, valid, sorted(k for k in renames if "." not in k), prefix=env)
+        # a field of a section typed without it (``contact_excludes``: ``collision.contact_excludes``)
+        nested = [
+            f"{s}.{unknown[0]}"
+            for s in sorted(sections)
+            if unknown[0] in {f.name for f in dataclasses.fields(getattr(cfg, s))}
+        ]
+        raise unknown_keywords(unknown, valid, sorted(k for k in renames if "." not in k), prefix=env, near=nested)
     return dataclasses.replace(cfg, **top)

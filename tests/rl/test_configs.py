@@ -75,6 +75,18 @@ def test_every_hand_action_and_collision_option_builds(action, collision):
     env.close()
 
 
+def test_an_env_override_of_one_section_field_keeps_the_fields_the_groups_set():
+    """``env_overrides={collision: {contact_excludes: ...}}`` with ``collision=off``: the exclude is added, the
+    projection stays off (the section is merged field by field, not replaced)."""
+    pairs = [["hand_base", "thumb_distal"]]
+    env = make_env(cfg("robot=g20_left", "collision=off", "drive=pd"), collision={"contact_excludes": pairs})
+    assert env.unwrapped.cfg.collision.projection is False and env.unwrapped.cfg.drive.kind == "pd"
+    assert [list(p) for p in env.unwrapped.cfg.collision.contact_excludes] == pairs
+    env.close()
+    merged = env_kwargs(cfg("robot=g20_left", "collision=off"), {"collision": {"contact_excludes": pairs}})
+    assert merged["collision"]["projection"] is False and merged["collision"]["contact_excludes"] == pairs
+
+
 @pytest.mark.parametrize("overrides", [["robot=solenopsis"], ["robot=g20_left", "action=sdk255", "drive=pd"]])
 def test_the_physics_only_baseline_steps_any_action_space(overrides):
     """results.py's and the training benchmark's baseline: random actions from the env's own space (sdk255's

@@ -487,9 +487,13 @@ def test_an_isaaclab_evaluation_refuses_what_isaac_lab_cannot_run_naming_the_key
         evaluate(compose_cfg("evaluate", *typed), typed)
     # the object tasks: their own Isaac Lab tasks, which take the USD's contact excludes only
     typed = ["robot=g20_left", "task=in_hand_rotate", "backend=isaaclab", "policy=zero", "benchmark=rotation",
-             "+env_overrides.contact_excludes=[[hand_base, thumb_distal]]"]  # fmt: skip
-    with pytest.raises(ConfigError, match=r"^env_overrides.contact_excludes=\[\[\"hand_base\", \"thumb_distal\"\]\]: "
-                                          r"backend=isaaclab does not run it: the USD carries"):  # fmt: skip
+             "+env_overrides.collision.contact_excludes=[[hand_base, thumb_distal]]"]  # fmt: skip
+    with pytest.raises(ConfigError, match=r"^env_overrides.collision.contact_excludes=\[\[\"hand_base\", "
+                                          r"\"thumb_distal\"\]\]: backend=isaaclab does not run it: the USD carries"):  # fmt: skip
+        evaluate(compose_cfg("evaluate", *typed), typed)
+    typed[-1] = "+env_overrides.contact_excludes=[[hand_base, thumb_distal]]"  # the key without its section
+    with pytest.raises(ConfigError, match=r"contact_excludes: unknown keyword argument \(did you mean "
+                                          r"collision.contact_excludes\?\)"):  # fmt: skip
         evaluate(compose_cfg("evaluate", *typed), typed)
     typed = ["robot=g20_left", "task=in_hand_rotate", "backend=isaaclab", "policy=zero", "benchmark=rotation",
              "+env_overrides.object={size: 0.05}"]  # fmt: skip

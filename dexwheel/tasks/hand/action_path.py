@@ -3,7 +3,7 @@
 The mapped action (:mod:`dexwheel.control`'s G20 mappings) is the ``policy`` layer's position target;
 the other configured layers join it in one :class:`~dexwheel.control.JointCommandComposer`, and a
 :class:`~dexwheel.control.JointCommandResolver` lays the composed frame out in the drive's joint
-order (the 16 active joints; the drive completes the mimic joints). Layers (``composer_layers``):
+order (the 16 active joints; the drive completes the mimic joints). Layers (``composer.layers``):
 
 * ``policy``: every active joint, from the action;
 * ``hold``: an override layer holding the joints ``hold_joints`` (a group of

@@ -6,7 +6,7 @@ One control step (``dt = 1 / control_hz``, default 50 Hz, the rate the bridge pu
 1. the action term (:mod:`.action`) checks and maps the action to goals of the 16 active joints with
    :mod:`dexwheel.control`'s G20 mappings (a rejected action raises before anything changes); they become
    the ``policy`` layer of the composer, and the composed frame, laid out by the resolver, is the command
-   (:mod:`.command`; ``composer_layers=("policy", "hold")`` holds a joint group at a preset);
+   (:mod:`.command`; ``composer={"layers": ("policy", "hold")}`` holds a joint group at a preset);
 2. the drive moves the hand toward the command (:mod:`dexwheel.sim.hand_drive`):
 
    * ``drive="hard_write"`` (default): slew, collision projection, write qpos (mimic joints completed)

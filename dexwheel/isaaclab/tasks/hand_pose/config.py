@@ -21,8 +21,8 @@ Drives: ``"pd"`` writes the slewed, completed targets to the PD actuators each p
 them as the joint positions each physics step (velocities zero, the PD targets there too, gravity off: the written
 pose is the state, as MuJoCo's ``mj_forward``-only hard-write), the vendor's Isaac hand simulation
 (``set_dof_positions`` every physics step). Its collision projection is MuJoCo's collision check of each pose, which
-Isaac Lab has no counterpart of: ``collision_projection=True`` with hard-write is refused by name (``track_test`` or
-``collision_projection=False`` turn it off). Without it a written pose that penetrates stays written, and Isaac Lab's
+Isaac Lab has no counterpart of: ``collision.projection=True`` with hard-write is refused by name (``drive.track_test`` or
+``collision.projection=False`` turn it off). Without it a written pose that penetrates stays written, and Isaac Lab's
 contacts push the joints apart for the one physics step before the next write (the joint state then differs from
 the written pose by that push: 1.9e-3 rad for the full fist's thumb in the palm).
 
