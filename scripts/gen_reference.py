@@ -492,9 +492,10 @@ def config_page() -> str:
         "`G20Hand-v0` (`dexwheel.tasks.hand_pose.config`; `make_cfg` applies keyword changes)."))  # fmt: skip
     out.append(config_section(
         "InHandCfg", InHandCfg(), "in_hand",
-        "`G20Rotate-v0`, `G20Reorient-v0` (`dexwheel.tasks.in_hand.config`; `make_cfg` applies keyword changes and "
-        "checks them; the reorientation task starts from `reorient_cfg()`: its term tables). Hydra holds them under "
-        "`task.in_hand_rotate` / `task.in_hand_reorient`; the action, drive, composer and collision fields come from "
+        "`G20Rotate-v0`, `G20RotateZ-v0`, `G20Reorient-v0` (`dexwheel.tasks.in_hand.config`; `make_cfg` applies keyword "
+        "changes and checks them; the palm-normal and reorientation tasks start from `rotate_z_cfg()` and "
+        "`reorient_cfg()`: their object, axis and term tables). Hydra holds them under `task.in_hand_rotate` / "
+        "`task.in_hand_rotate_z` / `task.in_hand_reorient`; the action, drive, composer and collision fields come from "
         "those groups by the pose task's names (`action`, `slew_rad_s`, `composer_layers`, ...)."))  # fmt: skip
     return "".join(out).rstrip() + "\n"
 

@@ -16,6 +16,12 @@ def register_envs() -> None:
             {"task": "rotate"},
             None,
         ),  # fmt: skip
+        "G20RotateZ-v0": (
+            "dexwheel.envs.g20_in_hand:G20InHandEnv",
+            "dexwheel.envs.g20_in_hand:G20InHandVectorEnv",
+            {"task": "rotate_z"},
+            None,
+        ),  # fmt: skip
         "G20Reorient-v0": (
             "dexwheel.envs.g20_in_hand:G20InHandEnv",
             "dexwheel.envs.g20_in_hand:G20InHandVectorEnv",

@@ -17,7 +17,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 
 from dexwheel.tasks.hand_pose.config import G20HandConfig
-from dexwheel.tasks.in_hand.config import reorient_cfg, rotate_cfg
+from dexwheel.tasks.in_hand.config import reorient_cfg, rotate_cfg, rotate_z_cfg
 from dexwheel.tasks.terms import func_path
 from dexwheel.tasks.velocity.config import WheelLegEnvCfg
 from dexwheel.tasks.velocity.rough import rough_cfg
@@ -49,7 +49,7 @@ VARIANTS = {"wheel_leg_rough": ("wheel_leg", rough_cfg)}
 #: Tasks of a family with a config class of their own (the in-hand tasks, :class:`~dexwheel.tasks.in_hand.config.
 #: InHandCfg`): their ``task`` node holds their fields but the sections the family's groups give by the pose task's
 #: names (``drive: pd``, ``action: delta``, ``composer_layers``, ``collision_projection``: the config's RENAMES).
-OWN_CONFIGS = {"in_hand_rotate": rotate_cfg, "in_hand_reorient": reorient_cfg}
+OWN_CONFIGS = {"in_hand_rotate": rotate_cfg, "in_hand_rotate_z": rotate_z_cfg, "in_hand_reorient": reorient_cfg}
 #: What the family's groups set for them, and what is no part of a task config.
 OWN_CONFIG_SKIP = ("drive", "composer", "collision", "hand", "num_threads", "render_mode", "width", "height")
 

@@ -60,7 +60,7 @@ OWN = ("run", "checkpoint", "policy", "onnx", "episodes", "eval_seed", "robots",
 #: ``benchmark=``: the named evaluations run instead of episodes (rotation, reorient: the in-hand benchmark)
 BENCHMARKS = ("steps", "rotation", "reorient")
 #: The in-hand benchmark's kinds and the task each scores
-IN_HAND_TASKS = {"rotation": "in_hand_rotate", "reorient": "in_hand_reorient"}
+IN_HAND_TASKS = {"rotation": ("in_hand_rotate", "in_hand_rotate_z"), "reorient": ("in_hand_reorient",)}
 #: settings of how the evaluation runs, taken as typed
 RUNS_ON = ("backend", "train.device")
 #: ``backend=``: the backends evaluations run on
@@ -251,6 +251,9 @@ def _check(cfg: DictConfig) -> None:
     if cfg.policy == "climbing" and cfg.backend.name != "mujoco":
         raise ConfigError(f"policy=climbing: the climbing gait reads MuJoCo's terrain under each wheel; it runs on "
                           f"backend=mujoco, not backend={cfg.backend.name}")  # fmt: skip
+    if cfg.policy == "teacher" and cfg.backend.name != "mujoco":
+        raise ConfigError(f"policy=teacher: the finger gait reads the MuJoCo task's joint command and episode time; "
+                          f"it runs on backend=mujoco, not backend={cfg.backend.name}")  # fmt: skip
     if cfg.get("benchmark") is not None and cfg.benchmark not in BENCHMARKS:
         raise ConfigError(f"benchmark: {cfg.benchmark!r} is not one of {list(BENCHMARKS)} (or null: episodes)")
 
@@ -311,14 +314,20 @@ def in_hand_benchmark_cfg(cfg: DictConfig, env_cfg: DictConfig):
     key."""
     from dexwheel.fields import ConfigFieldError
     from dexwheel.tasks.in_hand.benchmark import make_cfg
+    from dexwheel.tasks.in_hand.objects import ObjectSpec
 
-    task = IN_HAND_TASKS[cfg.benchmark]
-    if env_cfg.task.name != task:
-        raise ConfigError(f"benchmark={cfg.benchmark}: it scores task={task} policies, not task={env_cfg.task.name}")
+    tasks = IN_HAND_TASKS[cfg.benchmark]
+    if env_cfg.task.name not in tasks:
+        raise ConfigError(f"benchmark={cfg.benchmark}: it scores task={'|'.join(tasks)} policies, not "
+                          f"task={env_cfg.task.name}")  # fmt: skip
     changes = OmegaConf.to_container(cfg.in_hand, resolve=True) if cfg.get("in_hand") is not None else {}
-    hand = env_kwargs(env_cfg).get("hand", "left")
+    kwargs = env_kwargs(env_cfg)
+    hand = kwargs.get("hand", "left")
     try:
-        return make_cfg({**changes, "reset_seed": cfg.eval_seed, "hand": hand})
+        obj = kwargs.get("object")
+        obj = OmegaConf.to_container(obj, resolve=True) if isinstance(obj, DictConfig) else obj
+        training = ObjectSpec(**obj) if isinstance(obj, dict) else None
+        return make_cfg({**changes, "reset_seed": cfg.eval_seed, "hand": hand}, training=training)
     except (ConfigFieldError, TypeError) as e:
         raise ConfigError(" ".join(str(e).split())) from None
 

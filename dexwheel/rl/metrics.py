@@ -118,7 +118,8 @@ class InHandMetrics:
 
 
 TASK_METRICS = {"velocity": VelocityTrackingMetrics, "velocity_rough": RoughTrackingMetrics,
-                "hand_pose": HandPoseMetrics, "in_hand_rotate": InHandMetrics, "in_hand_reorient": InHandMetrics}  # fmt: skip
+                "hand_pose": HandPoseMetrics, "in_hand_rotate": InHandMetrics, "in_hand_rotate_z": InHandMetrics,
+                "in_hand_reorient": InHandMetrics}  # fmt: skip
 
 
 def make_metrics(task: str):
