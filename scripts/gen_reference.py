@@ -511,9 +511,10 @@ def config_page() -> str:
         done=hand_sections))  # fmt: skip
     out.append(config_section(
         "InHandCfg", InHandCfg(), "in_hand",
-        "`G20Rotate-v0`, `G20Reorient-v0` (`dexwheel.tasks.in_hand.config`; `make_cfg` applies keyword changes and "
-        "checks them; the reorientation task starts from `reorient_cfg()`: its term tables). Hydra holds them under "
-        "`task.in_hand_rotate` / `task.in_hand_reorient`; the hand sections are the pose task's, with the defaults "
+        "`G20Rotate-v0`, `G20RotateZ-v0`, `G20Reorient-v0` (`dexwheel.tasks.in_hand.config`; `make_cfg` applies keyword "
+        "changes and checks them; the palm-normal and reorientation tasks start from `rotate_z_cfg()` and "
+        "`reorient_cfg()`: their object, axis and term tables). Hydra holds them under `task.in_hand_rotate` / "
+        "`task.in_hand_rotate_z` / `task.in_hand_reorient`; the hand sections are the pose task's, with the defaults "
         "shown (the object tasks select `drive=pd`, `action=delta`, `collision=off`).", done=hand_sections))  # fmt: skip
     return "".join(out).rstrip() + "\n"
 

@@ -27,6 +27,7 @@ SHORT_EPISODES = {
     "velocity": "episode_length_s=2.0",
     "velocity_rough": "episode_length_s=2.0",
     "in_hand_rotate": "episode_length_s=1.0",
+    "in_hand_rotate_z": "episode_length_s=1.0",
     "in_hand_reorient": "episode_length_s=1.0",
 }
 

@@ -14,7 +14,7 @@ ROBOTS = "(robot: g20_left, g20_right, m20_legacy, solenopsis)"
     "script, args, line",
     [("train.py", ["robot=solenopsys"], f"robot=solenopsys: no robot option solenopsys; did you mean solenopsis? {ROBOTS}"),
      ("train.py", ["drive=PD"], "drive=PD: no drive option PD; did you mean pd? (drive: hard_write, pd, track_test)"),
-     ("train.py", ["task=ruff"], "task=ruff: no task option ruff; task: hand_pose, in_hand_reorient, in_hand_rotate, velocity, velocity_rough"),
+     ("train.py", ["task=ruff"], "task=ruff: no task option ruff; task: hand_pose, in_hand_reorient, in_hand_rotate, in_hand_rotate_z, velocity, velocity_rough"),
      ("train.py", ["train.totl_timesteps=5"],
       "train.totl_timesteps=5: no key train.totl_timesteps; did you mean train.total_timesteps?"),
      ("train.py", ["trian.num_envs=4"], "trian.num_envs=4: no key trian.num_envs; did you mean train.num_envs?"),

@@ -15,7 +15,7 @@ from dexwheel.bridge.config import BridgeConfig
 from dexwheel.envs.base import camera_kwargs
 from dexwheel.envs.g20_hand import G20HandEnv
 from dexwheel.envs.g20_in_hand import G20InHandEnv
-from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS
+from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS, JOINT_ARMATURE, TIMESTEP
 from dexwheel.sim.model_checks import check_robot_model, require_joints
 
 
@@ -66,6 +66,11 @@ class MujocoHand:
         self.env.close()
 
 
+#: The bridge's in-hand scene steps the spec's 2 ms (one physics step a tick at 500 Hz) with the object tasks' contact
+#: model; its grasps are the tasks' (made at 5 ms: they hold at a finer step).
+BRIDGE_PHYSICS = {"timestep": TIMESTEP, "armature": JOINT_ARMATURE}
+
+
 class MujocoInHand:
     """The in-hand scene as the bridge's :class:`~dexwheel.bridge.node.HandSimulation`: ``G20Rotate-v0``
     (``action="nominal"``, PD, the bridge's ``control_hz`` and slew) reset with seed 0, so the hand starts holding
@@ -77,7 +82,7 @@ class MujocoInHand:
     def __init__(self, cfg: BridgeConfig, start: np.ndarray) -> None:
         obj = cfg.object
         self.env = G20InHandEnv(hand=cfg.hand, object=vars(obj.spec), actions="nominal", control_hz=cfg.control_hz,
-                                drive={"slew_rad_s": cfg.slew}, privileged_obs=False)  # fmt: skip
+                                drive={"slew_rad_s": cfg.slew}, privileged_obs=False, physics=BRIDGE_PHYSICS)  # fmt: skip
         self.model, self.data = self.env.model, self.env.data
         check_model(self.model, f"g20_{cfg.hand} in-hand scene")
         self.dt = float(self.env.dt)

@@ -25,6 +25,7 @@ from dexwheel.atomic import atomic_open
 from dexwheel.isaaclab.scenarios import Row, task_cases_main
 from dexwheel.tasks.in_hand.geometry import quat_angle
 from dexwheel.tasks.in_hand.objects import DROP_POINT, PALM_NORMAL, PALM_UP, ObjectSpec
+from dexwheel.tasks.in_hand.physics import LEGACY
 
 HAND = "left"
 OBJECT = ObjectSpec()  # the rotation task's training cube: 6 cm, 100 g, friction 1.0
@@ -68,7 +69,7 @@ def run_mujoco() -> tuple[dict[str, np.ndarray], dict]:
     from dexwheel.robots.g20 import ALL_JOINTS
     from dexwheel.tasks.in_hand.scene import build_scene, object_addresses
 
-    model = build_scene(HAND, OBJECT)
+    model = build_scene(HAND, OBJECT, physics=LEGACY)  # the spec's 2 ms, as Isaac Lab steps it
     data = mujoco.MjData(model)
     jid = [model.joint(j).id for j in ALL_JOINTS]
     qadr = model.jnt_qposadr[jid]

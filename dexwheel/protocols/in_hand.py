@@ -1,8 +1,8 @@
 """The in-hand benchmark: one fixed protocol any G20 object policy is scored on (``scripts/evaluate.py
 benchmark=rotation`` on ``task=in_hand_rotate``, ``benchmark=reorient`` on ``task=in_hand_reorient``).
 
-Each object of ``objects`` (the training cube and held-out sizes and masses; a shape and size needs a grasp cache,
-``python scripts/sample_grasps.py``) gets ``trials`` trials of ``seconds`` each: the policy's own env with that
+Each object of ``objects`` (default :func:`held_out`: the task's training object, held-out sizes +-1 cm, masses 50 and
+200 g and another shape; a shape and size needs a grasp cache, ``python scripts/sample_grasps.py``) gets ``trials`` trials of ``seconds`` each: the policy's own env with that
 object, reset with seed ``reset_seed + k`` for trial ``k`` (a grasp of the object's cache), the policy stepped until
 the object drops or the time is up. Per trial: the object's total turn about the axis (rad), its mean angular velocity
 over the trial's whole time (the turn divided by ``seconds``: a drop counts the time it no longer turns), a drop
@@ -24,24 +24,37 @@ import numpy as np
 
 from dexwheel.fields import ConfigFieldError
 from dexwheel.tasks.in_hand import grasp_cache
-from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
+from dexwheel.tasks.in_hand.objects import SIZE_RANGE, ObjectSpec, validate_object
 
 KINDS = ("rotation", "reorient")
-#: The training cube first, then held-out sizes (their own grasp caches) and masses (the cube's cache).
-DEFAULT_OBJECTS = (
-    {"shape": "cube", "size": 0.06, "mass": 0.1},
-    {"shape": "cube", "size": 0.05, "mass": 0.1},
-    {"shape": "cube", "size": 0.07, "mass": 0.1},
-    {"shape": "cube", "size": 0.06, "mass": 0.05},
-    {"shape": "cube", "size": 0.06, "mass": 0.2},
-)
+#: Held-out masses (kg) and the shape each training shape is scored against besides itself.
+HELD_OUT_MASSES = (0.05, 0.2)
+OTHER_SHAPE = {"cube": "cylinder", "cylinder": "sphere", "sphere": "cube", "capsule": "sphere"}
+
+
+def held_out(training: ObjectSpec) -> tuple[dict[str, Any], ...]:
+    """The protocol's objects for a task trained on ``training``: it first, then held-out sizes (+-1 cm, within what
+    the hand holds; their own grasp caches), masses (:data:`HELD_OUT_MASSES`, its cache) and another shape of its size
+    (:data:`OTHER_SHAPE`, resting as the training object does: a sphere across is laid in the hooked fingers)."""
+    base = {k: v for k, v in dataclasses.asdict(training).items() if k != "friction"}
+    lo, hi = SIZE_RANGE
+    sizes = [round(min(max(training.size + d, lo), hi), 3) for d in (-0.01, 0.01)]
+    other = {"shape": OTHER_SHAPE[training.shape], "size": training.size, "mass": training.mass}
+    if training.orientation == "across":  # laid in the hooked fingers as the training object is
+        other["orientation"] = "across"
+    return (base, *({**base, "size": s} for s in sizes if s != training.size),
+            *({**base, "mass": m} for m in HELD_OUT_MASSES if m != training.mass), other)  # fmt: skip
+
+
+#: The 6 cm cube's protocol (the palm-normal and reorientation tasks' object).
+DEFAULT_OBJECTS = held_out(ObjectSpec())
 
 
 @dataclass(frozen=True)
 class InHandBenchmarkCfg:
     """The protocol (see the module docstring); ``hand`` is the policy's."""
 
-    objects: tuple[dict[str, Any], ...] = DEFAULT_OBJECTS
+    objects: tuple[dict[str, Any], ...] = DEFAULT_OBJECTS  # make_cfg's default: held_out(the task's object)
     trials: int = 50
     seconds: float = 20.0
     reset_seed: int = 20000
@@ -53,10 +66,15 @@ def _bad(key: str, detail: str) -> ConfigFieldError:
     return ConfigFieldError(key, f"{key}: {detail}")
 
 
-def make_cfg(changes: dict | None = None, prefix: str = "in_hand") -> InHandBenchmarkCfg:
+def make_cfg(
+    changes: dict | None = None, prefix: str = "in_hand", training: ObjectSpec | None = None
+) -> InHandBenchmarkCfg:
     """The default protocol with ``changes`` applied, checked: one line naming the key for a bad value, an object
-    the hand cannot hold, or one without a grasp cache."""
+    the hand cannot hold, or one without a grasp cache. ``training``: the task's object (the default ``objects`` are
+    :func:`held_out` of it; None: the 6 cm cube)."""
     changes = dict(changes or {})
+    if changes.get("objects") is None:
+        changes["objects"] = held_out(training or ObjectSpec())
     names = [f.name for f in dataclasses.fields(InHandBenchmarkCfg) if f.name != "specs"]
     unknown = [k for k in changes if k not in names]
     if unknown:
@@ -85,9 +103,9 @@ def make_cfg(changes: dict | None = None, prefix: str = "in_hand") -> InHandBenc
         validate_object(spec, where)
         if not grasp_cache.path_for(cfg.hand, spec).exists():
             made = sorted(p.stem for p in grasp_cache.GRASP_DIR.glob(f"{cfg.hand}_*.npz"))
-            raise _bad(where, f"no grasp cache for the {cfg.hand} hand and a {spec.shape} of {spec.size:g} m; caches: "
-                              f"{made}; make one with {grasp_cache.COMMAND} --hand {cfg.hand} --shape {spec.shape} "
-                              f"--size {spec.size:g}")  # fmt: skip
+            raise _bad(where, f"no grasp cache for the {cfg.hand} hand and {grasp_cache.describe(spec)}; caches: "
+                              f"{made}; make one with {grasp_cache.COMMAND} --hand {cfg.hand} "
+                              f"{grasp_cache.options(spec)}")  # fmt: skip
         specs.append(spec)
     return dataclasses.replace(cfg, objects=tuple(dict(o) for o in objects), specs=tuple(specs))
 
@@ -112,8 +130,9 @@ def trial_env_kwargs(spec: ObjectSpec, seconds: float, env_kwargs: dict[str, Any
 
 
 def label(spec: ObjectSpec) -> str:
-    """``cube 60 mm 100 g``."""
-    return f"{spec.shape} {spec.size * 1000:.0f} mm {spec.mass * 1000:.0f} g"
+    """``cube 60 mm 100 g``, ``cylinder 45x80 mm 100 g``."""
+    size = f"{spec.size * 1000:.0f}" + (f"x{spec.length * 1000:.0f}" if spec.length is not None else "")
+    return f"{spec.shape} {size} mm {spec.mass * 1000:.0f} g"
 
 
 #: Runs ``trials`` episodes of one object and returns each episode's metrics (:class:`~dexwheel.rl.metrics.

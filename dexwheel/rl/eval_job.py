@@ -251,6 +251,9 @@ def _check(cfg: DictConfig) -> None:
     if cfg.policy == "climbing" and cfg.backend.name != "mujoco":
         raise ConfigError(f"policy=climbing: the climbing gait reads MuJoCo's terrain under each wheel; it runs on "
                           f"backend=mujoco, not backend={cfg.backend.name}")  # fmt: skip
+    if cfg.policy == "teacher" and cfg.backend.name != "mujoco":
+        raise ConfigError(f"policy=teacher: the finger gait reads the MuJoCo task's joint command and episode time; "
+                          f"it runs on backend=mujoco, not backend={cfg.backend.name}")  # fmt: skip
     if cfg.get("benchmark") is not None and cfg.benchmark not in BENCHMARKS:
         raise ConfigError(f"benchmark: {cfg.benchmark!r} is not one of {list(BENCHMARKS)} (or null: episodes)")
 
@@ -316,11 +319,16 @@ def in_hand_benchmark_cfg(cfg: DictConfig, env_cfg: DictConfig):
     key."""
     from dexwheel.fields import ConfigFieldError
     from dexwheel.protocols.in_hand import make_cfg
+    from dexwheel.tasks.in_hand.objects import ObjectSpec
 
     changes = OmegaConf.to_container(cfg.in_hand, resolve=True) if cfg.get("in_hand") is not None else {}
-    hand = env_kwargs(env_cfg).get("hand", "left")
+    kwargs = env_kwargs(env_cfg)
+    hand = kwargs.get("hand", "left")
     try:
-        return make_cfg({**changes, "reset_seed": cfg.eval_seed, "hand": hand})
+        obj = kwargs.get("object")
+        obj = OmegaConf.to_container(obj, resolve=True) if isinstance(obj, DictConfig) else obj
+        training = ObjectSpec(**obj) if isinstance(obj, dict) else None
+        return make_cfg({**changes, "reset_seed": cfg.eval_seed, "hand": hand}, training=training)
     except (ConfigFieldError, TypeError) as e:
         raise ConfigError(" ".join(str(e).split())) from None
 

@@ -1,6 +1,7 @@
 """Policies evaluate.py and view.py can play: a trained checkpoint, random or zero actions, the scripted climbing gait
-on the MuJoCo rough task (a privileged baseline: :mod:`dexwheel.tasks.velocity.teacher`), and in evaluate.py an
-exported ONNX policy (:class:`dexwheel.rl.export.ExportedPolicy`)."""
+on the MuJoCo rough task (a privileged baseline: :mod:`dexwheel.tasks.velocity.teacher`), the G20 rolling task's
+finger gait (``teacher``: :mod:`dexwheel.tasks.in_hand.teacher`), and in evaluate.py an exported ONNX policy
+(:class:`dexwheel.rl.export.ExportedPolicy`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dexwheel.rl.env_factory import make_env
 from dexwheel.rl.evaluation import Policy
 from dexwheel.rl.schema import RSL_ALGOS, ConfigError
 
-POLICIES = ("trained", "random", "zero", "climbing", "onnx")  # onnx: an exported policy (dexwheel.rl.export)
+POLICIES = ("trained", "random", "zero", "climbing", "teacher", "onnx")  # onnx: an exported policy (dexwheel.rl.export)
 
 
 def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:
@@ -43,7 +44,8 @@ def load_policy(run_dir: Path, which: str, run_cfg: DictConfig) -> Policy:
 
 
 def baseline_policy(kind: str, env: gym.Env, seed: int) -> Policy:
-    """A policy that needs no run: ``zero``, ``random`` (seeded) or ``climbing`` (the gait, reading ``env``'s terrain)."""
+    """A policy that needs no run: ``zero``, ``random`` (seeded), ``climbing`` (the gait, reading ``env``'s terrain)
+    or ``teacher`` (the G20 rolling task's finger gait)."""
     space = env.action_space
     if kind == "zero":
         zero = np.zeros(space.shape, dtype=space.dtype)
@@ -62,4 +64,17 @@ def baseline_policy(kind: str, env: gym.Env, seed: int) -> Policy:
             return gait_policy(env)
         except ValueError as e:
             raise ConfigError(f"policy=climbing: {e}") from None
+    if kind == "teacher":
+        from dexwheel.tasks.in_hand.task import InHandTask
+        from dexwheel.tasks.in_hand.teacher import TEACHER_TASKS, gait_policy
+
+        task = getattr(env.unwrapped, "task", None)
+        if not isinstance(task, InHandTask) or task.cfg.task not in TEACHER_TASKS:
+            name = env.spec.id if env.spec else type(env.unwrapped).__name__
+            raise ConfigError(f"policy=teacher: the finger gait rolls the cylinder of the G20 rolling task "
+                              f"(task=in_hand_rotate, MuJoCo); this env is {name}")  # fmt: skip
+        try:
+            return gait_policy(env)
+        except ValueError as e:
+            raise ConfigError(f"policy=teacher: {e}") from None
     raise ValueError(f"policy: {kind!r} is not one of {list(POLICIES)}")

@@ -122,7 +122,7 @@ class RslPPOParams:
     #: :mod:`dexwheel.rl.rsl.overlap`)
     overlap: bool = False
     #: imitate a scripted teacher before PPO (:mod:`dexwheel.rl.rsl.imitation`): "climbing" (the wheel-leg
-    #: velocity task's gait on terrain); None: PPO from scratch
+    #: velocity task's gait on terrain), "finger_gait" (the G20 rolling task's gait); None: PPO from scratch
     teacher: str | None = None
     teacher_steps: int = 1_000_000  # env steps of DAgger rounds (counted in train.total_timesteps)
     teacher_std: float = 0.3  # the student's action noise in the rounds, and the actor's std after them
@@ -171,7 +171,7 @@ def _checked(schema: Any, node: Any, where: str) -> DictConfig:
 
 
 #: the scripted teachers ``algo.params.teacher`` names (:func:`dexwheel.rl.rsl.imitation.teacher_for`)
-TEACHERS = ("climbing",)
+TEACHERS = ("climbing", "finger_gait")
 
 
 def _check_imitation(params: DictConfig) -> None:
@@ -262,8 +262,9 @@ def validate(cfg: DictConfig) -> tuple[TrainCfg, str, DictConfig, DictConfig]:
         _check_imitation_budget(params, train)
         backend = OmegaConf.select(cfg, "backend.name", default="mujoco")
         if params.teacher is not None and backend != "mujoco":
-            raise ConfigError(f"algo.params.teacher={params.teacher}: the teacher reads the MuJoCo task's state (the "
-                              f"terrain under each wheel); backend={backend} has none: train on backend=mujoco")  # fmt: skip
+            what = "the terrain under each wheel" if params.teacher == "climbing" else "the joint command, episode time"
+            raise ConfigError(f"algo.params.teacher={params.teacher}: the teacher reads the MuJoCo task's state ({what}); "
+                              f"backend={backend} has none: train on backend=mujoco")  # fmt: skip
     if policy.min_std is not None and (name != "rsl_ppo" or not 0.0 < policy.min_std < 1e6):
         raise ConfigError(f"algo.policy.min_std: {policy.min_std!r}: a floor in (0, 1e6) under rsl_ppo's action std "
                           f"(null: none); {name}'s policy has none")  # fmt: skip

@@ -13,14 +13,35 @@ from dexwheel.rl.eval_job import evaluate, overrides_tag
 from dexwheel.rl.schema import ConfigError
 from dexwheel.tasks.in_hand.objects import ObjectSpec
 
-ROTATE = ["robot=g20_left", "task=in_hand_rotate", "policy=zero"]
+ROTATE = ["robot=g20_left", "task=in_hand_rotate_z", "policy=zero"]
 
 
-def test_the_default_protocol_is_the_training_cube_and_held_out_sizes_and_masses():
+def test_the_default_protocol_is_the_training_cube_and_held_out_sizes_masses_and_shape():
     cfg = in_hand.make_cfg()
     assert cfg.trials == 50 and cfg.seconds == 20.0
     assert cfg.specs[0] == ObjectSpec("cube", 0.06, 0.1)
     assert {s.size for s in cfg.specs} == {0.05, 0.06, 0.07} and {s.mass for s in cfg.specs} == {0.05, 0.1, 0.2}
+    assert cfg.specs[-1] == ObjectSpec("cylinder", 0.06, 0.1)
+
+
+def test_the_rolling_tasks_protocol_is_its_capsule_and_held_out_sizes_masses_and_a_sphere():
+    """held_out: +-1 cm within what the hand holds (the 45 mm capsule's 35 mm is below 40 mm: 40 mm), 50 and 200 g,
+    and a sphere of its diameter laid in the hooked fingers as it is, each with its grasp cache; evaluate.py's
+    default protocol (in_hand.objects: null) is the task's."""
+    from dexwheel.tasks.in_hand.config import rotate_cfg
+
+    training = rotate_cfg().object
+    cfg = in_hand.make_cfg(training=training)
+    across = {"length": 0.08, "orientation": "across"}
+    assert cfg.specs == (training, ObjectSpec("capsule", 0.04, 0.1, **across), ObjectSpec("capsule", 0.055, 0.1,
+                         **across), ObjectSpec("capsule", 0.045, 0.05, **across),
+                         ObjectSpec("capsule", 0.045, 0.2, **across),
+                         ObjectSpec("sphere", 0.045, 0.1, orientation="across"))  # fmt: skip
+    assert [in_hand.label(s) for s in cfg.specs[:2]] == ["capsule 45x80 mm 100 g", "capsule 40x80 mm 100 g"]
+    from dexwheel.rl.eval_job import in_hand_benchmark_cfg
+
+    typed = compose_cfg("evaluate", "robot=g20_left", "task=in_hand_rotate", "benchmark=rotation")
+    assert in_hand_benchmark_cfg(typed, typed).specs == cfg.specs
 
 
 @pytest.mark.parametrize(
@@ -70,7 +91,7 @@ def test_evaluate_scores_a_policy_and_writes_its_table_json_and_plot(tmp_path, m
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["benchmark=reorient"], r"^benchmark=reorient: it scores task=in_hand_reorient policies, not task=in_hand_rotate$"),
+        (["benchmark=reorient"], r"^benchmark=reorient: it scores task=in_hand_reorient policies, not task=in_hand_rotate_z$"),
         (["in_hand.trials=3"], r"^in_hand.trials=3: the in-hand benchmark's protocol; needs benchmark=rotation"),
         (["benchmark=rotation", "episodes=3"], r"^episodes=3: benchmark=rotation runs trials, not episodes; set in_hand"),
         (["benchmark=rotation", "steps.trials=3"], r"^steps.trials=3: the step benchmark's protocol; needs benchmark=steps"),
@@ -91,12 +112,13 @@ def test_a_trial_scores_the_protocols_object_without_the_runs_object_randomisati
     events = {"size": {"func": e + "randomize_object_size"}, "mass": {"func": e + "randomize_object_mass"},
               "friction": {"func": e + "randomize_friction"}}  # fmt: skip
     out = trial_env_kwargs(ObjectSpec(size=0.05), 20.0, {"hand": "left", "events": events})
-    assert out == {"object": {"shape": "cube", "size": 0.05, "mass": 0.1, "friction": 1.0}, "grasps": None,
-                   "episode_length_s": 20.0, "events": {"friction": events["friction"]}}  # fmt: skip
+    assert out == {"object": {"shape": "cube", "size": 0.05, "mass": 0.1, "friction": 1.0, "length": None,
+                              "orientation": "upright"}, "grasps": None, "episode_length_s": 20.0,
+                   "events": {"friction": events["friction"]}}  # fmt: skip
     assert "events" not in trial_env_kwargs(ObjectSpec(), 1.0, {"hand": "left"})
     import gymnasium as gym
 
-    env = gym.make("G20Rotate-v0", **out)  # the trial's env: the 5 cm cube, friction still randomised
+    env = gym.make("G20RotateZ-v0", **out)  # the trial's env: the 5 cm cube, friction still randomised
     env.reset(seed=0)
     assert env.unwrapped.task.object_size[0] == 0.05 and list(env.unwrapped.task.cfg.events) == [
         "reset_from_grasps",

@@ -128,7 +128,8 @@ def test_an_unknown_rsl_schedule_fails_naming_it():
 
 def test_every_group_option_is_covered_above():
     assert options("robot") == sorted(HANDS + WHEEL_LEGS)
-    assert options("task") == ["hand_pose", "in_hand_reorient", "in_hand_rotate", "velocity", "velocity_rough"]
+    assert options("task") == ["hand_pose", "in_hand_reorient", "in_hand_rotate", "in_hand_rotate_z", "velocity",
+                               "velocity_rough"]  # fmt: skip
     assert options("drive") == ["hard_write", "pd", "track_test"]
     assert options("action") == ["delta", "nominal", "normalized", "sdk255", "wheel_leg"]
     assert options("composer") == ["hold_thumb", "policy", "safety_stop", "wheels_only"]
@@ -232,7 +233,8 @@ def test_gym_make_and_train_py_build_the_same_task_by_default(robot, env_id, kwa
 
 
 @pytest.mark.parametrize(
-    ("task", "env_id"), [("in_hand_rotate", "G20Rotate-v0"), ("in_hand_reorient", "G20Reorient-v0")]
+    ("task", "env_id"),
+    [("in_hand_rotate", "G20Rotate-v0"), ("in_hand_rotate_z", "G20RotateZ-v0"), ("in_hand_reorient", "G20Reorient-v0")],
 )
 @pytest.mark.parametrize("robot", HANDS)
 def test_an_object_task_builds_its_own_env_with_the_pd_drive(robot, task, env_id):

@@ -157,7 +157,7 @@ def test_a_run_with_a_teacher_logs_its_rounds_and_resumes_without_them(tmp_path)
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    (["algo.params.teacher=walking"], "algo.params.teacher: 'walking' is not one of \\['climbing'\\] or null"),
+    (["algo.params.teacher=walking"], "algo.params.teacher: 'walking' is not one of \\['climbing', 'finger_gait'\\] or null"),
     (["algo.params.teacher_std=0"], "algo.params.teacher_std: expected in \\(0, 1\\]"),
     (["algo.params.teacher_steps=0"], "algo.params.teacher_steps: must be >= 1, got 0"),
     (["algo.params.critic_warmup=-1"], "algo.params.critic_warmup: must be >= 0, got -1"),

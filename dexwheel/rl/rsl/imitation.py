@@ -46,11 +46,14 @@ def teacher_for(name: str, venv, expert: str | None = None) -> Teacher:
     """The scripted teacher ``name`` (one of :data:`~dexwheel.rl.schema.TEACHERS`) acting on the MuJoCo rsl_rl
     env ``venv``'s envs, reading their current states; with ``expert`` (a run folder or checkpoint), the
     expert's policy where the scripted teacher is not active."""
+    env = getattr(venv, "env", venv)
+    task = getattr(env.unwrapped, "task", None)
+    if name == "finger_gait":
+        return _finger_gait(name, env, task) if expert is None else WithExpert(_finger_gait(name, env, task),
+                                                                               load_expert(expert, task), venv)  # fmt: skip
     from dexwheel.tasks.velocity.task import WheelLegTask
     from dexwheel.tasks.velocity.teacher import ClimbingTeacher
 
-    env = getattr(venv, "env", venv)
-    task = getattr(env.unwrapped, "task", None)
     if not isinstance(task, WheelLegTask) or task.terrain is None:
         raise ConfigError(f"algo.params.teacher={name}: the climbing teacher reads the terrain under each wheel in "
                           "the MuJoCo wheel-leg task on terrain (task=velocity_rough, backend=mujoco); this run's env is "
@@ -60,6 +63,21 @@ def teacher_for(name: str, venv, expert: str | None = None) -> Teacher:
     except ValueError as e:
         raise ConfigError(f"algo.params.teacher={name}: {e}") from None
     return teacher if expert is None else WithExpert(teacher, load_expert(expert, task), venv)
+
+
+def _finger_gait(name: str, env, task) -> Teacher:
+    """The G20 rolling task's finger gait (:class:`dexwheel.tasks.in_hand.teacher.FingerGaitTeacher`)."""
+    from dexwheel.tasks.in_hand.task import InHandTask
+    from dexwheel.tasks.in_hand.teacher import TEACHER_TASKS, FingerGaitTeacher
+
+    if not isinstance(task, InHandTask) or task.cfg.task not in TEACHER_TASKS:
+        what = type(env.unwrapped).__name__ + ("" if not isinstance(task, InHandTask) else f" (task {task.cfg.task!r})")
+        raise ConfigError(f"algo.params.teacher={name}: the finger gait rolls the cylinder of the G20 rolling task "
+                          f"(task=in_hand_rotate, backend=mujoco); this run's env is {what}")  # fmt: skip
+    try:
+        return FingerGaitTeacher(task)
+    except ValueError as e:
+        raise ConfigError(f"algo.params.teacher={name}: {e}") from None
 
 
 def load_expert(path: str, task) -> MLPModel:

@@ -1,10 +1,10 @@
-"""The G20's object tasks (``G20Rotate-v0``, ``G20Reorient-v0``): config and term tables (:mod:`.config`), the scene
+"""The G20's object tasks (``G20Rotate-v0``, ``G20RotateZ-v0``, ``G20Reorient-v0``): config and term tables (:mod:`.config`), the scene
 (:mod:`.scene`), the grasp cache (:mod:`.grasps` samples it, :mod:`.grasp_cache` stores it), the named terms
 (:mod:`.rewards`, :mod:`.observations`, :mod:`.terminations`, :mod:`.events`) and the batched task (:mod:`.task`)."""
 
 from dexwheel.tasks.registry import GoldenSpec, TaskRecord, TrainBudget, register_task
 
-_ROTATE, _REORIENT = "G20Rotate-v0", "G20Reorient-v0"
+_ROTATE, _ROTATE_Z, _REORIENT = "G20Rotate-v0", "G20RotateZ-v0", "G20Reorient-v0"
 _COMMON = {
     "family": "hand",
     "task_class": "dexwheel.tasks.in_hand.task:InHandTask",
@@ -27,10 +27,10 @@ _COMMON = {
     ),
 }
 
-# a free cube in contact with the fingers, drops and their resets from the grasp cache, goals; both hands, a vector env
+# a free object in contact with the fingers, drops and their resets from the grasp cache, goals; both hands, a vector env
 register_task(TaskRecord(
     name="in_hand_rotate",
-    summary="spin the object about the palm normal without dropping it",
+    summary="roll a capsule lying across the fingers about the flexion axis without dropping it",
     envs={"g20_left": _ROTATE, "g20_right": _ROTATE},
     config="dexwheel.tasks.in_hand.config:rotate_cfg",
     protocol="rotation",
@@ -40,6 +40,16 @@ register_task(TaskRecord(
         GoldenSpec("g20_right_rotate_normalized_random", _ROTATE, "random", 100,
                    {"hand": "right", "actions": "normalized", "episode_length_s": 2.0}),
     ),
+    **_COMMON,
+))  # fmt: skip
+
+register_task(TaskRecord(
+    name="in_hand_rotate_z",
+    summary="spin the cube about the palm normal without dropping it (the hand's weakest axis)",
+    envs={"g20_left": _ROTATE_Z, "g20_right": _ROTATE_Z},
+    config="dexwheel.tasks.in_hand.config:rotate_z_cfg",
+    protocol="rotation",
+    isaaclab={"g20_left": "Dexwheel-InHand-RotateZ-G20Left-v0", "g20_right": "Dexwheel-InHand-RotateZ-G20Right-v0"},
     **_COMMON,
 ))  # fmt: skip
 

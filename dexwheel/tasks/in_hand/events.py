@@ -58,8 +58,9 @@ def randomize_object_mass(task, env: int, rng: np.random.Generator, mass_range: 
 
 def randomize_friction(task, env: int, rng: np.random.Generator, friction_range: FrictionRange = (0.5, 1.5)) -> None:
     """The sliding friction of the object and of the hand's collision shapes, one value uniform in
-    ``friction_range``: MuJoCo takes the larger of two touching geoms' values, so the object's alone would change
-    nothing below the hand's 1.0 (Isaac Lab's ``randomize_rigid_body_material`` on both assets)."""
+    ``friction_range``: the object's, every hand geom's scaled by it over the object's nominal friction (the pads
+    model's pads take the value, its palm and capsules 0.3 of it; the spec's model, every geom the value: MuJoCo takes
+    the larger of two geoms' values there). Isaac Lab's ``randomize_rigid_body_material`` on both assets."""
     task.friction[env] = rng.uniform(*friction_range)
     task.apply_physics(env)
 

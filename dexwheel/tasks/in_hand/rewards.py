@@ -29,6 +29,13 @@ def object_drift_l2(task) -> np.ndarray:
     return kernels.sum_sq(task.object_pos - task.object_start)
 
 
+def object_drift_excess(task, free: Annotated[float, Check(ge=0, unit="m")] = 0.02) -> np.ndarray:
+    """The squared distance (m^2) the object has moved from where the episode started beyond ``free``: the motion a
+    turn needs (a roll shifts the object's centre by a centimetre or two) is free, wandering off is not."""
+    excess = np.maximum(kernels.row_norm(task.object_pos - task.object_start) - free, 0.0)
+    return excess * excess
+
+
 def object_tilt(task) -> np.ndarray:
     """The angle (rad) between the object's vertical axis and the rotation axis: spin about the axis, not roll."""
     return up_axis_angle(task.object_quat, task.axis)

@@ -3,14 +3,18 @@
 The hand is the G20's description as every task builds it (:func:`dexwheel.robots.mjcf.build_spec`), its base turned
 so the palm (``+x`` of ``hand_base``) faces up (world ``+z``) with the fingers along world ``-x``; the palm's top is
 at ``z = 0.0122`` m and its centre at ``x = -0.073``. The object is a free body: a cube (``size`` its edge), a
-cylinder (diameter and height ``size``, its axis along the palm normal) or a sphere (diameter ``size``), of ``mass``.
+cylinder (diameter ``size``, length ``length``, default its diameter; upright its axis along the palm normal, across
+along the flexion axis, world ``y``) or a sphere (diameter ``size``), of ``mass``.
 
-Contact: the object's geom takes the hand's solver settings (``solref`` 0.004 s, damping ratio 1; ``solimp`` 0.9
-0.95 0.001; the spec's, so a fingertip meets the object as it meets the palm), ``condim`` 4 (sliding and torsional
-friction: spinning an object on the palm is resisted, as by a real skin) with sliding friction ``friction``
-(1.0 by default, the hand's; the spec's rubber-like 1.0 on both sides) and torsional 0.005 m (a 1 cm contact patch);
-the palm and finger collision shapes are the spec's capsules and box, unrefined (docs/how-to/in-hand.md says where
-they limit a grasp).
+The simulation is the config's ``physics`` section (:mod:`dexwheel.tasks.in_hand.physics`): the physics step, the
+joints' armature and the contact model. ``pads`` (the default): a flat pad on each distal segment's palmar face
+(:data:`PAD_HALF`, :data:`THUMB_PAD_HALF`), every hand geom taking precedence over the object (``priority`` 1) with
+``condim`` 3 (sliding friction only), the object's ``friction`` on the pads,
+``palm_friction`` on every other hand geom (the palm, the segments' capsules), ``solimp`` 0.99 0.999 0.001 and
+``solref`` (0.02 s, 1).
+``spec``: the hand's spec geoms (friction 1.0, torsional 0.5 m, rolling 0.01 m; ``solref`` 0.004 s, ``solimp`` 0.9
+0.95 0.001) against an object of ``condim`` 4 with sliding friction ``friction`` and torsional 0.005 m: MuJoCo takes
+the larger coefficient of two geoms, so the hand's 0.5 m torsional friction resisted every spin.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import numpy as np
 
 from dexwheel.robots import get_robot
 from dexwheel.robots.g20 import ACTUATOR_NAMES, ALL_JOINTS
-from dexwheel.robots.mjcf import VISUAL_GROUP, build_spec
+from dexwheel.robots.mjcf import COLLISION_GROUP, VISUAL_GROUP, build_spec
 from dexwheel.sim.model_checks import check_robot_model
 from dexwheel.sim.projection import add_deepest_contact_sensor
 from dexwheel.sim.rendering import add_studio
@@ -35,6 +39,7 @@ from dexwheel.tasks.in_hand.objects import (
     TORSIONAL_FRICTION,
     ObjectSpec,
 )
+from dexwheel.tasks.in_hand.physics import InHandPhysicsCfg
 
 OBJECT_BODY, OBJECT_JOINT, OBJECT_GEOM = "object", "object_root", "object_col"
 FLOOR_Z = -0.15  # the rendered floor, well below the hand (render only)
@@ -42,11 +47,51 @@ FLOOR_Z = -0.15  # the rendered floor, well below the hand (render only)
 
 def _geom_size(obj: ObjectSpec) -> list[float]:
     h = obj.size / 2
-    return {"cube": [h, h, h], "cylinder": [h, h, 0.0], "sphere": [h, 0.0, 0.0]}[obj.shape]
+    return {"cube": [h, h, h], "cylinder": [h, obj.extent / 2, 0.0], "sphere": [h, 0.0, 0.0],
+            "capsule": [h, obj.extent / 2 - h, 0.0]}[obj.shape]  # fmt: skip
+
+
+#: The fingertip pads (``pads`` contact model): boxes on the distal segments' palmar faces (``+x`` of a finger's
+#: distal body, ``+y`` of the left thumb's, ``-y`` of the right's), half sizes and centres (m): 4 mm thick, 12-13 mm
+#: wide and 15 mm long, their faces 0.1-2.5 mm proud of the capsule (the capsule tapers toward the tip).
+PAD_HALF, PAD_POS = (0.002, 0.006, 0.0075), (0.0045, 0.0, 0.0105)
+THUMB_PAD_HALF, THUMB_PAD_POS = (0.0065, 0.002, 0.0075), (0.0, 0.006, 0.0105)
+#: The ``pads`` model's contact impedance (solimp: dmin, dmax, width): nearly hard.
+PAD_SOLIMP = (0.99, 0.999, 0.001)
+#: The hand's geoms on the object's friction (the rest take ``palm_friction``): the pads.
+GRIP_SUFFIXES = ("_pad_col",)
+#: The ``pads`` model's contact time constant (s): MuJoCo's default, the same at every step the tasks take (an object
+#: task's gait turns the object alike at 2 and 5 ms with it; docs/notes/2026-12-in-hand-learnable.md).
+PAD_SOLREF = 0.02
+
+
+def _pads_contact_model(spec: mujoco.MjSpec, hand: str, obj: ObjectSpec, physics: InHandPhysicsCfg,
+                        margin: float) -> None:  # fmt: skip
+    """The ``pads`` contact model (the module docstring) on the scene's hand geoms and object."""
+    side = 1.0 if hand == "left" else -1.0
+    for finger in ("index", "middle", "ring", "pinky"):
+        spec.body(f"{finger}_distal").add_geom(name=f"{finger}_pad_col", type=mujoco.mjtGeom.mjGEOM_BOX,
+                                               size=list(PAD_HALF), pos=list(PAD_POS), group=COLLISION_GROUP,
+                                               mass=0.0, rgba=[0.25, 0.25, 0.3, 1.0])  # fmt: skip
+    tx, ty, tz = THUMB_PAD_POS
+    spec.body("thumb_distal").add_geom(name="thumb_pad_col", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(THUMB_PAD_HALF),
+                                       pos=[tx, side * ty, tz], group=COLLISION_GROUP, mass=0.0,
+                                       rgba=[0.25, 0.25, 0.3, 1.0])  # fmt: skip
+    solref = [max(PAD_SOLREF, 2.0 * physics.timestep), 1.0]
+    for g in spec.geoms:
+        if g.name == OBJECT_GEOM or (g.contype == 0 and g.conaffinity == 0):
+            continue
+        grip = g.name.endswith(GRIP_SUFFIXES)
+        g.priority, g.condim = 1, 3
+        g.friction = [obj.friction if grip else physics.palm_friction, 0.0, 0.0]
+        g.solref, g.solimp, g.margin = solref, [*PAD_SOLIMP, 0.5, 2.0], margin
+    g = spec.geom(OBJECT_GEOM)
+    g.condim, g.friction = 3, [obj.friction, 0.0, 0.0]
+    g.solref, g.solimp = solref, [*PAD_SOLIMP, 0.5, 2.0]
 
 
 _TYPES = {"cube": mujoco.mjtGeom.mjGEOM_BOX, "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
-          "sphere": mujoco.mjtGeom.mjGEOM_SPHERE}  # fmt: skip
+          "sphere": mujoco.mjtGeom.mjGEOM_SPHERE, "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE}  # fmt: skip
 
 
 TIP_SENSOR, FORCE_SENSOR = "object_contact:{}", "actuator_force:{}"
@@ -73,32 +118,45 @@ def sensor_columns(model: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray]:
 
 
 def scene_spec(
-    hand: str, obj: ObjectSpec, contact_excludes: tuple[tuple[str, str], ...] | None = None
+    hand: str,
+    obj: ObjectSpec,
+    contact_excludes: tuple[tuple[str, str], ...] | None = None,
+    physics: InHandPhysicsCfg | None = None,
 ) -> mujoco.MjSpec:
     """The scene's ``MjSpec`` (see the module docstring); ``contact_excludes``: the hand's body pairs whose contacts
-    are excluded (None: the spec's)."""
+    are excluded (None: the spec's); ``physics``: the step, armature and contact model (None: the tasks' defaults)."""
     desc = get_robot(f"g20_{hand}")
     if contact_excludes is not None:
         desc = dataclasses.replace(desc, contact_excludes=contact_excludes)
+    p = physics or InHandPhysicsCfg()
+    if any(j.armature is not None for j in desc.joints):
+        raise ValueError(f"g20_{hand}: a joint sets its own armature; the in-hand scene sets every joint's")
+    desc = dataclasses.replace(desc, timestep=float(p.timestep), joint_armature=float(p.armature))
     spec = build_spec(desc)
     spec.body("hand_base").quat = list(PALM_UP)
     add_deepest_contact_sensor(spec)  # the hand's deepest contact (the penetration reward, as the pose task's)
-    body = spec.worldbody.add_body(name=OBJECT_BODY, pos=list(PALM_CENTRE + PALM_NORMAL * obj.half_height))
+    body = spec.worldbody.add_body(name=OBJECT_BODY, pos=list(PALM_CENTRE + PALM_NORMAL * obj.half_height),
+                                   quat=list(obj.rest_quat))  # fmt: skip
     body.add_freejoint(name=OBJECT_JOINT)
     c = desc.contact
     body.add_geom(name=OBJECT_GEOM, type=_TYPES[obj.shape], size=_geom_size(obj), mass=obj.mass, condim=4,
                   friction=[obj.friction, TORSIONAL_FRICTION, ROLLING_FRICTION], solref=list(c.solref), solimp=[*c.solimp, 0.5, 2.0],
                   margin=c.margin, rgba=[0.85, 0.45, 0.15, 1.0])  # fmt: skip
+    if p.contact == "pads":
+        _pads_contact_model(spec, hand, obj, p, c.margin)
     add_task_sensors(spec)
     add_studio(spec, FLOOR_Z, VISUAL_GROUP)
     return spec
 
 
 def build_scene(
-    hand: str, obj: ObjectSpec, contact_excludes: tuple[tuple[str, str], ...] | None = None
+    hand: str,
+    obj: ObjectSpec,
+    contact_excludes: tuple[tuple[str, str], ...] | None = None,
+    physics: InHandPhysicsCfg | None = None,
 ) -> mujoco.MjModel:
     """The compiled scene, the hand's joints and actuators checked."""
-    model = scene_spec(hand, obj, contact_excludes).compile()
+    model = scene_spec(hand, obj, contact_excludes, physics).compile()
     check_robot_model(model, ALL_JOINTS, ACTUATOR_NAMES, source=f"g20_{hand} in-hand scene")
     return model
 

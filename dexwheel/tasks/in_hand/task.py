@@ -101,8 +101,8 @@ class InHandTask(TaskRuntime):
         self.cfg = cfg
         self.num_envs = n = int(num_envs)
         self._max_steps_arg, self._threads_arg = max_steps, num_threads
-        self.grasps = grasp_cache.load_for(cfg.hand, cfg.object, cfg.grasps)
-        self.model = model = build_scene(cfg.hand, cfg.object, cfg.collision.contact_excludes)
+        self.grasps = grasp_cache.load_for(cfg.hand, cfg.object, cfg.grasps, cfg.physics)
+        self.model = model = build_scene(cfg.hand, cfg.object, cfg.collision.contact_excludes, cfg.physics)
         name = f"g20_{cfg.hand} in-hand scene"
         jid = require_joints(model, ALL_JOINTS, name)
         self.qpos_adr = model.jnt_qposadr[jid].astype(np.intp)
@@ -163,11 +163,15 @@ class InHandTask(TaskRuntime):
         self._caches = {float(self.cfg.object.size): self.grasps}
         for name, (func, call) in zip(self.cfg.events, bound, strict=True):
             if func is in_hand_events.randomize_object_size:
+                if self.cfg.object.length is not None:
+                    raise ConfigFieldError(f"events.{name}", f"events.{name}: scales the whole object; the "
+                                                             f"{self.cfg.object.shape}'s own length (object.length="
+                                                             f"{self.cfg.object.length:g}) would scale with it")  # fmt: skip
                 sizes = call.keywords.get("sizes", inspect.signature(func).parameters["sizes"].default)
                 for size in sizes:
                     obj = dataclasses.replace(self.cfg.object, size=float(size))
                     try:
-                        self._caches[float(size)] = grasp_cache.load_for(self.cfg.hand, obj)
+                        self._caches[float(size)] = grasp_cache.load_for(self.cfg.hand, obj, physics=self.cfg.physics)
                     except ConfigFieldError as e:
                         key = f"events.{name}.params.sizes"
                         raise ConfigFieldError(key, f"{key}: {size:g} m: {e.detail}") from None
@@ -188,6 +192,7 @@ class InHandTask(TaskRuntime):
         self._contact_geoms = np.flatnonzero((m.geom_contype != 0) | (m.geom_conaffinity != 0))
         self._nominal = {"mass": float(m.body_mass[body]), "inertia": m.body_inertia[body].copy(),
                          "friction": m.geom_friction[self._contact_geoms, 0].copy(),
+                         "object_friction": float(m.geom_friction[geom, 0]),
                          "kp": m.actuator_gainprm[ctrl_idx, 0].copy(), "kd": -m.actuator_biasprm[ctrl_idx, 2],
                          "size": float(self.cfg.object.size), "geom_size": m.geom_size[geom].copy(),
                          "rbound": float(m.geom_rbound[geom]), "aabb": m.geom_aabb[geom].copy()}  # fmt: skip
@@ -200,15 +205,15 @@ class InHandTask(TaskRuntime):
     def apply_physics(self, i: int) -> None:
         """Write env ``i``'s physics parameters into its model (from the nominal values), its derived constants
         refreshed. The object's inertia scales with its mass and the square of its size, its collision shape (and
-        the broadphase's bounds of it) with its size; the friction is every collision shape's (MuJoCo takes the
-        larger of two touching geoms' values)."""
+        the broadphase's bounds of it) with its size; the friction scales every collision shape's by the drawn value
+        over the object's nominal one (the contact model's ratios kept: the pads grip, the rest slides)."""
         model, nom, b, g, a = self.models[i], self._nominal, self._obj_body, self._obj_geom, self._actuators
         scale = self.object_size[i] / nom["size"]
         model.body_mass[b] = self.object_mass[i]
         model.body_inertia[b] = nom["inertia"] * (self.object_mass[i] / nom["mass"]) * scale**2
         model.geom_size[g], model.geom_rbound[g], model.geom_aabb[g] = (nom["geom_size"] * scale, nom["rbound"] * scale,
                                                                          nom["aabb"] * scale)  # fmt: skip
-        model.geom_friction[self._contact_geoms, 0] = self.friction[i]
+        model.geom_friction[self._contact_geoms, 0] = nom["friction"] * (self.friction[i] / nom["object_friction"])
         kp, kd = nom["kp"] * self.kp_scale[i], nom["kd"] * self.kd_scale[i]
         model.actuator_gainprm[a, 0], model.actuator_biasprm[a, 1], model.actuator_biasprm[a, 2] = kp, -kp, -kd
         mujoco.mj_setConst(model, self._scratch)  # the masses' derived constants (invweight ...)

@@ -15,9 +15,18 @@ CACHES = sorted(grasp_cache.GRASP_DIR.glob("*.npz"))
 
 
 def test_the_caches_cover_both_hands_and_the_benchmark_objects():
+    """Every task's object on both hands, and every object of each task's default protocol (protocols.in_hand.held_out),
+    made with the tasks' physics."""
+    from dexwheel.protocols.in_hand import held_out
+    from dexwheel.tasks.in_hand.config import TASK_CFGS
+    from dexwheel.tasks.in_hand.physics import InHandPhysicsCfg
+
     names = {p.stem for p in CACHES}
-    assert {"left_cube_60mm", "right_cube_60mm", "left_cube_50mm", "left_cube_70mm", "left_cylinder_60mm",
-            "left_sphere_60mm"} <= names  # fmt: skip
+    for make in TASK_CFGS.values():
+        obj = make().object
+        assert {grasp_cache.path_for(h, obj).stem for h in ("left", "right")} <= names
+        assert {grasp_cache.path_for("left", ObjectSpec(**o)).stem for o in held_out(obj)} <= names
+    assert all(grasp_cache.load(p).physics == InHandPhysicsCfg() for p in CACHES)
 
 
 @pytest.mark.slow
@@ -27,19 +36,21 @@ def test_every_stored_grasp_holds_and_its_file_is_named_after_what_it_was_made_f
     second (grasps.holds); every grasp has at least a palm contact and two more (the sampler's rule)."""
     cache = grasp_cache.load(path)
     assert grasp_cache.path_for(cache.hand, cache.object) == path and len(cache) >= 128
-    scene = grasps._Scene(cache.hand, cache.object)
+    scene = grasps._Scene(cache.hand, cache.object, cache.physics)
     failed = [k for k in range(len(cache)) if not grasps.holds(scene, cache.joints[k], cache.object_pose[k])]
     assert failed == []
     assert np.allclose(np.linalg.norm(cache.object_pose[:, 3:], axis=1), 1.0)
 
 
 @pytest.mark.slow
-def test_a_cache_is_what_its_command_makes_from_its_seed():
+@pytest.mark.parametrize("obj", [ObjectSpec(), ObjectSpec("capsule", 0.045, length=0.08, orientation="across")],
+                         ids=["cube", "capsule_across"])  # fmt: skip
+def test_a_cache_is_what_its_command_makes_from_its_seed(obj):
     """The stored cache's first grasps are the sampler's output for its recorded seed (so the file is the code's, and
     regenerating it on purpose gives it back)."""
-    path = grasp_cache.path_for("left", ObjectSpec())
+    path = grasp_cache.path_for("left", obj)
     stored = grasp_cache.load(path)
-    made = grasps.sample("left", stored.object, count=2, seed=stored.seed)
+    made = grasps.sample("left", stored.object, count=2, seed=stored.seed, physics=stored.physics)
     np.testing.assert_array_equal(made.joints, stored.joints[:2])
     np.testing.assert_array_equal(made.object_pose, stored.object_pose[:2])
     with np.load(path) as z:

@@ -26,7 +26,7 @@ ACTIONS = np.random.default_rng(0).uniform(-1, 1, (8, 3, 16)).astype(np.float32)
 
 
 def run_vector(events, seed=5):
-    vec = gym.make_vec("G20Rotate-v0", num_envs=3, vectorization_mode="vector_entry_point", events=events)
+    vec = gym.make_vec("G20RotateZ-v0", num_envs=3, vectorization_mode="vector_entry_point", events=events)
     obs = [vec.reset(seed=seed)[0]]
     obs += [vec.step(a)[0] for a in ACTIONS]
     return vec, np.asarray(obs)
@@ -41,9 +41,9 @@ def test_each_env_draws_its_own_physics_into_its_own_model():
         assert mass == task.object_mass[i] and 0.05 <= mass <= 0.3
         assert model.body_inertia[task._obj_body] / mass == pytest.approx(task.models[0].body_inertia[task._obj_body]
                                                                           / task.models[0].body_mass[task._obj_body])  # fmt: skip
-        assert (
-            np.all(model.geom_friction[task._contact_geoms, 0] == task.friction[i]) and 0.5 <= task.friction[i] <= 1.5
-        )
+        scale = model.geom_friction[task._contact_geoms, 0] / task._nominal["friction"]  # the pads' ratios kept
+        assert np.allclose(scale, task.friction[i]) and 0.5 <= task.friction[i] <= 1.5
+        assert model.geom_friction[task._obj_geom, 0] == task.friction[i]
         kp, kd = model.actuator_gainprm[task._actuators, 0], -model.actuator_biasprm[task._actuators, 2]
         assert np.allclose(kp / ACTUATOR_KP, task.kp_scale[i]) and np.allclose(kd / ACTUATOR_KV, task.kd_scale[i])
         assert np.all((task.kp_scale[i] >= 0.8) & (task.kp_scale[i] <= 1.2))
@@ -54,7 +54,7 @@ def test_randomised_physics_moves_the_hand_differently_and_off_is_the_nominal_mo
     _, nominal = run_vector({})
     vec, randomised = run_vector(EVENTS)
     assert not np.array_equal(nominal[1:], randomised[1:])
-    off = gym.make_vec("G20Rotate-v0", num_envs=3, vectorization_mode="vector_entry_point").unwrapped.task
+    off = gym.make_vec("G20RotateZ-v0", num_envs=3, vectorization_mode="vector_entry_point").unwrapped.task
     assert all(m is off.models[0] for m in off.models)  # no randomisation: one shared model
     assert np.all(off.object_mass == 0.1) and np.all(off.friction == 1.0) and np.all(off.kp_scale == 1.0)
 
@@ -62,14 +62,14 @@ def test_randomised_physics_moves_the_hand_differently_and_off_is_the_nominal_mo
 def test_the_vector_env_is_single_envs_bit_for_bit():
     _, vector = run_vector({**EVENTS, **SIZES})
     for i in range(3):
-        env = gym.make("G20Rotate-v0", events={**EVENTS, **SIZES})
+        env = gym.make("G20RotateZ-v0", events={**EVENTS, **SIZES})
         single = [env.reset(seed=5 + i)[0]] + [env.step(a[i])[0] for a in ACTIONS]
         np.testing.assert_array_equal(vector[:, i], np.asarray(single))
 
 
 @pytest.mark.parametrize("how", ["deepcopy", "pickle"])
 def test_a_copy_keeps_its_draws_and_continues_the_trajectory(how):
-    env = gym.make("G20Rotate-v0", events={**EVENTS, **SIZES})
+    env = gym.make("G20RotateZ-v0", events={**EVENTS, **SIZES})
     env.reset(seed=1)
     for a in ACTIONS[:3]:
         env.step(a[0])
@@ -124,7 +124,7 @@ def test_the_object_size_is_drawn_per_env_with_its_own_grasps_shape_and_inertia(
     from dexwheel.tasks.in_hand import grasp_cache
     from dexwheel.tasks.in_hand.objects import ObjectSpec
 
-    vec = gym.make_vec("G20Rotate-v0", num_envs=6, vectorization_mode="vector_entry_point", events=SIZES)
+    vec = gym.make_vec("G20RotateZ-v0", num_envs=6, vectorization_mode="vector_entry_point", events=SIZES)
     vec.reset(seed=3)
     task = vec.unwrapped.task
     g, b = task._obj_geom, task._obj_body
@@ -139,7 +139,7 @@ def test_the_object_size_is_drawn_per_env_with_its_own_grasps_shape_and_inertia(
         _, _, terminated, _, _ = vec.step(np.concatenate([a, a]) * 0.0)
         assert not terminated.any()
     # a single env with env i's seed draws the same size and trajectory
-    single = gym.make("G20Rotate-v0", events=SIZES)
+    single = gym.make("G20RotateZ-v0", events=SIZES)
     single.reset(seed=3 + 5)
     assert single.unwrapped.task.object_size[0] == task.object_size[5]
 
@@ -147,8 +147,11 @@ def test_the_object_size_is_drawn_per_env_with_its_own_grasps_shape_and_inertia(
 def test_a_size_without_a_grasp_cache_is_refused_at_construction_naming_the_event():
     with pytest.raises(ConfigFieldError, match=r"^events.randomize_object_size.params.sizes: 0.045 m: grasps: no cache at "
                                                r".*left_cube_45mm.npz .*sample_grasps.py --hand left --shape cube --size 0.045"):  # fmt: skip
-        gym.make("G20Rotate-v0", events={"randomize_object_size": {"func": E + "randomize_object_size",
+        gym.make("G20RotateZ-v0", events={"randomize_object_size": {"func": E + "randomize_object_size",
                                                                    "params": {"sizes": [0.05, 0.045]}}})  # fmt: skip
     with pytest.raises(ConfigFieldError, match=r"sizes: must be finite numbers >= 0.04 and <= 0.08 \(m\)"):
-        gym.make("G20Rotate-v0", events={"randomize_object_size": {"func": E + "randomize_object_size",
+        gym.make("G20RotateZ-v0", events={"randomize_object_size": {"func": E + "randomize_object_size",
                                                                    "params": {"sizes": [0.05, 0.09]}}})  # fmt: skip
+    with pytest.raises(ConfigFieldError, match=r"^events.randomize_object_size: scales the whole object; the capsule's "
+                                               r"own length \(object.length=0.08\) would scale with it"):  # fmt: skip
+        gym.make("G20Rotate-v0", events=SIZES)

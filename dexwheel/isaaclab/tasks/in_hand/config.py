@@ -90,6 +90,7 @@ REWARD_MAP = {
     _R + "rotation_velocity": (rew.rotation_velocity, _with_command),
     _R + "object_lin_vel_l2": (rew.object_lin_vel_l2, _with_command),
     _R + "object_drift_l2": (rew.object_drift_l2, _with_command),
+    _R + "object_drift_excess": (rew.object_drift_excess, _with_command),
     _R + "object_tilt": (rew.object_tilt, _with_command),
     _G + "joint_torques_l2": (rew.joint_torques_l2, lambda p: {}),
     _G + "action_rate_l2": (action_rate_l2, lambda p: {"action_name": ACTION}),

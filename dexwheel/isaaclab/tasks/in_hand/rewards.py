@@ -35,6 +35,13 @@ def object_drift_l2(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
     return torch.sum(torch.square(c.object_pos() - c.object_start), dim=1) / env.step_dt
 
 
+def object_drift_excess(env: ManagerBasedRLEnv, command_name: str, free: float = 0.02) -> torch.Tensor:
+    """The object's squared distance (m^2) from where the episode started it beyond ``free`` (m)."""
+    c = _command(env, command_name)
+    excess = torch.clamp(torch.linalg.norm(c.object_pos() - c.object_start, dim=1) - free, min=0.0)
+    return excess * excess / env.step_dt
+
+
 def object_tilt(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
     """The angle (rad) between the object's vertical axis and the rotation axis."""
     c = _command(env, command_name)
