@@ -37,7 +37,14 @@ BOUNDS = {
 LOW = np.array([lo for b in BOUNDS.values() for lo, _ in b])
 HIGH = np.array([hi for b in BOUNDS.values() for _, hi in b])
 #: the protocol a candidate is scored on: the heights and flight that the issue asks for, at the widest start yaw
-PROTOCOL = {"heights": [0.15, 0.2], "directions": ["up"], "stairs_risers": [0.15], "yaw_range": 0.5}
+PROTOCOL = {
+    "heights": [0.15, 0.2],
+    "directions": ["up"],
+    "stairs_risers": [0.15],
+    "stairs_tread": 0.8,
+    "stairs_steps": 3,
+    "yaw_range": 0.5,
+}
 
 
 def to_keywords(x: np.ndarray) -> dict:

@@ -106,7 +106,16 @@ def test_the_gait_crosses_one_and_a_half_wheel_radii_and_both_flights_with_the_s
     """The step benchmark with start yaw +-0.5 rad (the issue's widest), 5 trials a scene: 0.10 and 0.15 m up and
     down and the 0.10 m flight up in every trial; the 0.15 m flight and 0.20 m up in most (docs/results.md has the
     20-trial table per seed and speed)."""
-    bench = steps.make_cfg({"heights": [0.10, 0.15, 0.20], "trials": 5, "yaw_range": 0.5})
+    bench = steps.make_cfg(
+        {
+            "heights": [0.10, 0.15, 0.20],
+            "trials": 5,
+            "yaw_range": 0.5,
+            "stairs_risers": [0.1, 0.15],
+            "stairs_tread": 0.8,
+            "stairs_steps": 3,
+        }
+    )
     make = lambda desc: gym.make("Solenopsis-Rough-v0", terrain=desc, **benchmark_env_kwargs(bench))  # noqa: E731
     successes = {k: v.count("S") for k, v in run_step_benchmark(make, gait_policy, bench)["outcomes"].items()}
     every = ["step 0.100 up", "step 0.100 down", "step 0.150 up", "step 0.150 down", "stairs 0.100 up"]
