@@ -72,7 +72,7 @@ class SubTerrainCfg:
     ``slope_range_deg`` the slope angle: the low end at difficulty 0, the high end at 1. ``step_width`` is a
     stair tread or a grid cell (m), ``platform_width`` the flat square in the middle where the robot spawns, at
     least (a stairs tile's top or bottom landing; its other landing is the flat ring at the tile's edge, a tread
-    and at least :data:`MIN_LANDING_M` wide, and its flight has as many steps as fit between the two).
+    wide but at least :data:`MIN_LANDING_M`, and its flight has as many steps as fit between the two).
     """
 
     type: str = "flat"
@@ -186,13 +186,12 @@ def validate(cfg: TerrainCfg | TerrainDescription, prefix: str = "terrain") -> N
         if not (ROBOT_FOOTPRINT_M <= sub.platform_width <= min(cfg.size)):
             raise _bad(f"{key}.platform_width", f"expected {ROBOT_FOOTPRINT_M:g} (the robot's footprint) <= width "
                                                 f"<= {min(cfg.size):g} m (the tile), got {sub.platform_width!r}")  # fmt: skip
-        landing = max(sub.step_width, MIN_LANDING_M)  # a stairs tile: its platform and a landing each side
-        most = min(cfg.size) - 2 * landing
+        most = min(cfg.size) - 2 * MIN_LANDING_M  # a stairs tile: its platform and a landing each side
         if sub.type in STAIRS_TYPES and sub.platform_width > most + 1e-9:
             raise _bad(f"{key}.platform_width", f"a {sub.type} tile of {min(cfg.size):g} m holds the platform and a "
-                                                f"{landing:g} m landing each side (the tread, at least "
-                                                f"{MIN_LANDING_M:g} m): expected {ROBOT_FOOTPRINT_M:g} <= width <= "
-                                                f"{most:g} m, got {sub.platform_width!r}")  # fmt: skip
+                                                f"landing of at least {MIN_LANDING_M:g} m each side: expected "
+                                                f"{ROBOT_FOOTPRINT_M:g} <= width <= {most:g} m, got "
+                                                f"{sub.platform_width!r}")  # fmt: skip
     if abs(total - 1.0) > 1e-6:
         shares = {k: s.proportion for k, s in cfg.sub_terrains.items()}
         raise _bad(f"{prefix}.sub_terrains", f"the proportions must sum to 1, got {total:g} ({shares})")

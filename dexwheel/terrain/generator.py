@@ -41,14 +41,15 @@ def _ring(hx_out: float, hy_out: float, hx_in: float, hy_in: float, top: float) 
 
 def stairs_steps(half: float, sub: SubTerrainCfg) -> tuple[int, float]:
     """A stairs tile's flight, for a tile ``2 half`` wide: its number of risers ``n`` and the width of its landing at
-    the tile's edge (m). From the edge inwards: the landing, ``max(step_width, MIN_LANDING_M)`` wide
-    (:data:`~dexwheel.terrain.config.MIN_LANDING_M`: two tiles side by side meet on a landing the robot fits on),
-    ``n - 1`` treads of ``step_width``, as many as leave the platform at least ``platform_width``, and the platform,
-    which takes the rest. The default tile (5 m, 0.30 m treads, a 1.5 m platform): a 0.5 m landing, 5 risers, a
-    1.6 m platform; treads of 0.5 m and more keep the edge's tread as the landing (the generator before the landing)."""
-    landing = max(sub.step_width, MIN_LANDING_M)
-    room = half - sub.platform_width / 2 - landing  # validate() keeps it >= 0
-    return math.floor(room / sub.step_width + 1e-9) + 1, landing
+    the tile's edge (m). From the edge inwards: the landing, a tread wide but at least
+    :data:`~dexwheel.terrain.config.MIN_LANDING_M` (two tiles side by side meet on a landing the robot fits on) and
+    at most the room there is, ``n - 1`` treads of ``step_width``, as many as leave the platform at least
+    ``platform_width``, and the platform, which takes the rest. The default tile (5 m, 0.30 m treads, a 1.5 m
+    platform): a 0.5 m landing, 5 risers, a 1.6 m platform; treads of 0.5 m and more where they fit give the tiles
+    of the generator before the landing."""
+    room = half - sub.platform_width / 2  # the edge to the platform; validate() keeps it >= MIN_LANDING_M
+    landing = max(MIN_LANDING_M, min(sub.step_width, room))
+    return math.floor((room - landing) / sub.step_width + 1e-9) + 1, landing
 
 
 def _stairs(hx: float, hy: float, sub: SubTerrainCfg, riser: float, down: bool) -> list[_Rect]:

@@ -116,17 +116,18 @@ def test_the_rough_mixs_stairs_are_real_stairs_five_risers_between_two_landings(
 
 @pytest.mark.parametrize(("tread", "platform", "steps", "landing"), [(0.3, 1.5, 5, 0.5), (0.5, 1.5, 3, 0.5),
                                                                      (0.8, 1.5, 2, 0.8), (0.25, 1.0, 7, 0.5),
-                                                                     (0.3, 4.0, 1, 0.5)])  # fmt: skip
+                                                                     (0.3, 4.0, 1, 0.5), (1.5, 2.5, 1, 1.25)])  # fmt: skip
 def test_a_stairs_tile_fits_as_many_treads_as_leave_a_landing_and_the_platform(tread, platform, steps, landing):
-    """The landing at the tile's edge is a tread and at least half the robot's footprint; the platform takes the
-    rest (at least its ``platform_width``). Treads of 0.5 m and more: the tiles of the generator before the landing."""
+    """The landing at the tile's edge is a tread and at least half the robot's footprint (at most the room there is);
+    the platform takes the rest (at least its ``platform_width``). Treads of 0.5 m and more that fit: the tiles of
+    the generator before the landing."""
     from dexwheel.terrain.generator import stairs_steps
 
     n, width = stairs_steps(2.5, SubTerrainCfg("pyramid_stairs", step_width=tread, platform_width=platform))
     assert (n, width) == (steps, pytest.approx(landing))
     top = 2.5 - width - (n - 1) * tread  # the platform's half width
-    assert platform / 2 - 1e-9 <= top < platform / 2 + tread and width == max(tread, 0.5)
-    if tread >= 0.5:
+    assert platform / 2 - 1e-9 <= top < platform / 2 + tread and width == max(min(tread, 2.5 - platform / 2), 0.5)
+    if tread >= 0.5 and platform == 1.5:
         assert n == int(1.75 // tread)  # the former rule: floor((half - platform / 2) / tread) risers
 
 
@@ -182,7 +183,7 @@ BAD = [
     (
         {"sub_terrains": {"stairs_up": {"platform_width": 4.5}}},
         r"terrain.sub_terrains.stairs_up.platform_width: a pyramid_stairs_inv tile of 5 m holds the platform and a "
-        r"0.5 m landing each side \(the tread, at least 0.5 m\): expected 1 <= width <= 4 m, got 4.5",
+        r"landing of at least 0.5 m each side: expected 1 <= width <= 4 m, got 4.5",
     ),
     ({"sub_terrains": {"flat": {"proportion": -0.1}}}, "terrain.sub_terrains.flat.proportion: expected a finite"),
     ({"sub_terrains": {"new": {"proportion": 0.0}}}, r"terrain.sub_terrains.new: a new sub-terrain needs 'type'"),
