@@ -181,7 +181,7 @@ def simulated_trial(riser: float, tread: float, stairs: bool) -> dict[str, np.nd
     import gymnasium as gym
 
     import dexwheel  # noqa: F401  (registers the ids)
-    from dexwheel.benchmarks import steps
+    from dexwheel.protocols import steps
     from dexwheel.rl.step_benchmark import benchmark_env_kwargs
     from dexwheel.tasks.velocity.teacher import ClimbingTeacher
 

@@ -86,7 +86,7 @@ class SubTerrainCfg:
 #: The rough task's mix (proportions sum to 1): flat ground, single steps up and down (0.02-0.25 m), pyramid
 #: stairs up and down (real stairs: 0.30 m treads, risers 0.05 m at the easiest level to 0.18 m at the hardest,
 #: the building codes' 0.15-0.18 m at the top levels; five risers between a 0.5 m landing and a 1.6 m platform
-#: on a 5 m tile: the step benchmark's flight, :mod:`dexwheel.benchmarks.steps`), a random box grid
+#: on a 5 m tile: the step benchmark's flight, :mod:`dexwheel.protocols.steps`), a random box grid
 #: (0.02-0.20 m, 0.5 m cells), pyramid slopes up to 25 deg, rough ground 2-8 cm.
 ROUGH_SUB_TERRAINS: dict[str, SubTerrainCfg] = {
     "flat": SubTerrainCfg("flat", 0.1),
