@@ -27,7 +27,7 @@ class Protocol:
 
 #: Every protocol by its ``benchmark=`` name.
 PROTOCOLS = {
-    "steps": Protocol("steps", "dexwheel.protocols.steps", "steps", "one climb per height"),
+    "steps": Protocol("steps", "dexwheel.protocols.steps", "steps", "one climb and one descent per height"),
     "rotation": Protocol("rotation", "dexwheel.protocols.in_hand", "in_hand", "one trial of the first object"),
     "reorient": Protocol("reorient", "dexwheel.protocols.in_hand", "in_hand", "one trial of the first object"),
 }

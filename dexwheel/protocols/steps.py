@@ -11,11 +11,15 @@ The scenes run along x; the robot drives along the path (``x``), the path is ``p
 * ``step`` at height ``h``: flat ground at z = 0 for x < 0 and a raised floor at z = h for x >= 0 (one
   vertical edge across the path at x = 0). ``up`` trials start ``start_distance`` before the edge on the low
   side facing +x; ``down`` trials start as far before it on the high side facing -x.
-* ``stairs`` at each riser of ``stairs_risers``: ``stairs_steps`` risers, ``stairs_tread`` m apart, from the
-  ground at x < 0 up to a landing. ``up`` starts ``start_distance`` before the first riser, ``down`` as far
-  before the top edge on the landing. The default tread, 0.8 m, is the robot's length (0.77 m over the wheels
-  at the stance): the shortest the climbing gait takes one pair of wheels at a time on
-  (docs/explanation/climbing-gait.md).
+* ``stairs`` at each riser of ``stairs_risers``: a flight of ``stairs_steps`` risers, ``stairs_tread`` m apart
+  (riser to riser), between two landings across the whole path: the ground (z = 0) for x < 0, the first riser at
+  x = 0, ``stairs_steps - 1`` treads, the last riser at x = ``(stairs_steps - 1) * stairs_tread`` and the top landing
+  (z = ``stairs_steps * riser``) past it. Each landing reaches ``max(start_distance, success_distance) + 2.5`` m
+  from the flight. ``up`` trials start ``start_distance`` before the first riser on the bottom landing, ``down``
+  trials as far before the last riser on the top landing. The default flight is real stairs (building codes: treads
+  0.25-0.32 m, risers 0.15-0.18 m): five 0.15 m risers, 0.30 m treads, so the robot (0.77 m over its wheels at
+  the stance) stands on two or three steps at once; the terrain's stairs tiles have the same treads
+  (:data:`~dexwheel.terrain.config.ROUGH_SUB_TERRAINS`).
 
 A trial's heading is the path direction plus a uniform offset in +-``yaw_range`` rad, its start is offset
 sideways uniformly in +-``lateral_range`` m; the command is ``command`` m/s forward and no turning, held for
@@ -25,7 +29,11 @@ reset (its start-pose noise).
 
 Outcome of a trial, judged every control step (:class:`TrialJudge`): **success** when the base is
 ``success_distance`` past the last edge in the direction of travel (measured along the path) before any
-fall and within the trial's time limit; **fall** when the backend ended the episode first (the task's
+fall and within the trial's time limit. On a flight that is reaching the far landing (the top one going up, the
+bottom one going down): the base ``success_distance`` past the last riser it crosses, so with the default 1 m the
+whole robot (its 1 m footprint, :data:`~dexwheel.terrain.config.ROBOT_FOOTPRINT_M`, centred on the base) is on the
+landing; ``start_distance`` and ``success_distance`` are at least half that footprint, so a trial starts and ends
+with the robot wholly on a landing. **fall** when the backend ended the episode first (the task's
 terminations: the base touching the ground, a tilt past its limit, leaving the scene); **timeout** when
 the time limit passes first. The time limit is ``time_limit_s`` for the single step's path (``start_distance +
 success_distance``) and grows with a flight's longer path (its treads added): every scene asks for the same
@@ -44,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dexwheel.fields import ConfigFieldError
-from dexwheel.terrain.config import MAX_HEIGHT_M, MIN_STEP_WIDTH_M
+from dexwheel.terrain.config import MAX_HEIGHT_M, MIN_STEP_WIDTH_M, ROBOT_FOOTPRINT_M
 from dexwheel.terrain.description import TerrainDescription
 
 DIRECTIONS = ("up", "down")
@@ -68,9 +76,9 @@ class StepBenchmarkCfg:
     directions: tuple[str, ...] = DIRECTIONS
     trials: int = 20  # per height and direction
     stairs: bool = True  # also a flight of stairs per riser, up and down
-    stairs_risers: tuple[float, ...] = (0.10, 0.15)  # m, one flight each
-    stairs_tread: float = 0.8  # m, riser to riser
-    stairs_steps: int = 3
+    stairs_risers: tuple[float, ...] = (0.15,)  # m, one flight each (real stairs: 0.15-0.18 m)
+    stairs_tread: float = 0.3  # m, riser to riser (real stairs: 0.25-0.32 m)
+    stairs_steps: int = 5  # risers per flight, between the bottom and the top landing
     start_distance: float = 1.5  # m before the (first) edge, base position
     success_distance: float = 1.0  # m past the (last) edge
     yaw_range: float = 0.1  # rad, +- heading offset
@@ -155,6 +163,12 @@ def validate(cfg: StepBenchmarkCfg, prefix: str = "steps") -> None:
         v = getattr(cfg, name)
         if not (_number(v) and v > 0):
             raise _bad(f"{prefix}.{name}", f"expected a number > 0, got {v!r}")
+    for name in ("start_distance", "success_distance"):  # the robot wholly on the near / far landing
+        v = getattr(cfg, name)
+        if v < ROBOT_FOOTPRINT_M / 2:
+            raise _bad(f"{prefix}.{name}", f"expected >= {ROBOT_FOOTPRINT_M / 2:g} m (half the robot's "
+                                           f"{ROBOT_FOOTPRINT_M:g} m footprint: the whole robot on a landing), "
+                                           f"got {v!r}")  # fmt: skip
     for name in ("yaw_range", "lateral_range"):
         v = getattr(cfg, name)
         if not (_number(v) and v >= 0):
@@ -215,8 +229,8 @@ def step_scene(height: float, cfg: StepBenchmarkCfg = StepBenchmarkCfg()) -> Sce
 
 
 def stairs_scene(riser: float, cfg: StepBenchmarkCfg = StepBenchmarkCfg()) -> Scene:
-    """A flight of ``stairs_steps`` risers of ``riser``, ``stairs_tread`` apart, from the ground (x < 0) up to a
-    landing (past the last riser)."""
+    """A flight of ``stairs_steps`` risers of ``riser``, ``stairs_tread`` apart, from the bottom landing (the ground,
+    x < 0) up to the top landing (past the last riser), each landing as long as a single step's floor."""
     n, r, w = cfg.stairs_steps, float(riser), cfg.stairs_tread
     reach = max(cfg.start_distance, cfg.success_distance) + END_MARGIN_M
     edges = tuple(k * w for k in range(n))

@@ -464,7 +464,7 @@ def evaluate(cfg: DictConfig, overrides: list[str] = ()) -> dict[str, dict[str, 
     else:
         print(format_table(results))
     for robot in robots if cfg.video else []:
-        what = ("one climb per height" if bench else "one trial of the first object" if hand_bench
+        what = (PROTOCOLS[cfg.benchmark].video if bench or hand_bench
                 else f"{min(cfg.video_episodes, cfg.episodes)} episode(s)")  # fmt: skip
         print(f"video: {shown_path(companion(out, video_suffix(robot)))} ({what})")
     if plotted:

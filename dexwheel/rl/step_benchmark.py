@@ -7,7 +7,8 @@ scan, whatever the policy reads) with the scene as its terrain (a fixed
 pushes off) and episodes a second longer than the protocol's longest time limit. A trial resets the env with the trial's
 seed and start pose and holds its command (``reset(options={"base_pose": ..., "command": ...})``), steps the
 policy until :class:`~dexwheel.protocols.steps.TrialJudge` decides, and the table counts the outcomes.
-With a video path, the first ``up`` trial of each scene (one climb per height) is rendered into one MP4.
+With a video path, the first trial of each scene and direction (one climb and one descent per height, up first) is
+rendered into one MP4.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def run_step_benchmark(make_env: Callable[[TerrainDescription], gym.Env], policy
                 policy, dt = policy_for(env), float(env.unwrapped.dt)
 
                 def run_scene(specs: list[steps.TrialSpec]) -> Iterator[tuple[str, float]]:
-                    for spec in specs:  # one climb per scene on video: its first up trial
-                        record = video[0] if video and spec.direction == "up" and spec.index == 0 else None
+                    for spec in specs:  # on video: each direction's first trial (a climb and a descent)
+                        record = video[0] if video and spec.index == 0 else None
                         yield run_trial(env, policy, spec, dt, record)
 
                 yield run_scene

@@ -32,14 +32,18 @@ MIN_TILE_M = 2.0 * ROBOT_FOOTPRINT_M
 MAX_HEIGHT_M = 1.0
 MAX_SLOPE_DEG = 45.0
 MIN_STEP_WIDTH_M = 0.2  # a tread or grid cell: two wheel radii
+#: A stairs tile's flat ground at the foot (pyramid stairs) or head (the inverted one) of its flight, inside the tile,
+#: at least (m): half the robot's footprint, so two tiles side by side meet on a landing the robot fits on.
+MIN_LANDING_M = ROBOT_FOOTPRINT_M / 2
+STAIRS_TYPES = ("pyramid_stairs", "pyramid_stairs_inv")
 
 #: Sub-terrain types and the parameter each one's difficulty range sets.
 TYPES: dict[str, str] = {
     "flat": "",  # no parameter
     "platform": "height_range",  # a raised square in the middle (spawn on it, step down)
     "pit": "height_range",  # a sunken square in the middle (spawn in it, step up)
-    "pyramid_stairs": "height_range",  # stairs up to a top platform (spawn on top, go down); riser height
-    "pyramid_stairs_inv": "height_range",  # stairs down to a bottom platform (spawn at the bottom, go up)
+    "pyramid_stairs": "height_range",  # a landing, stairs up to a top platform (spawn on top, go down); riser height
+    "pyramid_stairs_inv": "height_range",  # a landing, stairs down to a bottom platform (spawn at the bottom, go up)
     "random_grid": "height_range",  # a grid of boxes of random heights in +-h/2, a flat platform in the middle
     "pyramid_slope": "slope_range_deg",  # four slopes up to a top platform (height field)
     "pyramid_slope_inv": "slope_range_deg",  # four slopes down to a bottom platform (height field)
@@ -66,7 +70,9 @@ class SubTerrainCfg:
 
     ``height_range`` (m) is the step or platform height, stair riser, grid box spread or noise amplitude,
     ``slope_range_deg`` the slope angle: the low end at difficulty 0, the high end at 1. ``step_width`` is a
-    stair tread or a grid cell (m), ``platform_width`` the flat square in the middle where the robot spawns.
+    stair tread or a grid cell (m), ``platform_width`` the flat square in the middle where the robot spawns, at
+    least (a stairs tile's top or bottom landing; its other landing is the flat ring at the tile's edge, a tread
+    wide but at least :data:`MIN_LANDING_M`, and its flight has as many steps as fit between the two).
     """
 
     type: str = "flat"
@@ -78,14 +84,16 @@ class SubTerrainCfg:
 
 
 #: The rough task's mix (proportions sum to 1): flat ground, single steps up and down (0.02-0.25 m), pyramid
-#: stairs up and down (risers 0.05-0.20 m, 0.5 m treads: five wheel radii), a random box grid (0.02-0.20 m,
-#: 0.5 m cells), pyramid slopes up to 25 deg, rough ground 2-8 cm.
+#: stairs up and down (real stairs: 0.30 m treads, risers 0.05 m at the easiest level to 0.18 m at the hardest,
+#: the building codes' 0.15-0.18 m at the top levels; five risers between a 0.5 m landing and a 1.6 m platform
+#: on a 5 m tile: the step benchmark's flight, :mod:`dexwheel.protocols.steps`), a random box grid
+#: (0.02-0.20 m, 0.5 m cells), pyramid slopes up to 25 deg, rough ground 2-8 cm.
 ROUGH_SUB_TERRAINS: dict[str, SubTerrainCfg] = {
     "flat": SubTerrainCfg("flat", 0.1),
     "platform": SubTerrainCfg("platform", 0.1, height_range=(0.02, 0.25), platform_width=2.0),
     "pit": SubTerrainCfg("pit", 0.1, height_range=(0.02, 0.25), platform_width=2.0),
-    "stairs_down": SubTerrainCfg("pyramid_stairs", 0.1, height_range=(0.05, 0.20), step_width=0.5),
-    "stairs_up": SubTerrainCfg("pyramid_stairs_inv", 0.1, height_range=(0.05, 0.20), step_width=0.5),
+    "stairs_down": SubTerrainCfg("pyramid_stairs", 0.1, height_range=(0.05, 0.18), step_width=0.3),
+    "stairs_up": SubTerrainCfg("pyramid_stairs_inv", 0.1, height_range=(0.05, 0.18), step_width=0.3),
     "boxes": SubTerrainCfg("random_grid", 0.1, height_range=(0.02, 0.20), step_width=0.5),
     "slope_down": SubTerrainCfg("pyramid_slope", 0.1, slope_range_deg=(0.0, 25.0)),
     "slope_up": SubTerrainCfg("pyramid_slope_inv", 0.1, slope_range_deg=(0.0, 25.0)),
@@ -178,6 +186,12 @@ def validate(cfg: TerrainCfg | TerrainDescription, prefix: str = "terrain") -> N
         if not (ROBOT_FOOTPRINT_M <= sub.platform_width <= min(cfg.size)):
             raise _bad(f"{key}.platform_width", f"expected {ROBOT_FOOTPRINT_M:g} (the robot's footprint) <= width "
                                                 f"<= {min(cfg.size):g} m (the tile), got {sub.platform_width!r}")  # fmt: skip
+        most = min(cfg.size) - 2 * MIN_LANDING_M  # a stairs tile: its platform and a landing each side
+        if sub.type in STAIRS_TYPES and sub.platform_width > most + 1e-9:
+            raise _bad(f"{key}.platform_width", f"a {sub.type} tile of {min(cfg.size):g} m holds the platform and a "
+                                                f"landing of at least {MIN_LANDING_M:g} m each side: expected "
+                                                f"{ROBOT_FOOTPRINT_M:g} <= width <= {most:g} m, got "
+                                                f"{sub.platform_width!r}")  # fmt: skip
     if abs(total - 1.0) > 1e-6:
         shares = {k: s.proportion for k, s in cfg.sub_terrains.items()}
         raise _bad(f"{prefix}.sub_terrains", f"the proportions must sum to 1, got {total:g} ({shares})")

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from dexwheel.terrain.config import ROBOT_FOOTPRINT_M, TYPES, SubTerrainCfg, TerrainCfg, validate
+from dexwheel.terrain.config import MIN_LANDING_M, ROBOT_FOOTPRINT_M, TYPES, SubTerrainCfg, TerrainCfg, validate
 from dexwheel.terrain.description import HeightField, TerrainDescription, height_at
 
 #: The boxes' common bottom lies this far below the deepest surface (m).
@@ -39,19 +39,35 @@ def _ring(hx_out: float, hy_out: float, hx_in: float, hy_in: float, top: float) 
             (0.0, -(hy_in + w_y / 2), hx_in, w_y / 2, top), (0.0, (hy_in + w_y / 2), hx_in, w_y / 2, top)]  # fmt: skip
 
 
+def stairs_steps(half: float, sub: SubTerrainCfg) -> tuple[int, float]:
+    """A stairs tile's flight, for a tile ``2 half`` wide: its number of risers ``n`` and the width of its landing at
+    the tile's edge (m). From the edge inwards: the landing, a tread wide but at least
+    :data:`~dexwheel.terrain.config.MIN_LANDING_M` (two tiles side by side meet on a landing the robot fits on) and
+    at most the room there is, ``n - 1`` treads of ``step_width``, as many as leave the platform at least
+    ``platform_width``, and the platform, which takes the rest. The default tile (5 m, 0.30 m treads, a 1.5 m
+    platform): a 0.5 m landing, 5 risers, a 1.6 m platform; treads of 0.5 m and more where they fit give the tiles
+    of the generator before the landing."""
+    room = half - sub.platform_width / 2  # the edge to the platform; validate() keeps it >= MIN_LANDING_M
+    landing = max(MIN_LANDING_M, min(sub.step_width, room))
+    return math.floor((room - landing) / sub.step_width + 1e-9) + 1, landing
+
+
 def _stairs(hx: float, hy: float, sub: SubTerrainCfg, riser: float, down: bool) -> list[_Rect]:
-    """Pyramid stairs: ``n`` treads of ``step_width`` from the tile edge (at 0) to a middle platform at ``+-n *
-    riser`` (``down``: the inverted pyramid, a pit of stairs). Up: nested boxes; down: a ring per step."""
-    n = max(0, int((min(hx, hy) - sub.platform_width / 2) // sub.step_width))
+    """Pyramid stairs: a landing at the tile edge (at 0), ``n - 1`` treads of ``step_width``, then the middle platform
+    at ``+-n * riser`` (``down``: the inverted pyramid, a pit of stairs): ``n`` risers (:func:`stairs_steps`). Up:
+    nested boxes; down: a ring per step."""
+    n, landing = stairs_steps(min(hx, hy), sub)
     rects: list[_Rect] = []
     for k in range(n):
-        ox, oy = hx - k * sub.step_width, hy - k * sub.step_width
+        inset = 0.0 if k == 0 else landing + (k - 1) * sub.step_width
+        width = landing if k == 0 else sub.step_width
+        ox, oy = hx - inset, hy - inset
         if down:
-            rects += _ring(ox, oy, ox - sub.step_width, oy - sub.step_width, -k * riser)
+            rects += _ring(ox, oy, ox - width, oy - width, -k * riser)
         else:
             rects.append((0.0, 0.0, ox, oy, k * riser))
-    ix, iy = hx - n * sub.step_width, hy - n * sub.step_width
-    rects.append((0.0, 0.0, ix, iy, (-n if down else n) * riser))
+    inset = landing + (n - 1) * sub.step_width
+    rects.append((0.0, 0.0, hx - inset, hy - inset, (-n if down else n) * riser))
     return rects
 
 

@@ -17,7 +17,9 @@ from dexwheel.terrain.description import HFIELD_BASE_M
 #: Ray cast vs height_at (m): boxes are float32 in MuJoCo-Warp's model export only where Newton stores them
 #: (positions and sizes), a height field float32 samples normalised over its spread (<= 1 m).
 TOL_M = 1e-5
-TERRAIN = TerrainCfg(size=(3.0, 3.0), border_width=1.0, num_rows=2)  # every type of the default mix, two levels
+#: every type of the default mix, two levels, on the default 5 m tiles: a stairs tile is a real flight (five risers
+#: 0.30 m apart between a 0.5 m landing and the platform, up and down; on a 3 m tile it would be one riser)
+TERRAIN = TerrainCfg(border_width=1.0, num_rows=2)
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +82,33 @@ def test_env_origins_are_the_tiles_origins(built):
     desc = importer.description
     tiles = desc.origins[importer.terrain_levels.cpu().numpy(), importer.terrain_types.cpu().numpy()]
     np.testing.assert_allclose(origins, tiles, atol=1e-6)
+
+
+def test_a_stairs_tile_is_a_real_flight(built):
+    """Each stairs tile on the Isaac model is the flight of the description: rays at the middle of each tread, from the
+    tile's edge to its platform, find the landing, the treads and the platform ``riser`` apart (five risers)."""
+    from dexwheel.terrain.generator import stairs_steps
+
+    model, importer, _ = built
+    desc = importer.description
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    geom = np.zeros(1, np.int32)
+    half = TERRAIN.size[0] / 2
+    flights = 0
+    for c, name in enumerate(desc.tile_types):
+        sub = TERRAIN.sub_terrains[name]
+        if sub.type not in ("pyramid_stairs", "pyramid_stairs_inv"):
+            continue
+        n, landing = stairs_steps(half, sub)
+        assert n == 5 and landing == pytest.approx(0.5)
+        sign = -1.0 if sub.type == "pyramid_stairs_inv" else 1.0
+        inset = np.array([landing / 2, *(landing + (k + 0.5) * sub.step_width for k in range(n - 1)), half - 0.1])
+        for r in range(desc.origins.shape[0]):
+            riser = sub.height_range[0] + desc.difficulty[r, c] * (sub.height_range[1] - sub.height_range[0])
+            cx, cy = desc.origins[r, c, :2]
+            z = [5.0 - mujoco.mj_ray(model, data, np.array([cx - half + d, cy, 5.0]), np.array([0.0, 0.0, -1.0]),
+                                     None, 1, -1, geom) for d in inset]  # fmt: skip
+            np.testing.assert_allclose(z, sign * riser * np.arange(n + 1), atol=TOL_M)
+            flights += 1
+    assert flights == 4  # stairs up and down, two levels

@@ -15,10 +15,11 @@ CFG = steps.StepBenchmarkCfg()
 def test_the_default_protocol():
     assert CFG.heights == (0.05, 0.075, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25)
     assert CFG.trials == 20 and CFG.directions == ("up", "down") and CFG.stairs
+    assert (CFG.stairs_risers, CFG.stairs_tread, CFG.stairs_steps) == ((0.15,), 0.3, 5)  # real stairs
     scenes = steps.scenes(CFG)
-    assert [s.label for s in scenes[9:]] == ["stairs 0.100", "stairs 0.150"]  # risers 0.10 and 0.15 m
-    assert [s.name for s in scenes] == ["step"] * 9 + ["stairs"] * 2
-    assert len(steps.all_trials(CFG)) == 11 * 2 * 20
+    assert [s.label for s in scenes[9:]] == ["stairs 0.150"]
+    assert [s.name for s in scenes] == ["step"] * 9 + ["stairs"]
+    assert len(steps.all_trials(CFG)) == 10 * 2 * 20
 
 
 @pytest.mark.parametrize("h", [0.05, 0.125, 0.25])
@@ -37,13 +38,30 @@ def test_a_step_scene_has_its_edge_across_the_path_at_x_0(h):
     assert desc.origins.shape == (1, 1, 3)
 
 
-@pytest.mark.parametrize("riser", [0.1, 0.15])
-def test_the_stairs_scene_rises_a_riser_per_tread(riser):
+@pytest.mark.parametrize("riser", [0.1, 0.15, 0.18])
+def test_the_stairs_scene_is_a_flight_of_five_risers_between_two_landings(riser):
     scene = steps.stairs_scene(riser)
     desc = scene.description
-    assert scene.edges == (0.0, 0.8, 1.6)  # 3 risers, 0.8 m apart
-    xs = [-1.0, 0.4, 1.2, 2.0, 3.0]
-    assert np.allclose(height_at(desc, xs, 0.3), [0.0, riser, 2 * riser, 3 * riser, 3 * riser])
+    assert scene.edges == pytest.approx((0.0, 0.3, 0.6, 0.9, 1.2))  # 5 risers, 0.3 m apart
+    xs = [-1.0, 0.15, 0.45, 0.75, 1.05, 1.35]  # the bottom landing, each of the 4 treads, the top landing
+    assert np.allclose(height_at(desc, xs, 0.3), [0.0, riser, 2 * riser, 3 * riser, 4 * riser, 5 * riser])
+    ys = np.linspace(-2.9, 2.9, 5)
+    bottom, top = np.linspace(-4.0, -0.01, 50), np.linspace(1.21, 5.2, 50)  # flat, the whole path width
+    assert np.all(height_at(desc, bottom[:, None], ys[None]) == 0.0)
+    assert np.allclose(height_at(desc, top[:, None], ys[None]), 5 * riser)
+    assert np.all(np.diff(height_at(desc, np.linspace(-4.0, 5.2, 921), 0.0)) >= 0.0)  # only up, riser by riser
+
+
+def test_a_flights_trials_start_and_end_with_the_whole_robot_on_a_landing():
+    """Success on a flight is the far landing: the base ``success_distance`` past the last riser it crosses puts the
+    robot's whole footprint there (and a start puts it wholly on the near landing)."""
+    scene = steps.stairs_scene(0.15)
+    half = np.linspace(-0.5, 0.5, 21)  # the robot's 1 m footprint around the base
+    for direction, (near, far) in {"up": (0.0, 0.75), "down": (0.75, 0.0)}.items():
+        spec = next(steps.trials(scene, direction, CFG))
+        assert np.allclose(height_at(scene.description, spec.x + half, spec.y), near)
+        assert np.allclose(height_at(scene.description, spec.finish_x + half, 0.0), far)
+    assert next(steps.trials(scene, "up", CFG)).finish_x == pytest.approx(2.2)  # 1 m past the top riser at 1.2 m
 
 
 def test_trials_start_before_the_edge_facing_it_and_repeat_across_heights():
@@ -63,9 +81,9 @@ def test_trials_start_before_the_edge_facing_it_and_repeat_across_heights():
     assert [(t.y, t.yaw) for t in steps.trials(high, "up", CFG)] == [(t.y, t.yaw) for t in up]
     assert [t.y for t in down] == [t.y for t in up]
     stairs = list(steps.trials(steps.stairs_scene(0.1), "up", CFG))
-    assert stairs[0].x == -1.5 and stairs[0].finish_x == pytest.approx(2.6)  # 1 m past the top edge at 1.6 m
+    assert stairs[0].x == -1.5 and stairs[0].finish_x == pytest.approx(2.2)  # 1 m past the top edge at 1.2 m
     stairs_down = list(steps.trials(steps.stairs_scene(0.1), "down", CFG))
-    assert stairs_down[0].x == pytest.approx(3.1) and stairs_down[0].finish_x == -1.0
+    assert stairs_down[0].x == pytest.approx(2.7) and stairs_down[0].finish_x == -1.0
 
 
 def _spec(direction="up"):
@@ -101,18 +119,18 @@ def test_success_is_the_base_1m_past_the_edge_before_a_fall_and_the_time_limit()
 def test_a_flights_time_limit_grows_with_its_path_at_the_single_steps_average_speed():
     step, stairs = steps.step_scene(0.1), steps.stairs_scene(0.1)
     assert steps.time_limit(step, CFG) == pytest.approx(10.0)  # 2.5 m of path: 0.25 m/s
-    assert steps.time_limit(stairs, CFG) == pytest.approx(16.4)  # 1.5 + 2 treads of 0.8 + 1 = 4.1 m
+    assert steps.time_limit(stairs, CFG) == pytest.approx(14.8)  # 1.5 + 4 treads of 0.3 + 1 = 3.7 m
     five = steps.make_cfg({"stairs_steps": 5, "stairs_tread": 1.0, "start_distance": 2.0, "time_limit_s": 12.0})
     assert steps.time_limit(steps.stairs_scene(0.1, five), five) == pytest.approx(12.0 * 7.0 / 3.0)  # 2 + 4 + 1 m
-    assert steps.longest_time_limit(CFG) == pytest.approx(16.4)
+    assert steps.longest_time_limit(CFG) == pytest.approx(14.8)
     assert steps.longest_time_limit(steps.make_cfg({"stairs": False})) == pytest.approx(10.0)
     up = next(steps.trials(stairs, "up", CFG))
-    assert up.time_limit_s == pytest.approx(16.4)
+    assert up.time_limit_s == pytest.approx(14.8)
     dt = 0.02
-    crawl = np.linspace(-1.5, 2.5, 1000)  # never reaches 2.6 m: the clock stops it at 16.4 s (820 steps)
-    assert steps.judge(up, dt, crawl, [False] * 1000) == ("timeout", pytest.approx(16.4))
-    late = np.linspace(-1.5, 2.6, 800)  # over the line at 16 s: past the single step's 10 s, within the flight's
-    assert steps.judge(up, dt, late, [False] * 800) == ("success", pytest.approx(16.0))
+    crawl = np.linspace(-1.5, 2.1, 1000)  # never reaches 2.2 m: the clock stops it at 14.8 s (740 steps)
+    assert steps.judge(up, dt, crawl, [False] * 1000) == ("timeout", pytest.approx(14.8))
+    late = np.linspace(-1.5, 2.2, 700)  # over the line at 14 s: past the single step's 10 s, within the flight's
+    assert steps.judge(up, dt, late, [False] * 700) == ("success", pytest.approx(14.0))
 
 
 def test_the_table_counts_outcomes_per_height_and_direction():
@@ -147,6 +165,8 @@ def test_the_table_counts_outcomes_per_height_and_direction():
             "steps.stairs_steps: 7 risers of 0.15 m climb past the terrain's range (<= 1 m): at most 6 steps",
         ),
         ({"command": 0.0}, "steps.command: expected a number > 0, got 0.0"),
+        ({"success_distance": 0.3}, "steps.success_distance: expected >= 0.5 m (half the robot's 1 m footprint"),
+        ({"start_distance": 0.4}, "steps.start_distance: expected >= 0.5 m (half the robot's 1 m footprint"),
         ({"command": -0.5}, "steps.command: expected a number > 0, got -0.5"),
         ({"trails": 3}, "steps: unknown field(s) ['trails']"),
     ],

@@ -1,5 +1,6 @@
 """The step benchmark on MuJoCo (dexwheel/rl/step_benchmark.py) and as scripts/evaluate.py's benchmark=steps."""
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from cfgutil import compose_cfg, short
 
 from dexwheel.protocols import steps
-from dexwheel.rl import isaaclab_launch
+from dexwheel.rl import isaaclab_launch, step_benchmark
 from dexwheel.rl import progress as progress_lines
 from dexwheel.rl.eval_job import evaluate
 from dexwheel.rl.schema import ConfigError
@@ -87,6 +88,34 @@ def test_a_tiny_run_with_baseline_policies_gives_its_table():
     # the flat task's env (blind) on the same scenes: its policies are scored the same way
     blind = _run("Solenopsis-v0", _constant(-0.5))
     assert blind["outcomes"]["step 0.050 up"] == "SS"
+
+
+def test_the_video_records_each_directions_first_trial(monkeypatch):
+    """``video=true``: one climb and one descent per scene, the first trial of each direction (the frames of no
+    other trial)."""
+    frames = []
+
+    @contextlib.contextmanager
+    def writer(path, fps):
+        yield frames.append
+
+    class Tagged(gym.Wrapper):  # each frame is the number of the reset before it
+        resets = 0
+
+        def reset(self, **kwargs):
+            Tagged.resets += 1
+            return self.env.reset(**kwargs)
+
+        def render(self):
+            return Tagged.resets
+
+    monkeypatch.setattr(step_benchmark, "video_writer", writer)
+    bench = steps.make_cfg({"heights": [0.05], "trials": 2, "stairs": False, "time_limit_s": 1.0})
+    make = lambda desc: Tagged(gym.make("Solenopsis-Rough-v0", terrain=desc, **benchmark_env_kwargs(bench)))  # noqa: E731
+    result = run_step_benchmark(make, _constant(0.0), bench, video_path=Path("unused.mp4"))
+    assert result["outcomes"] == {"step 0.050 up": "TT", "step 0.050 down": "TT"}
+    assert sorted(set(frames)) == [1, 3]  # up trial 0, then down trial 0 (trials: up 0, up 1, down 0, down 1)
+    assert frames.count(1) == frames.count(3) == 50  # each a whole trial (1 s at 50 Hz)
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import mujoco
 import numpy as np
@@ -94,6 +95,42 @@ def test_each_type_has_the_geometry_its_difficulty_asks_for():
     assert np.abs(tops).max() <= (0.1 + d * 0.1) / 2 + 1e-12 and o[2] == pytest.approx(0.0)
 
 
+@pytest.mark.parametrize("name", ["stairs_down", "stairs_up"])
+def test_the_rough_mixs_stairs_are_real_stairs_five_risers_between_two_landings(name):
+    """The default stairs tiles (5 m): a 0.5 m landing at the tile's edge, four 0.30 m treads, a 1.6 m platform:
+    five risers of 0.05 m (difficulty 0) to 0.18 m (difficulty 1), the step benchmark's flight."""
+    sub = TerrainCfg().sub_terrains[name]
+    assert (sub.step_width, sub.height_range, sub.platform_width) == (0.3, (0.05, 0.18), 1.5)
+    desc = generate(
+        TerrainCfg(num_rows=1, num_cols=1, border_width=1.0, sub_terrains={name: replace(sub, proportion=1.0)})
+    )
+    riser = (0.05 + desc.difficulty[0, 0] * 0.13) * (1 if sub.type == "pyramid_stairs" else -1)
+    xs = np.array([2.25, 1.85, 1.55, 1.25, 0.95, 0.4, 0.0])  # the landing, each tread, the platform
+    assert height_at(desc, xs, 0.0) == pytest.approx(riser * np.array([0, 1, 2, 3, 4, 5, 5]))
+    assert height_at(desc, -xs, 0.0) == pytest.approx(height_at(desc, xs, 0.0))  # a pyramid: every side the same
+    xs = np.arange(0.001, 2.5, 0.002)  # samples off the edges (a box face can sit 1e-16 m off its neighbour's)
+    edges = xs[1:][np.abs(np.diff(height_at(desc, xs, 0.0))) > 1e-9]
+    assert edges == pytest.approx([0.8, 1.1, 1.4, 1.7, 2.0], abs=0.002)  # the platform's edge, 4 treads
+    assert 2.5 - edges[-1] == pytest.approx(0.5, abs=0.002)  # the landing at the tile's edge
+
+
+@pytest.mark.parametrize(("tread", "platform", "steps", "landing"), [(0.3, 1.5, 5, 0.5), (0.5, 1.5, 3, 0.5),
+                                                                     (0.8, 1.5, 2, 0.8), (0.25, 1.0, 7, 0.5),
+                                                                     (0.3, 4.0, 1, 0.5), (1.5, 2.5, 1, 1.25)])  # fmt: skip
+def test_a_stairs_tile_fits_as_many_treads_as_leave_a_landing_and_the_platform(tread, platform, steps, landing):
+    """The landing at the tile's edge is a tread and at least half the robot's footprint (at most the room there is);
+    the platform takes the rest (at least its ``platform_width``). Treads of 0.5 m and more that fit: the tiles of
+    the generator before the landing."""
+    from dexwheel.terrain.generator import stairs_steps
+
+    n, width = stairs_steps(2.5, SubTerrainCfg("pyramid_stairs", step_width=tread, platform_width=platform))
+    assert (n, width) == (steps, pytest.approx(landing))
+    top = 2.5 - width - (n - 1) * tread  # the platform's half width
+    assert platform / 2 - 1e-9 <= top < platform / 2 + tread and width == max(min(tread, 2.5 - platform / 2), 0.5)
+    if tread >= 0.5 and platform == 1.5:
+        assert n == int(1.75 // tread)  # the former rule: floor((half - platform / 2) / tread) risers
+
+
 def test_columns_follow_the_proportions():
     subs = {"a": SubTerrainCfg("flat", 0.25), "b": SubTerrainCfg("platform", 0.5, (0.1, 0.2)),
             "c": SubTerrainCfg("pit", 0.25, (0.1, 0.2))}  # fmt: skip
@@ -142,6 +179,11 @@ BAD = [
     (
         {"sub_terrains": {"pit": {"platform_width": 0.5}}},
         r"terrain.sub_terrains.pit.platform_width: expected 1 \(the robot's footprint\) <= width",
+    ),
+    (
+        {"sub_terrains": {"stairs_up": {"platform_width": 4.5}}},
+        r"terrain.sub_terrains.stairs_up.platform_width: a pyramid_stairs_inv tile of 5 m holds the platform and a "
+        r"landing of at least 0.5 m each side: expected 1 <= width <= 4 m, got 4.5",
     ),
     ({"sub_terrains": {"flat": {"proportion": -0.1}}}, "terrain.sub_terrains.flat.proportion: expected a finite"),
     ({"sub_terrains": {"new": {"proportion": 0.0}}}, r"terrain.sub_terrains.new: a new sub-terrain needs 'type'"),

@@ -106,7 +106,16 @@ def test_the_gait_crosses_one_and_a_half_wheel_radii_and_both_flights_with_the_s
     """The step benchmark with start yaw +-0.5 rad (the issue's widest), 5 trials a scene: 0.10 and 0.15 m up and
     down and the 0.10 m flight up in every trial; the 0.15 m flight and 0.20 m up in most (docs/results.md has the
     20-trial table per seed and speed)."""
-    bench = steps.make_cfg({"heights": [0.10, 0.15, 0.20], "trials": 5, "yaw_range": 0.5})
+    bench = steps.make_cfg(
+        {
+            "heights": [0.10, 0.15, 0.20],
+            "trials": 5,
+            "yaw_range": 0.5,
+            "stairs_risers": [0.1, 0.15],
+            "stairs_tread": 0.8,
+            "stairs_steps": 3,
+        }
+    )
     make = lambda desc: gym.make("Solenopsis-Rough-v0", terrain=desc, **benchmark_env_kwargs(bench))  # noqa: E731
     successes = {k: v.count("S") for k, v in run_step_benchmark(make, gait_policy, bench)["outcomes"].items()}
     every = ["step 0.100 up", "step 0.100 down", "step 0.150 up", "step 0.150 down", "stairs 0.100 up"]
@@ -136,3 +145,43 @@ def test_the_search_script_scores_the_gaits_defaults_first_and_keeps_the_best(tm
     done = subprocess.run([*script, *args], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.strip().endswith("choose another --out or pass --overwrite")
     ClimbingTeacher(gym.make("Solenopsis-Rough-v0", terrain=SCENE.description).unwrapped.task, **best["keywords"])
+
+
+# -- real stairs: the stairs mode (issue 71) -------------------------------------------------------------------
+def _teacher_on(scene, x: float, yaw: float = 0.0, command=(0.5, 0.0)) -> ClimbingTeacher:
+    bench = steps.make_cfg({"heights": [], "trials": 1})
+    env = gym.make("Solenopsis-Rough-v0", terrain=scene.description, **benchmark_env_kwargs(bench))
+    env.reset(seed=0, options={"base_pose": (x, 0.0, yaw), "command": command})
+    teacher = ClimbingTeacher(env.unwrapped.task)
+    teacher()
+    return teacher
+
+
+def test_the_stairs_mode_takes_over_where_two_rises_lie_under_the_robot_and_nowhere_else():
+    """Two rises between the hind wheels and 0.1 m past the front rims, no drop: a flight of treads shorter than the
+    robot (0.30 m); a single step, a flight of 0.8 m treads, the same flight driven down, or the robot far from the
+    flight: the three phases as before."""
+    real, long = steps.stairs_scene(0.15), steps.stairs_scene(0.15, steps.make_cfg({"stairs_tread": 0.8}))
+    step = steps.step_scene(0.15)
+    assert _teacher_on(real, -0.1).on_stairs[0]  # front rims 0.1 m from the first riser, the second 0.4 m away
+    assert _teacher_on(real, 0.75).on_stairs[0] and _teacher_on(real, 0.75).active[0]  # on the flight
+    assert not _teacher_on(real, -1.5).on_stairs[0]  # the start: no rise under the robot yet
+    assert not _teacher_on(long, -0.1).on_stairs[0] and not _teacher_on(step, -0.1).on_stairs[0]
+    assert not _teacher_on(real, 2.7, yaw=np.pi).on_stairs[0]  # going down: drops, not rises
+    off = ClimbingTeacher(_teacher_on(real, -0.1).task, stairs=False)
+    off()
+    assert not off.on_stairs[0]
+
+
+@pytest.mark.slow  # 30 trials on real stairs, about 15 s
+def test_on_real_stairs_the_stairs_mode_climbs_010_m_risers_and_the_gait_descends_015_m():
+    """The benchmark's flight (5 risers, 0.30 m treads), 5 trials: 0.10 m risers up in most with the stairs mode and
+    in none without it (the phases pitch it over), 0.15 m down in every trial (docs/explanation/climbing-gait.md has
+    the 20-trial table and the 0.15 m limit)."""
+    bench = steps.make_cfg({"heights": [], "stairs_risers": [0.1, 0.15], "trials": 5})
+    make = lambda desc: gym.make("Solenopsis-Rough-v0", terrain=desc, **benchmark_env_kwargs(bench))  # noqa: E731
+    ok = {k: v.count("S") for k, v in run_step_benchmark(make, gait_policy, bench)["outcomes"].items()}
+    assert ok["stairs 0.100 up"] >= 3 and ok["stairs 0.100 down"] == 5 and ok["stairs 0.150 down"] == 5
+    up = steps.make_cfg({"heights": [], "stairs_risers": [0.1], "directions": ["up"], "trials": 5})
+    off = run_step_benchmark(make, lambda env: gait_policy(env, stairs=False), up)["outcomes"]
+    assert off["stairs 0.100 up"].count("S") == 0
