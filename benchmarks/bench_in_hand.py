@@ -71,7 +71,7 @@ def _grasps_at(env_id: str, physics, folder: Path) -> str:
     """A small grasp cache of ``env_id``'s object made with ``physics`` (the stored ones are made with today's)."""
     from dexwheel.tasks.in_hand import grasp_cache, grasps
 
-    obj = gym.spec(env_id).make().unwrapped.config.object
+    obj = gym.spec(env_id).make().unwrapped.cfg.object
     path = folder / f"{env_id}.npz"
     grasp_cache.save(grasps.sample("left", obj, 8, seed=0, physics=physics), path)
     return str(path)

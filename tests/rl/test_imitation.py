@@ -238,7 +238,7 @@ def test_the_climbing_experiment_names_its_expert_and_refuses_a_missing_one(tmp_
     cfg = compose_cfg("train", "robot=solenopsis", "task=velocity_rough", "+experiment=rough_climb")
     assert (cfg.algo.params.teacher, cfg.algo.params.teacher_expert) == ("climbing", "outputs/flat_expert")
     assert cfg.algo.params.guide_focus == 0.15  # the gait's share of each guide batch (docs/results.md)
-    assert cfg.train.total_timesteps == 4_000_000 and cfg.task.velocity_rough.terrain.sub_terrains.pit.proportion == 0.2
+    assert cfg.train.total_timesteps == 4_000_000 and cfg.task.velocity_rough.terrain.sub_terrains.pit.proportion == 0.3
     monkeypatch.chdir(tmp_path)
     short_cfg = compose_cfg("train", *short("solenopsis", *ROUGH, "+experiment=rough_climb", "algo.params.teacher_steps=128", "algo.params.critic_warmup=1",
                                             algo="rsl_ppo"))  # fmt: skip
