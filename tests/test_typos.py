@@ -26,7 +26,7 @@ ROBOTS = "(robot: g20_left, g20_right, m20_legacy, solenopsis)"
       "experiment=rough_climb: experiment is no default group of train.yaml; select it with +experiment=rough_climb"),
      ("train.py", ["+experiment=rough_clim"],
       "+experiment=rough_clim: no experiment option rough_clim; did you mean rough_climb? "
-      "(experiment: rough_climb, rough_steps)"),
+      "(experiment: in_hand_roll, rough_climb, rough_steps)"),
      ("train.py", ["hydra/launcher=submitit_slurm_dexwhel"],
       "hydra/launcher=submitit_slurm_dexwhel: no hydra/launcher option submitit_slurm_dexwhel; did you mean "
       "submitit_slurm_dexwheel? (hydra/launcher: basic, submitit_local, submitit_local_dexwheel, submitit_slurm, "

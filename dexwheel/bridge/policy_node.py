@@ -1,7 +1,8 @@
 """An exported G20 in-hand policy as a node on the hand's SDK topics: what a user runs against the real hand.
 
 The in-hand policies read proprioception only (their run's ``policy`` observation group: the joint positions with
-their history, the last action), which the hand's joint-state topic carries. Each control step (the export's
+their history, the last action; the rolling task's a clock too, ``gait_phase``), which the hand's joint-state topic
+carries (the clock: the node's own count of its control steps since it started). Each control step (the export's
 ``control_hz``, of wall time) the node:
 
 1. takes the latest joint state (every hinge, by name);
@@ -56,8 +57,10 @@ def bridge_env_ids() -> tuple[str, ...]:
 
 
 _G = "dexwheel.tasks.mdp:"  # the generic terms the wire feeds
-#: The observation terms a joint-state topic feeds: what the hand reports, and what the node itself sent.
-WIRE_TERMS = {_G + "joint_pos": "position", _G + "joint_vel": "velocity", _G + "last_action": None}
+#: The observation terms a joint-state topic feeds: what the hand reports, and what the node itself sent and counts
+#: (its last action, its control steps since it started: the rolling task's clock).
+WIRE_TERMS = {_G + "joint_pos": "position", _G + "joint_vel": "velocity", _G + "last_action": None,
+              "dexwheel.tasks.in_hand.observations:gait_phase": None}  # fmt: skip
 _ACTIVE_IDX = G20_MIMIC.layout.indices(ACTIVE_JOINTS)
 
 
@@ -139,12 +142,15 @@ class PolicyNodeConfig:
 
 
 class WireHand:
-    """What the policy's observation terms read, from the wire: the joints (ALL_JOINTS order) and the last action."""
+    """What the policy's observation terms read, from the wire: the joints (ALL_JOINTS order), the last action, the
+    control steps since the node started (``elapsed``, of ``dt`` seconds each: the env's episode clock)."""
 
-    def __init__(self, action_dim: int) -> None:
+    def __init__(self, action_dim: int, dt: float) -> None:
         self.qpos = np.zeros((1, len(ALL_JOINTS)))
         self.qvel = np.zeros((1, len(ALL_JOINTS)))
         self.last_action = np.zeros((1, action_dim))
+        self.elapsed = np.zeros(1, dtype=np.int64)
+        self.dt = dt
 
 
 def _func_name(func: Any) -> str:
@@ -177,7 +183,7 @@ class HandPolicy:
                 raise NodeError(f"observations.{name}: the policy reads {_func_name(term.func)}, which the hand's joint "
                                 f"state does not carry; the node plays policies of {sorted(WIRE_TERMS)} only")  # fmt: skip
             table[name] = dataclasses.replace(term, noise=None)  # a real sensor has its own
-        self.state = WireHand(self.actions.dim)
+        self.state = WireHand(self.actions.dim, 1.0 / self.control_hz)
         self.terms = TermRunner(self.state, 1, table, {}, {})
         self.reads_velocity = any(_func_name(t.func) == _G + "joint_vel" for t in table.values())
         self._check_layout()
@@ -220,13 +226,15 @@ class HandPolicy:
         self.command[0] = q0
         self.raw_action[0] = self.actions.hold_action(q0)
         self.state.last_action[0] = self.actions.normalize(self.raw_action[0])
+        self.state.elapsed[0] = 0
         self.terms.reset(0)
         self._started = False
 
     def observe(self, qpos: np.ndarray, qvel: np.ndarray | None = None) -> np.ndarray:
         """The policy's observation at the hand's joints now (ALL_JOINTS order): the next control step's, a copy."""
-        if self._started:  # a control step has passed since the last one: the history moves on
+        if self._started:  # a control step has passed since the last one: the history and the clock move on
             self.terms.advance()
+            self.state.elapsed += 1
         self._started = True
         self.state.qpos[0] = qpos
         self.state.qvel[0] = 0.0 if qvel is None else qvel

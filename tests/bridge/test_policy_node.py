@@ -28,7 +28,7 @@ from dexwheel.rl.env_factory import make_env  # noqa: E402
 from dexwheel.rl.export import export_policy  # noqa: E402
 from dexwheel.rl.run_config import run_config  # noqa: E402
 from dexwheel.rl.training import train  # noqa: E402
-from dexwheel.robots.g20 import ACTIVE_JOINTS  # noqa: E402
+from dexwheel.robots.g20 import ACTIVE_JOINTS, ALL_JOINTS  # noqa: E402
 from dexwheel.tasks.in_hand.objects import PALM_CENTRE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +63,27 @@ def test_the_node_observes_and_commands_what_the_env_does(rotate_run):
         obs, *_ = env.step(policy.raw_action[0])
         np.testing.assert_array_equal(command, task.command[0])
     assert np.abs(task.command[0] - task.start_joints[0]).max() > 1e-3  # the policy moved the hand
+
+
+@pytest.mark.slow
+def test_the_nodes_clock_advances_one_control_step_per_observation_and_restarts_at_start(rotate_run):
+    """The rolling policy's clock (``gait_phase``) is the node's own count of control steps (1 / control_hz = 0.05 s
+    each): the k-th observation after start reads sin, cos of 2 pi k 0.05 / 0.52; start again reads (0, 1)."""
+    run, onnx = rotate_run
+    policy = HandPolicy.load(onnx)
+    assert policy.control_hz == 20.0
+    cols = make_env(run_config(run)).unwrapped.task.obs_slices["gait_phase"]
+    q = np.zeros(len(ALL_JOINTS))
+    policy.start(q)
+    for k in range(6):
+        obs = policy.observe(q)[0]
+        assert policy.state.elapsed[0] == k
+        angle = 2.0 * np.pi * k * 0.05 / 0.52
+        np.testing.assert_allclose(obs[cols], [np.sin(angle), np.cos(angle)], atol=1e-6)
+        policy.step()
+    policy.start(q)
+    np.testing.assert_array_equal(policy.observe(q)[0][cols], [0.0, 1.0])
+    assert policy.state.elapsed[0] == 0
 
 
 def _hold_cube_bridge(domain: int, **kw) -> BridgeConfig:

@@ -3,6 +3,8 @@ what the rewards and terminations compute from the physics, and bad input refuse
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from dexwheel.fields import ConfigFieldError
 from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.geometry import quat_rotate
 from dexwheel.tasks.in_hand.objects import ObjectSpec
+from dexwheel.tasks.in_hand.observations import gait_phase
 
 register_envs()
 IDS = ("G20Rotate-v0", "G20RotateZ-v0", "G20Reorient-v0")
@@ -203,7 +206,32 @@ def test_reset_options_are_refused():
 def test_the_actor_reads_proprioception_only_and_the_critic_everything():
     env = gym.make("G20Rotate-v0").unwrapped
     s = env.obs_slices
-    assert env.policy_obs_dim == s["last_action"].stop == 21 * 3 + 16
+    assert s["last_action"].stop == 21 * 3 + 16 and env.policy_obs_dim == s["gait_phase"].stop == 21 * 3 + 16 + 2
     assert s["object_quat"].start >= env.policy_obs_dim and env.observation_space.shape == (s["rotation_axis"].stop,)
     blind = gym.make("G20Rotate-v0", privileged_obs=False).unwrapped
     assert blind.observation_space.shape == (env.policy_obs_dim,)
+
+
+def test_gait_phase_is_the_sine_and_cosine_of_the_episode_time_at_the_period():
+    """t = elapsed * dt = 0, 0.13, 0.26, 0.39 s at the 0.52 s period: angles 0, pi/2, pi, 3 pi/2."""
+    task = SimpleNamespace(elapsed=np.array([0, 2, 4, 6]), dt=0.065)
+    want = [[0.0, 1.0], [1.0, 0.0], [0.0, -1.0], [-1.0, 0.0]]
+    np.testing.assert_allclose(gait_phase(task, period=0.52), want, atol=1e-12)
+
+
+def test_the_rolling_actor_reads_the_gait_clock_from_the_reset_and_the_spin_actor_does_not():
+    """G20Rotate-v0's policy columns end with sin, cos of 2 pi k dt / 0.52 after k steps (dt 0.05 s), 0 again after a
+    reset; G20RotateZ-v0 (no gait) has no clock."""
+    env = gym.make("G20Rotate-v0").unwrapped
+    cols = env.obs_slices["gait_phase"]
+    hold = np.zeros(env.action_space.shape)
+    obs, _ = env.reset(seed=0)
+    np.testing.assert_array_equal(obs[cols], [0.0, 1.0])
+    for k in range(1, 14):
+        obs, *_ = env.step(hold)
+        angle = 2.0 * np.pi * k * 0.05 / 0.52
+        np.testing.assert_allclose(obs[cols], [np.sin(angle), np.cos(angle)], atol=1e-6)
+    np.testing.assert_allclose(obs[cols], [1.0, 0.0], atol=1e-6)  # 13 steps: 0.65 s, a period and a quarter
+    obs, _ = env.reset(seed=1)
+    np.testing.assert_array_equal(obs[cols], [0.0, 1.0])
+    assert "gait_phase" not in gym.make("G20RotateZ-v0").unwrapped.obs_slices

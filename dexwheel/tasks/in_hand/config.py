@@ -107,11 +107,19 @@ _CRITIC = {
     "object_ang_vel": ObservationTermCfg(_O + "object_ang_vel", group="critic", scale=0.2),
     "fingertip_contacts": ObservationTermCfg(_O + "fingertip_contacts", group="critic"),
 }
+#: The rolling task's actor also reads a clock at the finger gait's period (``gait_phase``: sin and cos of the episode's
+#: time at :data:`dexwheel.tasks.in_hand.teacher.DEFAULT_GAIT`'s 0.52 s): without it a student imitating the gait
+#: holds the capsule still (docs/notes/2026-12-in-hand-learnable.md, step 5).
 ROTATE_OBSERVATIONS: dict[str, ObservationTermCfg] = {
     "joint_pos": ObservationTermCfg(_G + "joint_pos", history_length=3),
     "last_action": ObservationTermCfg(_G + "last_action"),
+    "gait_phase": ObservationTermCfg(_O + "gait_phase", {"period": 0.52}),
     **_CRITIC,
     "rotation_axis": ObservationTermCfg(_O + "rotation_axis", group="critic"),
+}
+#: The cube's spin about the palm normal has no gait: proprioception alone.
+ROTATE_Z_OBSERVATIONS: dict[str, ObservationTermCfg] = {
+    k: t for k, t in ROTATE_OBSERVATIONS.items() if k != "gait_phase"
 }
 REORIENT_OBSERVATIONS: dict[str, ObservationTermCfg] = {
     "joint_pos": ObservationTermCfg(_G + "joint_pos", history_length=3),
@@ -176,7 +184,8 @@ def rotate_cfg(robot: str = "g20_left") -> InHandCfg:
 def rotate_z_cfg(robot: str = "g20_left") -> InHandCfg:
     """``G20RotateZ-v0`` for ``robot``: spin the 6 cm cube about the palm normal (HORA's and the LEAP hand's axis)."""
     return InHandCfg(task="rotate_z", hand=robot.removeprefix("g20_"), object=ObjectSpec(),
-                     commands=InHandCommandCfg(axis=(0.0, 0.0, 1.0)), rewards=dict(ROTATE_Z_REWARDS),
+                     commands=InHandCommandCfg(axis=(0.0, 0.0, 1.0)), observations=dict(ROTATE_Z_OBSERVATIONS),
+                     rewards=dict(ROTATE_Z_REWARDS),
                      terminations=dict(ROTATE_Z_TERMINATIONS))  # fmt: skip
 
 

@@ -46,3 +46,11 @@ def goal_quat(task) -> np.ndarray:
     """The goal orientation (w x y z, w >= 0)."""
     q = task.goal_quat
     return np.where(q[:, :1] < 0.0, -q, q)
+
+
+def gait_phase(task, period: float = 0.52) -> np.ndarray:
+    """A clock at the gait's period (s): ``sin`` and ``cos`` of ``2 pi t / period``, ``t`` the episode's time (s) at
+    this observation (its control steps since the reset times ``dt``). What a real hand's controller knows too (its
+    own clock): the finger gait's 0.52 s cycle, which three frames of joint positions tell a policy only slowly."""
+    angle = (2.0 * np.pi / period) * (task.elapsed * task.dt)
+    return np.stack([np.sin(angle), np.cos(angle)], axis=1)

@@ -132,6 +132,17 @@ def test_algo_params_teacher_finger_gait_resolves_on_the_rolling_task():
     assert np.abs(actions).max() <= 1.0 and np.abs(actions).max() > 0.0
 
 
+def test_the_rolling_experiment_is_the_documented_run():
+    """``+experiment=in_hand_roll`` (docs/results.md#g20-in-hand-rotation): rsl_ppo, 524,288 steps imitating the
+    finger gait with std 0.3, then PPO guided by it, 4.5M steps in all; the actor reads the gait's clock."""
+    cfg = compose_cfg("train", "robot=g20_left", "task=in_hand_rotate", "+experiment=in_hand_roll")
+    p = cfg.algo.params
+    assert cfg.algo.name == "rsl_ppo" and (p.teacher, p.teacher_steps, p.teacher_std) == ("finger_gait", 524288, 0.3)
+    assert p.teacher_guide is True and cfg.task.train.total_timesteps == 4_500_000
+    gait = cfg.task.in_hand_rotate.observations.gait_phase
+    assert gait.group == "policy" and gait.params.period == 0.52
+
+
 @pytest.mark.slow
 def test_a_run_imitates_the_finger_gait_before_ppo(tmp_path):
     """``algo.params.teacher=finger_gait`` on the rolling task resolves to the gait; DAgger rounds from it bring the

@@ -109,6 +109,7 @@ OBSERVATION_MAP = {
     _O + "fingertip_contacts": (obs.fingertip_contacts, lambda p: {}),
     _O + "rotation_axis": (obs.rotation_axis, _with_command),
     _O + "goal_quat": (mdp.generated_commands, _with_command),
+    _O + "gait_phase": (obs.gait_phase, lambda p: {"period": p.get("period", 0.52)}),
 }
 TERMINATION_MAP = {_T + "object_dropped": (object_dropped, _with_command)}
 

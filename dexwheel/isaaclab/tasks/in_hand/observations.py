@@ -3,6 +3,8 @@ observations`): the object's state and the command, read through the task's comm
 
 from __future__ import annotations
 
+import math
+
 import torch
 from isaaclab.envs import ManagerBasedRLEnv
 from isaaclab.managers import ManagerTermBase, ObservationTermCfg
@@ -40,6 +42,13 @@ def object_ang_vel(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
 def rotation_axis(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
     """The commanded rotation axis (world frame, unit)."""
     return _command(env, command_name).axis
+
+
+def gait_phase(env: ManagerBasedRLEnv, period: float = 0.52) -> torch.Tensor:
+    """A clock at the gait's period (s): ``sin`` and ``cos`` of ``2 pi t / period``, ``t`` the episode's time (its
+    control steps since the reset times the step's ``dt``)."""
+    angle = (2.0 * math.pi / period) * (env.episode_length_buf.float() * env.step_dt)
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=1)
 
 
 class fingertip_contacts(ManagerTermBase):
