@@ -267,10 +267,11 @@ def step_rate(plan: Plan, rec: dict[str, Any], cap: float) -> None:
 
 
 def steps_per_env(task: str = "velocity") -> int:
-    """A Hydra task's rollout length per env (``configs/task/<task>.yaml``; an iteration is num_envs times it)."""
-    from omegaconf import OmegaConf
+    """A Hydra task's rollout length per env (its registry record's ``train.steps_per_env``; an iteration is num_envs
+    times it)."""
+    from dexwheel.tasks.registry import task_record
 
-    return int(OmegaConf.load(ROOT / "configs" / "task" / f"{task}.yaml").train.steps_per_env)
+    return int(task_record(task).train.steps_per_env)
 
 
 def tb_scalars(run_dir: Path) -> dict[str, list[list[float]]]:

@@ -6,6 +6,7 @@ Run in the Isaac Lab venv (it starts the MuJoCo half in .venv itself):
 .venv-isaaclab/bin/python scripts/cross_backend.py --group hand      # G20 hands only
 .venv-isaaclab/bin/python scripts/cross_backend.py --group hand_task # the G20 task cases (mappings, hard-write)
 .venv-isaaclab/bin/python scripts/cross_backend.py --group in_hand   # a cube dropped on the G20's palm, then grasped
+.venv-isaaclab/bin/python scripts/cross_backend.py --group in_hand_task  # the object tasks: the capsule's gait, holds
 .venv-isaaclab/bin/python scripts/cross_backend.py --group wheel_leg_task  # stance layer, randomisation off/on
 .venv-isaaclab/bin/python scripts/cross_backend.py --isaac-pd-split  # Isaac Lab's own kp/kd split
 .venv-isaaclab/bin/python scripts/cross_backend.py --group terrain --plot step.png  # the 0.05 m step, drawn

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dexwheel.isaaclab import cross_backend, hand_cases, in_hand_cases, scenarios, wheel_leg_cases
+from dexwheel.isaaclab import cross_backend, hand_cases, in_hand_cases, in_hand_task_cases, scenarios, wheel_leg_cases
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "cross_backend.py"
 _spec = importlib.util.spec_from_file_location("cross_backend_script", SCRIPT)
@@ -128,6 +129,11 @@ def test_run_numbers_the_halves_and_writes_the_files_outputs_names(monkeypatch, 
         (hand_cases.save, hand_cases.load, {"open": np.zeros((3, 2))}),
         (wheel_leg_cases.save, wheel_leg_cases.load, {"off": {"height": np.zeros(3)}}),
         (in_hand_cases.save, in_hand_cases.load, {k: np.zeros((3, 2)) for k in ("pos", "quat", "q")}),
+        (
+            in_hand_task_cases.save,
+            in_hand_task_cases.load,
+            {"rotate__pos": np.zeros((3, 2)), "rotate__drop": np.ones(3)},
+        ),
     ],
 )
 def test_a_halfs_npz_replaces_the_file_whole(save, load, data, tmp_path):
@@ -148,3 +154,40 @@ def test_the_physics_npz_replaces_the_file_whole(tmp_path):
     scenarios.save(str(path), progs, {}, {"backend": "test"})
     assert (tmp_path / "old").read_bytes() == b"old"
     assert [p.key for p in scenarios.load(str(path))[0]] == sorted(p.key for p in progs)
+
+
+def test_the_object_task_rows_compare_each_env_up_to_its_drop_and_count_a_drops_rest_as_no_turn():
+    """:func:`in_hand_task_cases.compare` on made-up traces: Isaac Lab's capsule 1 mm off the zero-margin MuJoCo run's
+    at one early step of one grasp, another grasp dropped there at step 3 (what follows it is not compared; its rate
+    counts nothing after it), the task's own MuJoCo run rolling at twice the rate (reported, not asserted)."""
+    c = in_hand_task_cases
+    mj, il = {}, {}
+    for case in c.CASES:
+        for variant in c.VARIANTS:
+            mj.update({k: np.nan_to_num(v, nan=0.0) for k, v in c._empty(case, variant).items()})
+        il.update({k: np.nan_to_num(v, nan=0.0) for k, v in c._empty(case).items()})
+    rate = 0.4
+    mj[c.key("rotate", "rate", "zero_margin")][:8] = rate  # the gait's 8 grasps
+    mj[c.key("rotate", "rate")][:8] = 2 * rate
+    il[c.key("rotate", "rate")][:8] = rate
+    il[c.key("rotate", "pos")][0, 5, 0] = 1e-3
+    il[c.key("rotate", "drop")][1], il[c.key("rotate", "rate")][1, 4:] = 3, 0.0
+    il[c.key("rotate", "pos")][1, 5:] = 1.0  # after the drop: another grasp's object, never compared
+    il[c.key("rotate", "q")][1, 5:] = 1.0
+    rows = {(r.robot, r.quantity): r for r in c.compare(mj, il)}
+    capsule = {q: r for (robot, q), r in rows.items() if robot == "g20_left + capsule"}
+    assert capsule["rolling gait from 8 grasps: max |dp| of the capsule, 0-0.5 s (m)"].diff == pytest.approx(1e-3)
+    assert capsule["rolling gait from 8 grasps: max |dq| of the hand, 0-0.5 s (rad)"].diff == 0.0
+    mean = capsule["rolling gait from 8 grasps: mean rate about +y over 10 s, mean of the grasps (rad/s)"]
+    steps = c.steps("rotate")
+    assert mean.mujoco == pytest.approx(rate) and mean.isaac == pytest.approx((7 * rate + rate * 4 / steps) / 8)
+    assert mean.ok and mean.tol == c.TOLERANCES["rate"]
+    drops = capsule["rolling gait from 8 grasps: drops of 8"]
+    assert (drops.mujoco, drops.isaac) == (0.0, 1.0)
+    own = capsule["rolling gait from 8 grasps, the task's 0.5 mm margins on MuJoCo: mean rate (rad/s)"]
+    assert own.mujoco == pytest.approx(2 * rate) and math.isinf(own.tol)
+    assert all(r.diff == 0.0 for (robot, q), r in rows.items() if robot == "g20_left + cube")  # the cube: held alike
+    asserted = [r for r in rows.values() if not math.isinf(r.tol)]
+    assert len(asserted) == 3 + 2 and all(
+        r.ok for r in asserted
+    )  # the gait's 3, the capsule's hold 2 (the cube's: reported)

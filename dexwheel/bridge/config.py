@@ -18,7 +18,7 @@ from dexwheel.control import TimeoutPolicy
 from dexwheel.fields import ConfigFieldError, check_types
 from dexwheel.robots import get_robot
 from dexwheel.tasks.hand.config import control_substeps
-from dexwheel.tasks.in_hand.objects import ObjectSpec, validate_object
+from dexwheel.tasks.in_hand.objects import SHAPES, ObjectSpec, validate_object
 
 HANDS = ("left", "right")
 #: Simulations the bridge runs the hand on (``backend=``): MuJoCo (``G20Hand-v0``) or Isaac Lab
@@ -100,17 +100,21 @@ class SourceTimeout:
 class HandObject:
     """An object in the hand: ``shape`` None is the hand alone (the vendor bridge's scene); a shape of
     :data:`~dexwheel.tasks.in_hand.objects.SHAPES` is the in-hand tasks' scene (the hand palm up holding the object
-    from the grasp cache made for it), with ``size`` (m), ``mass`` (kg) and sliding ``friction``."""
+    from the grasp cache made for it), with ``size`` (m), ``mass`` (kg), sliding ``friction``, a cylinder's or capsule's
+    ``length`` (m) and how it rests (``orientation``: ``G20Rotate-v0``'s capsule is ``capsule``, 0.045, length 0.08,
+    ``across``)."""
 
     shape: str | None = None
     size: float = ObjectSpec.size
     mass: float = ObjectSpec.mass
     friction: float = ObjectSpec.friction
+    length: float | None = ObjectSpec.length
+    orientation: str = ObjectSpec.orientation
 
     @property
     def spec(self) -> ObjectSpec:
         assert self.shape is not None
-        return ObjectSpec(self.shape, self.size, self.mass, self.friction)
+        return ObjectSpec(self.shape, self.size, self.mass, self.friction, self.length, self.orientation)
 
 
 @dataclass(frozen=True)
@@ -221,10 +225,10 @@ class BridgeConfig:
         """An object the hand can hold, on the scene that has one: MuJoCo, the PD drive, no track test."""
         obj = self.object
         if obj.shape is None:
-            for name in ("size", "mass", "friction"):
+            for name in ("size", "mass", "friction", "length", "orientation"):
                 if getattr(obj, name) != getattr(HandObject, name):
                     raise _bad(f"object.{name}", f"object.{name}={_show(getattr(obj, name))} does nothing without an "
-                                                 "object; set object.shape to one of ['cube', 'cylinder', 'sphere']")  # fmt: skip
+                                                 f"object; set object.shape to one of {list(SHAPES)}")  # fmt: skip
             return
         try:
             validate_object(obj.spec, "object")
@@ -233,8 +237,8 @@ class BridgeConfig:
         needs = [("pd_drive", not self.pd_drive, "pd_drive=true: an object moves by contact forces, which a "
                   "hard-written pose has not (it moves the fingers through the object)"),
                  ("track_test", self.track_test, "track_test=false: the track test is the hand alone's"),
-                 ("backend", self.backend != "mujoco", "backend=mujoco: the in-hand scene runs on MuJoCo only "
-                  "(Isaac Lab has no in-hand task yet)")]  # fmt: skip
+                 ("backend", self.backend != "mujoco", "backend=mujoco: the bridge's in-hand scene runs on MuJoCo only "
+                  "(its Isaac Lab simulation is the hand alone)")]  # fmt: skip
         for name, bad, why in needs:
             if bad:
                 raise _bad(name, f"object.shape={obj.shape} needs {why}")

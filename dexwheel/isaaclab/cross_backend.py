@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dexwheel.isaaclab import hand_cases, in_hand_cases, scenarios, wheel_leg_cases
+from dexwheel.isaaclab import hand_cases, in_hand_cases, in_hand_task_cases, scenarios, wheel_leg_cases
 
 REPO = Path(__file__).resolve().parents[2]
 MUJOCO_PYTHON = Path(os.environ.get("DEXWHEEL_MUJOCO_PYTHON", REPO / ".venv" / "bin" / "python"))
@@ -55,10 +55,12 @@ def _run(cmd: list[str], what: str) -> None:
 
 
 #: The task cases, end to end (not physics-step targets): the G20's (:mod:`.hand_cases`: mappings, hard-write,
-#: layers), the in-hand scene's (:mod:`.in_hand_cases`: a cube dropped on the palm, then grasped) and the wheel-leg's
+#: layers), the in-hand scene's (:mod:`.in_hand_cases`: a cube dropped on the palm, then grasped), the object tasks'
+#: (:mod:`.in_hand_task_cases`: the capsule's finger gait and holds from the same grasps) and the wheel-leg's
 #: (:mod:`.wheel_leg_cases`: the stance layer, randomisation off and on), each group's module with
 #: ``mujoco``/``isaac`` halves writing an npz, ``load`` and ``compare``.
-TASK_GROUPS = {"hand_task": hand_cases, "in_hand": in_hand_cases, "wheel_leg_task": wheel_leg_cases}
+TASK_GROUPS = {"hand_task": hand_cases, "in_hand": in_hand_cases, "in_hand_task": in_hand_task_cases,
+               "wheel_leg_task": wheel_leg_cases}  # fmt: skip
 #: Every group: the physics-step scenarios' (:data:`.scenarios.GROUPS`) and the task cases.
 GROUPS = (*scenarios.GROUPS, *TASK_GROUPS)
 

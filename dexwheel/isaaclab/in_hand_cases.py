@@ -100,9 +100,9 @@ def run_isaac(device: str = "cpu") -> tuple[dict[str, np.ndarray], dict]:
     from isaaclab.scene import InteractiveScene, InteractiveSceneCfg
 
     from dexwheel.isaaclab.isaac_replay import write_default_state
-    from dexwheel.isaaclab.robots import articulation_cfg, object_cfg
     from dexwheel.isaaclab.sim import simulation_cfg
     from dexwheel.isaaclab.tasks.hand_pose.config import shape_pairs
+    from dexwheel.isaaclab.tasks.in_hand.scene import contact_model, hand_cfg, object_cfg
     from dexwheel.robots import get_robot
     from dexwheel.robots.g20 import ALL_JOINTS
 
@@ -114,10 +114,11 @@ def run_isaac(device: str = "cpu") -> tuple[dict[str, np.ndarray], dict]:
     sim = sim_utils.SimulationContext(sim_cfg)
     scene_cfg = InteractiveSceneCfg(num_envs=1, env_spacing=1.0)
     w, x, y, z = PALM_UP
-    scene_cfg.robot = articulation_cfg(f"g20_{HAND}", "{ENV_REGEX_NS}/Robot",
-                                       dict(zip(ALL_JOINTS, program[0].tolist(), strict=True)), rot=(x, y, z, w))  # fmt: skip
+    contacts = contact_model(HAND, OBJECT, LEGACY)  # the MuJoCo half's: the spec's contacts, 2 ms, armature 0.01
+    scene_cfg.robot = hand_cfg(HAND, LEGACY, contacts, "{ENV_REGEX_NS}/Robot",
+                               dict(zip(ALL_JOINTS, program[0].tolist(), strict=True)), rot=(x, y, z, w))  # fmt: skip
     pos, quat = start_pose()
-    scene_cfg.object = object_cfg(OBJECT, "{ENV_REGEX_NS}/Object",
+    scene_cfg.object = object_cfg(OBJECT, contacts, "{ENV_REGEX_NS}/Object",
                                   RigidObjectCfg.InitialStateCfg(pos=tuple(pos), rot=(*quat[1:], quat[0])))  # fmt: skip
     scene = InteractiveScene(scene_cfg)
     sim.reset()

@@ -13,15 +13,13 @@ from dataclasses import dataclass
 
 import isaaclab.sim as sim_utils
 from isaaclab.actuators import ImplicitActuatorCfg
-from isaaclab.assets import ArticulationCfg, RigidObjectCfg
-from isaaclab.sim.schemas import MassCfg, UsdPhysicsCollisionCfg, UsdPhysicsRigidBodyCfg
-from isaaclab_newton.sim.schemas import NewtonArticulationCfg, NewtonMaterialPropertiesCfg
+from isaaclab.assets import ArticulationCfg
+from isaaclab_newton.sim.schemas import NewtonArticulationCfg
 
 from dexwheel.isaaclab.motor_pd import MotorPDArticulation
 from dexwheel.isaaclab.usd import usd_path
 from dexwheel.robots import get_robot
 from dexwheel.robots.description import RobotDescription
-from dexwheel.tasks.in_hand.objects import ROLLING_FRICTION, TORSIONAL_FRICTION, ObjectSpec
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,8 @@ class _Drive:
     armature: float
 
 
-def _drives(desc: RobotDescription, gains: Mapping[str, tuple[float, float]]) -> dict[_Drive, list[str]]:
+def _drives(desc: RobotDescription, gains: Mapping[str, tuple[float, float]],
+            armature: float | None = None) -> dict[_Drive, list[str]]:  # fmt: skip
     groups: dict[_Drive, list[str]] = {}
     unknown = sorted(set(gains) - set(desc.joint_names))
     if unknown:
@@ -44,9 +43,9 @@ def _drives(desc: RobotDescription, gains: Mapping[str, tuple[float, float]]) ->
         if lo != -hi:
             raise ValueError(f"{desc.name} actuator {a.name}: asymmetric force range {a.forcerange} has no Isaac form")
         joint = desc.joint(a.joint)
-        armature = desc.joint_armature if joint.armature is None else joint.armature
+        default = desc.joint_armature if armature is None else armature
         kp, kv = gains.get(a.joint, (a.kp if a.kind == "position" else 0.0, a.kv))
-        groups.setdefault(_Drive(kp, kv, hi, armature), []).append(a.joint)
+        groups.setdefault(_Drive(kp, kv, hi, default if joint.armature is None else joint.armature), []).append(a.joint)
     missing = set(desc.joint_names) - {j for joints in groups.values() for j in joints}
     if missing:
         raise ValueError(f"{desc.name}: joints without an actuator {sorted(missing)}")
@@ -60,14 +59,15 @@ def _group_name(joints: list[str]) -> str:
 
 
 def actuator_cfgs(
-    desc: RobotDescription, gains: Mapping[str, tuple[float, float]] | None = None
+    desc: RobotDescription, gains: Mapping[str, tuple[float, float]] | None = None, armature: float | None = None
 ) -> dict[str, ImplicitActuatorCfg]:
     """Implicit (solver-side) PD actuators: kp only -> position drive, kv only -> velocity drive.
 
-    ``gains`` ``{joint: (kp, kv)}`` replaces the description's gains of those joints (a task's own).
+    ``gains`` ``{joint: (kp, kv)}`` replaces the description's gains of those joints (a task's own); ``armature``
+    (kg m^2) the description's default armature (a task's own physics: the object tasks'), a joint's own kept.
     """
     cfgs = {}
-    drives = _drives(desc, gains or {})
+    drives = _drives(desc, gains or {}, armature)
     for i, (drive, joints) in enumerate(drives.items()):
         name = _group_name(joints) if len(drives) > 1 else "all"
         cfgs[name if name not in cfgs else f"{name}_{i}"] = ImplicitActuatorCfg(
@@ -88,10 +88,11 @@ def articulation_cfg(
     motor_pd: bool = True,
     gains: Mapping[str, tuple[float, float]] | None = None,
     rot: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0),
+    armature: float | None = None,
 ) -> ArticulationCfg:
     """The robot at ``prim_path``; joints start at ``joint_pos`` (others 0), a floating base at ``base_pos``
     (default: the description's ``base_height`` above the origin), turned by ``rot`` (x, y, z, w: a fixed base is
-    mounted so, as the in-hand scene's palm-up hand); ``gains`` as in :func:`actuator_cfgs`.
+    mounted so, as the in-hand scene's palm-up hand); ``gains`` and ``armature`` as in :func:`actuator_cfgs`.
 
     ``motor_pd`` (default): each PD joint is one force-clamped motor, as in the MuJoCo models
     (:mod:`dexwheel.isaaclab.motor_pd`); False keeps Isaac Lab's own split of kp and kd.
@@ -115,21 +116,6 @@ def articulation_cfg(
             rot=rot,  # x, y, z, w
             joint_pos={re.escape(j): float(joint_pos.get(j, 0.0)) for j in desc.joint_names},
         ),
-        actuators=actuator_cfgs(desc, gains),
+        actuators=actuator_cfgs(desc, gains, armature),
         **extra,
     )
-
-
-def object_cfg(obj: ObjectSpec, prim_path: str, init_state: RigidObjectCfg.InitialStateCfg) -> RigidObjectCfg:
-    """An in-hand object as a free rigid body: the MuJoCo scene's shape, size and mass
-    (:func:`dexwheel.tasks.in_hand.scene.scene_spec`), and its friction: sliding ``obj.friction``, torsional and
-    rolling as the MuJoCo geom's (Newton's MuJoCo solver reads both from the material)."""
-    r = obj.size / 2
-    shape = {"cube": lambda **kw: sim_utils.CuboidCfg(size=(obj.size,) * 3, **kw),
-             "cylinder": lambda **kw: sim_utils.CylinderCfg(radius=r, height=obj.size, axis="Z", **kw),
-             "sphere": lambda **kw: sim_utils.SphereCfg(radius=r, **kw)}[obj.shape]  # fmt: skip
-    material = NewtonMaterialPropertiesCfg(static_friction=obj.friction, dynamic_friction=obj.friction,
-                                           torsional_friction=TORSIONAL_FRICTION, rolling_friction=ROLLING_FRICTION)  # fmt: skip
-    spawn = shape(mass_props=MassCfg(mass=obj.mass), rigid_props=UsdPhysicsRigidBodyCfg(rigid_body_enabled=True),
-                  collision_props=UsdPhysicsCollisionCfg(collision_enabled=True), physics_material=material)  # fmt: skip
-    return RigidObjectCfg(prim_path=prim_path, spawn=spawn, init_state=init_state)

@@ -1,6 +1,6 @@
 """The exported in-hand policy on the hand's SDK topics (``scripts/policy_node.py``, :mod:`dexwheel.bridge.policy_node`)
 and the bridge's in-hand scene (``object.shape``): the node computes what the env computes, and over DDS (loopback
-only) it drives the simulated hand holding a cube."""
+only) it drives the simulated hand holding a cube or the task's own capsule lying across the fingers."""
 
 from __future__ import annotations
 
@@ -86,19 +86,25 @@ def test_the_nodes_clock_advances_one_control_step_per_observation_and_restarts_
     assert policy.state.elapsed[0] == 0
 
 
-def _hold_cube_bridge(domain: int, **kw) -> BridgeConfig:
-    return BridgeConfig(domain_id=domain, headless=True, pd_drive=True, speed=1.0, object=HandObject("cube"), **kw)
+#: G20Rotate-v0's object: the 45 x 80 mm capsule lying across the fingers (what the exported policy was trained on).
+TASK_CAPSULE = HandObject("capsule", size=0.045, length=0.08, orientation="across")
+
+
+def _hold_cube_bridge(domain: int, obj: HandObject | None = None, **kw) -> BridgeConfig:
+    return BridgeConfig(domain_id=domain, headless=True, pd_drive=True, speed=1.0, object=obj or HandObject("cube"),
+                        **kw)  # fmt: skip
 
 
 @pytest.mark.slow
-def test_over_dds_the_policy_drives_the_simulated_hand_holding_a_cube(dds, rotate_run):
+@pytest.mark.parametrize(("obj", "offset"), [(HandObject("cube"), 3), (TASK_CAPSULE, 9)], ids=["cube", "task_capsule"])
+def test_over_dds_the_policy_drives_the_simulated_hand_holding_an_object(dds, rotate_run, obj, offset):
     """The node on loopback DDS against the bridge's in-hand scene: every SDK command it sends is accepted (none
     rejected), the hand's active joints follow the last one (the SDK's values, as the bridge maps them back), and
-    the cube stays on the palm."""
+    the object stays on the palm: a cube, and the task's own capsule lying across the fingers."""
     _, onnx = rotate_run
-    domain = domain_for_tests(3)
+    domain = domain_for_tests(offset)
     transport = CycloneTransport(domain)
-    bridge = G20Bridge(_hold_cube_bridge(domain), transport)
+    bridge = G20Bridge(_hold_cube_bridge(domain, obj), transport)
     start_object = bridge.sim.object_position().copy()
     stop_bridge = threading.Event()
     runner = threading.Thread(target=bridge.run, args=(stop_bridge,))
@@ -117,11 +123,11 @@ def test_over_dds_the_policy_drives_the_simulated_hand_holding_a_cube(dds, rotat
     last_goal = np.asarray(bridge.composer.compose().qpos, dtype=np.float64)  # the last SDK command, in radians
     reached = np.abs(bridge.sim.positions()[ACTIVE] - last_goal)
     print(
-        f"\nlast command vs the hand: {np.round(reached, 3)} rad; cube moved "
+        f"\nlast command vs the hand: {np.round(reached, 3)} rad; {obj.shape} moved "
         f"{np.linalg.norm(bridge.sim.object_position() - start_object) * 1000:.1f} mm"
     )
     assert np.median(reached) < 0.05
-    assert abs(bridge.sim.object_position()[2] - PALM_CENTRE[2] - 0.03) < 0.02  # still on the palm
+    assert abs(bridge.sim.object_position()[2] - PALM_CENTRE[2] - obj.spec.half_height) < 0.02  # still on the palm
 
 
 def test_the_bridge_refuses_an_object_it_cannot_simulate():

@@ -42,7 +42,7 @@ action = np.ones(u.action_space.shape, dtype=np.float32)
 after, reward, _, _, info = env.step(action)
 print(json.dumps({
     "obs_slices": {k: [s.start, s.stop] for k, s in sl.items()}, "action_shape": list(u.action_space.shape),
-    "dt": u.dt, "max_episode_steps": env.spec.max_episode_steps,
+    "dt": u.dt, "max_episode_steps": u.task.max_episode_steps,
     "presets": {k: v.tolist() for k, v in u.task.presets.items()}, "hold_action": obs[sl["last_action"]].tolist(),
     "qpos": after[sl["qpos"]].tolist(), "goal": after[sl["goal"]].tolist(), "action": action.tolist(),
     "reward": reward, "terms": {t: info[f"reward_{t}"] for t in REWARD_TERMS}, "depth": info["max_penetration"],
@@ -84,7 +84,7 @@ def test_unsupported_fields_are_refused_by_name():
     # projection, other contact excludes and rendering do not
     with pytest.raises(ValueError) as exc:
         HandPoseG20LeftEnvCfg(task_overrides={"drive": "hard_write"})
-    assert repr("collision_projection") in str(exc.value)
+    assert repr("collision.projection") in str(exc.value)
     with pytest.raises(ValueError, match=r"^render_mode: Isaac Lab renders with its own viewers"):  # the env's, not
         HandPoseG20LeftEnvCfg(task_overrides={"render_mode": "rgb_array"})  # the task's: refused by name
 
@@ -180,7 +180,7 @@ def test_it_reaches_a_goal_pose(env, mujoco):
     env.step(action)
     # the slew: the PD targets moved slew_rad_s per second toward the distant goals, no joint faster
     moved = (term.targets - q0).abs().max(dim=1).values
-    assert torch.allclose(moved, torch.full_like(moved, G20HandConfig().slew_rad_s * u.step_dt), atol=1e-6), moved
+    assert torch.allclose(moved, torch.full_like(moved, G20HandConfig().drive.slew_rad_s * u.step_dt), atol=1e-6), moved
     truncated = torch.zeros(NUM_ENVS, dtype=torch.bool)
     for _ in range(round(REACH_S / u.step_dt) - 1):
         _, reward, terminated, trunc, _ = env.step(action)

@@ -69,7 +69,7 @@ def test_the_smoke_run_records_every_step(smoke):
     assert 0 <= steps["train_rough"]["terrain_level"] <= 5  # the curriculum's levels (6 rows)
     rotate = steps["train_rotate"]
     assert rotate["task"] == "Dexwheel-InHand-Rotate-G20Left-v0" and 0.0 <= rotate["eval_drop"] <= 1.0
-    assert abs(rotate["eval_rotation_rate"]) < 5.0  # rad/s: a finite rate about the palm normal
+    assert abs(rotate["eval_rotation_rate"]) < 5.0  # rad/s: a finite rate about the task's axis
     table = path.with_suffix(".md").read_text()
     assert "| train_rough | yes |" in table and "Dexwheel-HandPose-G20Left-v0 | isaaclab | cpu | 4 |" in table
     assert not list(path.parent.glob(".*.tmp"))  # written through a temporary file and a rename

@@ -66,6 +66,50 @@ class InHandPhysicsCfg:
                         for k, v in self.as_dict().items())  # fmt: skip
 
 
+#: The ``pads`` model's fingertip pads: a box on each distal segment's palmar face (``+x`` of a finger's distal body,
+#: ``+y`` of the left thumb's, ``-y`` of the right's), half sizes and centres (m) in the body's frame: 4 mm thick,
+#: 12-13 mm wide and 15 mm long, their faces 0.1-2.5 mm proud of the capsule (the capsule tapers toward the tip).
+PAD_HALF, PAD_POS = (0.002, 0.006, 0.0075), (0.0045, 0.0, 0.0105)
+THUMB_PAD_HALF, THUMB_PAD_POS = (0.0065, 0.002, 0.0075), (0.0, 0.006, 0.0105)
+#: The ``pads`` model's contact impedance (solimp: dmin, dmax, width; MuJoCo's midpoint 0.5 and power 2 after them):
+#: nearly hard.
+PAD_SOLIMP = (0.99, 0.999, 0.001)
+#: The ``pads`` model's contact time constant (s): MuJoCo's default, the same at every step the tasks take (an object
+#: task's gait turns the object alike at 2 and 5 ms with it; docs/notes/2026-12-in-hand-learnable.md).
+PAD_SOLREF = 0.02
+#: The hand's collision shapes on the object's friction in the ``pads`` model (the rest take ``palm_friction``).
+GRIP_SUFFIXES = ("_pad_col",)
+#: The ``pads`` model's precedence of every hand shape over the object (MuJoCo's geom ``priority``) and the contact
+#: dimension (sliding friction only).
+PAD_PRIORITY, PAD_CONDIM = 1, 3
+
+
+@dataclass(frozen=True)
+class Pad:
+    """One fingertip pad of the ``pads`` model: its collision shape's ``name``, the ``body`` it is fixed to, its box's
+    half sizes ``half`` and centre ``pos`` (m, the body's frame)."""
+
+    name: str
+    body: str
+    half: tuple[float, float, float]
+    pos: tuple[float, float, float]
+
+
+def pads(hand: str) -> tuple[Pad, ...]:
+    """The ``pads`` model's pads of the ``hand`` (``left`` / ``right``; the thumb's pad mirrored): the four fingers',
+    then the thumb's. Both backends' scenes add them (:func:`dexwheel.tasks.in_hand.scene.scene_spec`, the Isaac Lab
+    hand's spawner)."""
+    side = 1.0 if hand == "left" else -1.0
+    tx, ty, tz = THUMB_PAD_POS
+    fingers = tuple(Pad(f"{f}_pad_col", f"{f}_distal", PAD_HALF, PAD_POS) for f in ("index", "middle", "ring", "pinky"))
+    return (*fingers, Pad("thumb_pad_col", "thumb_distal", THUMB_PAD_HALF, (tx, side * ty, tz)))
+
+
+def pad_solref(timestep: float) -> tuple[float, float]:
+    """The ``pads`` model's ``solref`` at ``timestep``: :data:`PAD_SOLREF`, never below MuJoCo's floor of two steps."""
+    return (max(PAD_SOLREF, 2.0 * timestep), 1.0)
+
+
 #: What a grasp cache that records no physics was made with (the spec's, before the object tasks had their own).
 LEGACY = InHandPhysicsCfg(timestep=0.002, armature=0.01, contact="spec")
 

@@ -8,7 +8,7 @@ along the flexion axis, world ``y``) or a sphere (diameter ``size``), of ``mass`
 
 The simulation is the config's ``physics`` section (:mod:`dexwheel.tasks.in_hand.physics`): the physics step, the
 joints' armature and the contact model. ``pads`` (the default): a flat pad on each distal segment's palmar face
-(:data:`PAD_HALF`, :data:`THUMB_PAD_HALF`), every hand geom taking precedence over the object (``priority`` 1) with
+(:func:`~dexwheel.tasks.in_hand.physics.pads`), every hand geom taking precedence over the object (``priority`` 1) with
 ``condim`` 3 (sliding friction only), the object's ``friction`` on the pads,
 ``palm_friction`` on every other hand geom (the palm, the segments' capsules), ``solimp`` 0.99 0.999 0.001 and
 ``solref`` (0.02 s, 1).
@@ -39,7 +39,15 @@ from dexwheel.tasks.in_hand.objects import (
     TORSIONAL_FRICTION,
     ObjectSpec,
 )
-from dexwheel.tasks.in_hand.physics import InHandPhysicsCfg
+from dexwheel.tasks.in_hand.physics import (  # the pads' sizes and settings: both backends' scenes read them there
+    GRIP_SUFFIXES,
+    PAD_CONDIM,
+    PAD_PRIORITY,
+    PAD_SOLIMP,
+    InHandPhysicsCfg,
+    pad_solref,
+    pads,
+)
 
 OBJECT_BODY, OBJECT_JOINT, OBJECT_GEOM = "object", "object_root", "object_col"
 FLOOR_Z = -0.15  # the rendered floor, well below the hand (render only)
@@ -51,42 +59,23 @@ def _geom_size(obj: ObjectSpec) -> list[float]:
             "capsule": [h, obj.extent / 2 - h, 0.0]}[obj.shape]  # fmt: skip
 
 
-#: The fingertip pads (``pads`` contact model): boxes on the distal segments' palmar faces (``+x`` of a finger's
-#: distal body, ``+y`` of the left thumb's, ``-y`` of the right's), half sizes and centres (m): 4 mm thick, 12-13 mm
-#: wide and 15 mm long, their faces 0.1-2.5 mm proud of the capsule (the capsule tapers toward the tip).
-PAD_HALF, PAD_POS = (0.002, 0.006, 0.0075), (0.0045, 0.0, 0.0105)
-THUMB_PAD_HALF, THUMB_PAD_POS = (0.0065, 0.002, 0.0075), (0.0, 0.006, 0.0105)
-#: The ``pads`` model's contact impedance (solimp: dmin, dmax, width): nearly hard.
-PAD_SOLIMP = (0.99, 0.999, 0.001)
-#: The hand's geoms on the object's friction (the rest take ``palm_friction``): the pads.
-GRIP_SUFFIXES = ("_pad_col",)
-#: The ``pads`` model's contact time constant (s): MuJoCo's default, the same at every step the tasks take (an object
-#: task's gait turns the object alike at 2 and 5 ms with it; docs/notes/2026-12-in-hand-learnable.md).
-PAD_SOLREF = 0.02
-
-
 def _pads_contact_model(spec: mujoco.MjSpec, hand: str, obj: ObjectSpec, physics: InHandPhysicsCfg,
                         margin: float) -> None:  # fmt: skip
     """The ``pads`` contact model (the module docstring) on the scene's hand geoms and object."""
-    side = 1.0 if hand == "left" else -1.0
-    for finger in ("index", "middle", "ring", "pinky"):
-        spec.body(f"{finger}_distal").add_geom(name=f"{finger}_pad_col", type=mujoco.mjtGeom.mjGEOM_BOX,
-                                               size=list(PAD_HALF), pos=list(PAD_POS), group=COLLISION_GROUP,
-                                               mass=0.0, rgba=[0.25, 0.25, 0.3, 1.0])  # fmt: skip
-    tx, ty, tz = THUMB_PAD_POS
-    spec.body("thumb_distal").add_geom(name="thumb_pad_col", type=mujoco.mjtGeom.mjGEOM_BOX, size=list(THUMB_PAD_HALF),
-                                       pos=[tx, side * ty, tz], group=COLLISION_GROUP, mass=0.0,
-                                       rgba=[0.25, 0.25, 0.3, 1.0])  # fmt: skip
-    solref = [max(PAD_SOLREF, 2.0 * physics.timestep), 1.0]
+    for pad in pads(hand):
+        spec.body(pad.body).add_geom(name=pad.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=list(pad.half),
+                                     pos=list(pad.pos), group=COLLISION_GROUP, mass=0.0,
+                                     rgba=[0.25, 0.25, 0.3, 1.0])  # fmt: skip
+    solref = list(pad_solref(physics.timestep))
     for g in spec.geoms:
         if g.name == OBJECT_GEOM or (g.contype == 0 and g.conaffinity == 0):
             continue
         grip = g.name.endswith(GRIP_SUFFIXES)
-        g.priority, g.condim = 1, 3
+        g.priority, g.condim = PAD_PRIORITY, PAD_CONDIM
         g.friction = [obj.friction if grip else physics.palm_friction, 0.0, 0.0]
         g.solref, g.solimp, g.margin = solref, [*PAD_SOLIMP, 0.5, 2.0], margin
     g = spec.geom(OBJECT_GEOM)
-    g.condim, g.friction = 3, [obj.friction, 0.0, 0.0]
+    g.condim, g.friction = PAD_CONDIM, [obj.friction, 0.0, 0.0]
     g.solref, g.solimp = solref, [*PAD_SOLIMP, 0.5, 2.0]
 
 

@@ -123,9 +123,10 @@ def preset_poses(hand: str) -> dict[str, np.ndarray]:
     return {name: sdk.goals(np.asarray(cmd, dtype=np.float64)) for name, cmd in GOAL_PRESETS.items()}
 
 
-def shape_pairs(desc: RobotDescription, free_shapes: int = 0) -> int:
+def shape_pairs(desc: RobotDescription, free_shapes: int = 0, added: dict[str, int] | None = None) -> int:
     """How many pairs of collision shapes can touch in one hand (and ``free_shapes`` more shapes that may touch any
-    of its shapes: an object in it): MuJoCo-Warp's contact capacity per world.
+    of its shapes: an object in it; ``added``: more shapes fixed to the named bodies, as the object tasks' fingertip
+    pads): MuJoCo-Warp's contact capacity per world.
 
     The broadphase reports at most one candidate per shape pair, and MuJoCo-Warp keeps candidates and
     contacts in buffers of ``nconmax`` per world; past them it drops the rest (and with them contacts:
@@ -134,6 +135,8 @@ def shape_pairs(desc: RobotDescription, free_shapes: int = 0) -> int:
     two spheres. Pairs on one body or of excluded bodies never collide.
     """
     shapes = {b.name: sum(3 if g.type == "capsule" else 1 for g in b.collision) for b in desc.bodies}
+    for body, n in (added or {}).items():
+        shapes[body] += n
     excluded = {frozenset(pair) for pair in desc.contact_excludes}
     hand = sum(shapes[a] * shapes[b] for a, b in combinations(shapes, 2) if frozenset((a, b)) not in excluded)
     return hand + free_shapes * sum(shapes.values())

@@ -1,11 +1,13 @@
 """The G20's object tasks on Isaac Lab, built from the MuJoCo tasks' config (:class:`~dexwheel.tasks.in_hand.config.
 InHandCfg`: ``task_overrides`` are ``gymnasium.make("G20Rotate-v0", ...)``'s keywords).
 
-``Dexwheel-InHand-Rotate-G20Left-v0`` / ``-G20Right-v0`` are ``G20Rotate-v0``, ``Dexwheel-InHand-Reorient-G20Left-v0``
-/ ``-G20Right-v0`` are ``G20Reorient-v0``: the hand palm up on its fixed mount (the description's USD turned by
+``Dexwheel-InHand-Rotate-G20Left-v0`` / ``-G20Right-v0`` are ``G20Rotate-v0`` (the capsule lying across the fingers,
+rolled about ``+y``), ``Dexwheel-InHand-RotateZ-*`` ``G20RotateZ-v0``, ``Dexwheel-InHand-Reorient-G20Left-v0``
+/ ``-G20Right-v0`` ``G20Reorient-v0``: the hand palm up on its fixed mount (the description's USD turned by
 :data:`~dexwheel.tasks.in_hand.objects.PALM_UP`) with the object spawned from the same
-:class:`~dexwheel.tasks.in_hand.objects.ObjectSpec` (:func:`~dexwheel.isaaclab.robots.object_cfg`: shape, size, mass,
-sliding, torsional and rolling friction); the control rate (``control_hz`` -> decimation) and the episode length
+:class:`~dexwheel.tasks.in_hand.objects.ObjectSpec` and the config's ``physics`` section (:mod:`.scene`: the physics
+step, the joints' armature, the contact model with its fingertip pads; the object's shape, size, length, mass and
+friction); the control rate (``control_hz`` -> decimation) and the episode length
 (``episode_length_s``); the actions through the G20's one action path, slew and PD drive
 (:class:`~dexwheel.isaaclab.tasks.hand_pose.action.HandPoseAction` from the config's ``actions``, ``drive`` and
 ``composer`` sections); the command (:class:`.InHandCommand`: the axis or the goal); and the term tables: each
@@ -45,7 +47,6 @@ from isaaclab.scene import InteractiveSceneCfg
 from isaaclab.utils import configclass
 
 from dexwheel.control.g20_sdk import G20_MIMIC
-from dexwheel.isaaclab.robots import articulation_cfg, object_cfg
 from dexwheel.isaaclab.sim import simulation_cfg
 from dexwheel.isaaclab.tasks.hand_pose.action import HandPoseActionCfg
 from dexwheel.isaaclab.tasks.hand_pose.config import action_kwargs, one_hand, preset_poses, shape_pairs
@@ -60,6 +61,7 @@ from dexwheel.isaaclab.tasks.in_hand.events import (
     randomize_object_size,
     reset_from_grasps,
 )
+from dexwheel.isaaclab.tasks.in_hand.scene import contact_model, hand_cfg, object_cfg
 from dexwheel.isaaclab.tasks.in_hand.terminations import in_hand_step, object_dropped
 from dexwheel.isaaclab.tasks.term_map import mapped, observation_groups
 from dexwheel.isaaclab.tasks.terms import ExactObsGroup, robot_joints
@@ -218,6 +220,7 @@ def _terms(task: InHandCfg) -> tuple[RewardsCfg, TerminationsCfg, EventsCfg]:
         "object": dataclasses.asdict(task.object),
         "path": task.grasps,
         "sizes": event_sizes(task),
+        "physics": task.physics.as_dict(),
     }
     for name, (func, params, _) in mapped(task.events, EVENT_MAP, "events", "G20 object").items():
         extra = grasps if func is reset_from_grasps else {}
@@ -231,23 +234,39 @@ def event_sizes(task: InHandCfg) -> list[float]:
     return [size for func, params, _ in mapped_events if func is randomize_object_size for size in params["sizes"]]
 
 
+def _refuse_scaled_length(task: InHandCfg) -> None:
+    """A size event scales the whole object: refused for an object with its own length, as the MuJoCo task does."""
+    for name, (func, _, _) in mapped(task.events, EVENT_MAP, "events", "G20 object").items():
+        if func is randomize_object_size and task.object.length is not None:
+            raise ValueError(f"events.{name}: scales the whole object; the {task.object.shape}'s own length "
+                             f"(object.length={task.object.length:g}) would scale with it")  # fmt: skip
+
+
 def apply_task_cfg(env: ManagerBasedRLEnvCfg, task: InHandCfg) -> None:
     """Fill an Isaac Lab env config from the MuJoCo task's config (see the module docstring)."""
     _refuse_unsupported(task)
+    _refuse_scaled_length(task)
     robot = f"g20_{task.hand}"
     desc = get_robot(robot)
-    env.decimation = control_substeps(task.control_hz, desc.timestep, "G20InHand")
+    physics = task.physics
+    env.decimation = control_substeps(task.control_hz, physics.timestep, "G20InHand")
     env.episode_length_s = task.episode_length_s
-    env.sim = simulation_cfg(desc, "cuda:0")  # parse_env_cfg / open_task set the real device
-    env.sim.physics.solver_cfg.nconmax = shape_pairs(desc, free_shapes=1)
+    env.sim = simulation_cfg(desc, "cuda:0", dt=physics.timestep)  # parse_env_cfg / open_task set the real device
+    contacts = contact_model(task.hand, task.object, physics)
+    added = {}
+    for pad in contacts["pads"]:
+        added[pad["body"]] = added.get(pad["body"], 0) + 1
+    env.sim.physics.solver_cfg.nconmax = shape_pairs(desc, free_shapes=1, added=added)
     env.sim.render_interval = env.decimation
     open_pose = G20_MIMIC.complete(preset_poses(task.hand)["open"], clip_mimic=True)
     w, x, y, z = PALM_UP
-    env.scene.robot = articulation_cfg(robot, "{ENV_REGEX_NS}/Robot", dict(zip(ALL_JOINTS, open_pose.tolist(),
-                                       strict=True)), rot=(x, y, z, w))  # fmt: skip
+    env.scene.robot = hand_cfg(task.hand, physics, contacts, "{ENV_REGEX_NS}/Robot",
+                               dict(zip(ALL_JOINTS, open_pose.tolist(), strict=True)), rot=(x, y, z, w))  # fmt: skip
     spawned = dataclasses.replace(task.object, size=max([task.object.size, *event_sizes(task)]))
     rest = tuple(float(v) for v in DROP_POINT + PALM_NORMAL * spawned.half_height)
-    env.scene.object = object_cfg(spawned, "{ENV_REGEX_NS}/Object", RigidObjectCfg.InitialStateCfg(pos=rest))
+    qw, qx, qy, qz = spawned.rest_quat
+    env.scene.object = object_cfg(spawned, contacts, "{ENV_REGEX_NS}/Object",
+                                  RigidObjectCfg.InitialStateCfg(pos=rest, rot=(qx, qy, qz, qw)))  # fmt: skip
     env.commands = CommandsCfg(object_goal=InHandCommandCfg(
         axis=tuple(float(v) for v in task.commands.axis), reorient=task.task == "reorient",
         success_tolerance=float(task.commands.success_tolerance), object_size=float(task.object.size),

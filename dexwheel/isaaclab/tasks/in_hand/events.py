@@ -22,6 +22,7 @@ from dexwheel.isaaclab.tasks.in_hand.commands import InHandCommand
 from dexwheel.isaaclab.tasks.terms import env_index
 from dexwheel.tasks.in_hand import grasp_cache
 from dexwheel.tasks.in_hand.objects import ObjectSpec
+from dexwheel.tasks.in_hand.physics import InHandPhysicsCfg
 
 
 class _ObjectPhysics:
@@ -64,10 +65,11 @@ class reset_from_grasps(ManagerTermBase):
     def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, env)
         p = cfg.params
-        obj = ObjectSpec(**p["object"])
-        caches = {float(obj.size): grasp_cache.load_for(p["hand"], obj, p["path"])}
+        obj, physics = ObjectSpec(**p["object"]), InHandPhysicsCfg(**p["physics"])
+        caches = {float(obj.size): grasp_cache.load_for(p["hand"], obj, p["path"], physics)}
         for size in p["sizes"]:
-            caches.setdefault(float(size), grasp_cache.load_for(p["hand"], ObjectSpec(**{**p["object"], "size": size})))
+            other = ObjectSpec(**{**p["object"], "size": size})
+            caches.setdefault(float(size), grasp_cache.load_for(p["hand"], other, physics=physics))
         self.caches = {}
         for size, cache in caches.items():
             pose = torch.as_tensor(cache.object_pose, device=env.device, dtype=torch.float32)
@@ -75,7 +77,7 @@ class reset_from_grasps(ManagerTermBase):
             self.caches[size] = (joints, pose[:, :3], pose[:, [4, 5, 6, 3]])  # w x y z -> x y z w
 
     def __call__(self, env: ManagerBasedRLEnv, env_ids, hand: str, object: dict, path: str | None, sizes: list,
-                 action_name: str, command_name: str) -> None:  # fmt: skip
+                 physics: dict, action_name: str, command_name: str) -> None:  # fmt: skip
         ids = env_index(env_ids, env.num_envs, env.device)
         command: InHandCommand = env.command_manager.get_term(command_name)
         n, dev = len(ids), env.device
@@ -85,17 +87,28 @@ class reset_from_grasps(ManagerTermBase):
             rows = torch.isclose(command.object_size[ids], torch.tensor(size, device=dev)).nonzero().flatten()
             k = torch.randint(len(joints), (len(rows),), device=dev)
             q0[rows], pos[rows], quat[rows] = joints[k], positions[k], orientations[k]
-        term: HandPoseAction = env.action_manager.get_term(action_name)
-        robot, obj = env.scene["robot"], env.scene["object"]
-        full = term.completion.clip_and_complete(q0).float()
-        joints_, envs = term._joint_ids, ids.to(torch.int32)
-        robot.write_joint_position_to_sim_index(position=full, joint_ids=joints_, env_ids=envs)
-        robot.write_joint_velocity_to_sim_index(velocity=torch.zeros_like(full), joint_ids=joints_, env_ids=envs)
-        robot.actuators.target_command.set_position_index(value=full, joint_ids=joints_, env_ids=envs)
-        root = torch.cat([pos + env.scene.env_origins[ids], quat], dim=1)
-        obj.write_root_pose_to_sim_index(root_pose=root, env_ids=envs)
-        obj.write_root_velocity_to_sim_index(root_velocity=torch.zeros(n, 6, device=dev), env_ids=envs)
-        command.object_start[ids] = pos
+        write_start(env, ids, q0, pos, quat, action_name, command_name)
+
+
+def write_start(env: ManagerBasedRLEnv, ids: torch.Tensor, joints: torch.Tensor, pos: torch.Tensor,
+                quat_xyzw: torch.Tensor, action_name: str, command_name: str) -> None:  # fmt: skip
+    """Envs ``ids`` start from a grasp: the hand at rest at ``joints`` (16 active joints; mimic joints completed), its
+    PD targets there, the object at ``pos`` (env frame) and ``quat_xyzw``, at rest; the command keeps where the object
+    starts. The reset event's write (:class:`reset_from_grasps`), and a case's chosen grasp after a reset (then the
+    action term is reset to the written joints too: its command is the grasp)."""
+    command: InHandCommand = env.command_manager.get_term(command_name)
+    term: HandPoseAction = env.action_manager.get_term(action_name)
+    robot, obj = env.scene["robot"], env.scene["object"]
+    n, dev = len(ids), env.device
+    full = term.completion.clip_and_complete(joints.to(dev, torch.float64)).float()
+    joints_, envs = term._joint_ids, ids.to(torch.int32)
+    robot.write_joint_position_to_sim_index(position=full, joint_ids=joints_, env_ids=envs)
+    robot.write_joint_velocity_to_sim_index(velocity=torch.zeros_like(full), joint_ids=joints_, env_ids=envs)
+    robot.actuators.target_command.set_position_index(value=full, joint_ids=joints_, env_ids=envs)
+    root = torch.cat([pos.to(dev) + env.scene.env_origins[ids], quat_xyzw.to(dev)], dim=1).float()
+    obj.write_root_pose_to_sim_index(root_pose=root, env_ids=envs)
+    obj.write_root_velocity_to_sim_index(root_velocity=torch.zeros(n, 6, device=dev), env_ids=envs)
+    command.object_start[ids] = pos.to(dev).float()
 
 
 def _grasp_term(env: ManagerBasedRLEnv) -> reset_from_grasps:
@@ -128,22 +141,27 @@ def randomize_object_mass(env: ManagerBasedRLEnv, env_ids, mass_range: tuple[flo
 
 
 class randomize_friction(ManagerTermBase):
-    """The sliding friction of the object and of every hand shape, one value per env uniform in ``friction_range``
-    (the MuJoCo task's ``randomize_friction``: both sides, since both backends take the larger of two touching
-    shapes' values; Isaac Lab's ``randomize_rigid_body_material`` draws each shape its own)."""
+    """The sliding friction of the object and of every hand shape, one value per env uniform in ``friction_range``:
+    the object's, every hand shape's scaled by it over the object's nominal friction (the MuJoCo task's
+    ``randomize_friction``: the ``pads`` model's pads take the value, its palm and capsules ``palm_friction`` times
+    it over the nominal; the ``spec`` model's every shape the value; Isaac Lab's ``randomize_rigid_body_material``
+    draws each shape its own)."""
 
     def __init__(self, cfg: EventTermCfg, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, env)
         self._manager = env.sim.physics_manager
         model = self._manager.get_model()
-        self._views = [env.scene[name]._root_view.get_attribute("shape_material_mu", model)[:, 0]
+        self._views = [wp.to_torch(env.scene[name]._root_view.get_attribute("shape_material_mu", model)[:, 0])
                        for name in ("robot", "object")]  # fmt: skip
+        self._nominal = [view.clone() for view in self._views]  # (envs, shapes) each, as spawned
 
     def __call__(self, env: ManagerBasedRLEnv, env_ids, friction_range: tuple[float, float]) -> None:
         ids = env_index(env_ids, env.num_envs, env.device)
         low, high = friction_range
         mu = low + (high - low) * torch.rand(len(ids), 1, device=env.device)
-        for view in self._views:
-            friction = wp.to_torch(view)
-            friction[ids.to(friction.device)] = mu.to(friction.device).expand(-1, friction.shape[1])
+        obj_view = self._nominal[1]
+        rows = ids.to(obj_view.device)
+        scale = mu.to(obj_view.device) / obj_view[rows, :1]  # the object's nominal friction: its one shape's
+        for view, nominal in zip(self._views, self._nominal, strict=True):
+            view[rows] = nominal[rows] * scale.to(view.device)
         self._manager.add_model_change(ModelFlags.SHAPE_PROPERTIES)
