@@ -233,12 +233,14 @@ def test_an_expert_on_other_columns_is_refused(tmp_path):
 
 def test_the_climbing_experiment_names_its_expert_and_refuses_a_missing_one(tmp_path, monkeypatch):
     """``+experiment=rough_climb`` is the documented climbing run: the gait, the expert ``outputs/flat_expert``
-    (relative to where it runs), the guide's focus 0.15, 4M steps; without that folder it says how to train one
-    and writes nothing."""
+    (relative to where it runs), the guide's focus 0.15, 4M steps, the rough_steps mix (real stairs); without that
+    folder it says how to train one and writes nothing."""
     cfg = compose_cfg("train", "robot=solenopsis", "task=velocity_rough", "+experiment=rough_climb")
     assert (cfg.algo.params.teacher, cfg.algo.params.teacher_expert) == ("climbing", "outputs/flat_expert")
     assert cfg.algo.params.guide_focus == 0.15  # the gait's share of each guide batch (docs/results.md)
-    assert cfg.train.total_timesteps == 4_000_000 and cfg.task.velocity_rough.terrain.sub_terrains.pit.proportion == 0.3
+    subs = cfg.task.velocity_rough.terrain.sub_terrains  # the rough_steps mix: real stairs, more pits
+    assert cfg.train.total_timesteps == 4_000_000 and subs.pit.proportion == 0.3
+    assert (subs.stairs_up.step_width, list(subs.stairs_up.height_range)) == (0.3, [0.05, 0.15])
     monkeypatch.chdir(tmp_path)
     short_cfg = compose_cfg("train", *short("solenopsis", *ROUGH, "+experiment=rough_climb", "algo.params.teacher_steps=128", "algo.params.critic_warmup=1",
                                             algo="rsl_ppo"))  # fmt: skip
