@@ -63,7 +63,7 @@ class IsaacLabHand:
         import gymnasium as gym
 
         import dexwheel.isaaclab.tasks  # noqa: F401  (registers the tasks)
-        from dexwheel.isaaclab.tasks.hand_pose.config import HandPoseG20LeftEnvCfg, HandPoseG20RightEnvCfg
+        from dexwheel.isaaclab.tasks import HandPoseG20LeftEnvCfg, HandPoseG20RightEnvCfg
 
         overrides = {**cfg.hand_sections, "control_hz": cfg.control_hz, "reset_noise_scale": 0.0, "goal_mode": "presets",
                      "goal_presets": ("open",)}  # fmt: skip

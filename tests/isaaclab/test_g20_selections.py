@@ -32,11 +32,11 @@ THUMB = [ACTIVE_JOINTS.index(j) for j in JOINT_GROUPS["thumb"]]
 
 def test_projection_and_other_unsupported_fields_are_refused_by_name_with_the_reason():
     with pytest.raises(ValueError) as exc:
-        HandPoseG20LeftEnvCfg(task_overrides={"drive": "hard_write"})  # collision_projection defaults to True
-    assert "'collision_projection'" in str(exc.value) and "collision check" in str(exc.value)
-    with pytest.raises(ValueError, match="'contact_excludes'.*USD"):
+        HandPoseG20LeftEnvCfg(task_overrides={"drive": "hard_write"})  # collision.projection defaults to True
+    assert "'collision.projection'" in str(exc.value) and "collision check" in str(exc.value)
+    with pytest.raises(ValueError, match="'collision.contact_excludes'.*USD"):
         HandPoseG20LeftEnvCfg(task_overrides={"collision": {"contact_excludes": [["thumb_distal", "hand_base"]]}})
-    # projection is off under track_test or with collision_projection=False, and the PD drive never projects
+    # projection is off under track_test or with collision.projection=False, and the PD drive never projects
     for ok in (
         {"drive": "hard_write", "collision": {"projection": False}},
         {"drive": "pd", "collision": {"projection": True}},

@@ -110,7 +110,8 @@ def test_the_run_takes_the_step_benchmark_on_isaaclab(trained):
     run_dir, _ = trained
     run("evaluate.py", f"run={run_dir}", "checkpoint=final", "benchmark=steps", "backend=isaaclab", "steps.trials=1",
         "steps.heights=[0.05]", "steps.directions=[up]", "steps.stairs=false", "steps.time_limit_s=0.2")  # fmt: skip
-    record = json.loads((run_dir / "eval" / "steps_trained_final_solenopsis_isaaclab_seed20000_tr1.json").read_text())
+    [path] = (run_dir / "eval").glob("steps_trained_final_solenopsis_isaaclab_seed20000_tr1_steps.heights-0.05*.json")
+    record = json.loads(path.read_text())  # (the name ends with the protocol's changes: eval_job.eval_name)
     assert record["backend"] == "isaaclab" and record["checkpoint"].endswith("final.pt")
     result = record["results"]["solenopsis"]
     [row] = result["rows"]
